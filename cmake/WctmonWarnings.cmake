@@ -1,0 +1,7 @@
+# Warning flags applied to every wctmon target (not to generated code).
+add_library(wctmon_warnings INTERFACE)
+target_compile_options(wctmon_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Wunused -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2
+  $<$<BOOL:${WCTMON_WERROR}>:-Werror>)
+option(WCTMON_WERROR "Treat warnings as errors" OFF)

@@ -1,0 +1,106 @@
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <limits>
+
+#include "app/text_report.h"
+#include "core/analyzer.h"
+#include "platform/platform_factory.h"
+#include "rpc/proto_convert.h"
+
+namespace {
+
+// Exit codes of the command-line tool.
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitDeadlock = 3;
+
+struct AnalyzeArgs {
+  int pid = 0;
+  bool all = false;
+  bool out_of_proc = false;
+  bool capture = false;
+  bool json = false;
+  bool brief = false;
+  std::uint32_t max_nodes = wctmon::kDefaultMaxNodes;
+};
+
+bool everyThreadDenied(const wctmon::AnalysisResult& result) {
+  bool any = false;
+  for (const auto& chain : result.chains) {
+    if (chain.nodes.empty()) continue;
+    any = true;
+    if (chain.nodes.front().status != wctmon::ObjectStatus::kNoAccess) return false;
+  }
+  return any;
+}
+
+int runAnalyze(const AnalyzeArgs& args) {
+  auto source = wctmon::makeWaitChainSource();
+  auto inspector = wctmon::makeThreadInspector();
+  wctmon::WaitChainAnalyzer analyzer(*source, inspector.get());
+  const wctmon::AnalyzeOptions options{
+      .max_nodes = args.max_nodes, .out_of_proc = args.out_of_proc, .capture = args.capture};
+  auto result = args.all ? analyzer.analyzeAll(options)
+                         : analyzer.analyze(wctmon::Pid{args.pid}, options);
+  if (!result) {
+    std::cerr << "wctmon: " << result.error().message << "\n";
+    return kExitError;
+  }
+  if (args.json) {
+    std::cout << wctmon::rpc::toJson(wctmon::rpc::toProto(*result)) << "\n";
+  } else {
+    wctmon::app::writeTextReport(std::cout, *result, args.brief || args.all);
+  }
+  if (!args.all && everyThreadDenied(*result)) {
+    std::cerr << "wctmon: permission denied: cannot read the waits of process " << args.pid
+              << " (run as its owner, as root or with CAP_SYS_PTRACE)\n";
+    return kExitError;
+  }
+  return result->deadlocks.empty() ? kExitOk : kExitDeadlock;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"wctmon: finds which threads wait on what, owned by whom, and the deadlocks"};
+  app.set_version_flag("--version", "wctmon 0.1.0");
+  app.require_subcommand(1);
+
+  AnalyzeArgs args;
+  auto* analyze = app.add_subcommand("analyze", "Analyse the wait chains of a live process once");
+  auto* pid = analyze->add_option("--pid,-p", args.pid, "Process to analyse")->check(CLI::PositiveNumber);
+  auto* all = analyze->add_flag("--all", args.all, "Analyse every process (follows chains across them)");
+  pid->excludes(all);
+  analyze->add_flag("--out-of-proc", args.out_of_proc, "Follow chains into other processes");
+  analyze->add_flag("--capture", args.capture,
+                    "Capture register contexts and stacks of the threads in each deadlock");
+  analyze->add_option("--max-nodes", args.max_nodes, "Most nodes per chain (default 64)")
+      ->check(CLI::Range(1U, std::numeric_limits<std::uint32_t>::max() / 2));
+  analyze->add_flag("--json", args.json, "Print the result as JSON (proto3 JSON mapping)");
+  analyze->add_flag("--brief", args.brief, "Print only the chains that lead somewhere");
+
+  try {
+    app.parse(argc, argv);
+    if (analyze->parsed() && !args.all && args.pid == 0) {
+      throw CLI::RequiredError("--pid or --all");
+    }
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "wctmon: " << e.what() << "\n" << "run 'wctmon --help' for usage\n";
+    return kExitUsage;
+  }
+  try {
+    if (analyze->parsed()) return runAnalyze(args);
+  } catch (const std::exception& e) {
+    std::cerr << "wctmon: " << e.what() << "\n";
+    return kExitError;
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,99 @@
+#include "app/text_report.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+namespace wctmon::app {
+namespace {
+
+std::string ref(ThreadRef t) {
+  return "[" + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value) + "]";
+}
+
+std::string hex(std::uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%" PRIx64, value);
+  return buf;
+}
+
+std::string describe(const WaitNode& node) {
+  if (node.isThread()) {
+    std::string s = ref(node.thread);
+    if (!node.thread_name.empty()) s += " " + node.thread_name;
+    if (!node.process_name.empty()) s += " (" + node.process_name + ")";
+    s += " " + std::string(toString(node.status));
+    if (node.wait_time) s += ", waiting " + std::to_string(node.wait_time->count()) + " ms";
+    return s;
+  }
+  std::string s = "[" + std::string(toString(node.type)) + " " + node.name + " " +
+                  toString(node.status);
+  if (!node.owner_pids.empty()) {
+    s += " by pid";
+    for (const auto pid : node.owner_pids) s += " " + std::to_string(pid.value);
+  }
+  if (node.timeout) s += ", timeout " + std::to_string(node.timeout->count()) + " ms";
+  s += "]";
+  if (!node.detail.empty()) s += " " + node.detail;
+  return s;
+}
+
+bool interesting(const WaitChain& chain) { return chain.nodes.size() > 2 || chain.is_cycle; }
+
+}  // namespace
+
+void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_waiting) {
+  if (result.pid.value != 0) {
+    out << "process " << result.pid.value << " (" << result.process_name << "): ";
+  } else {
+    out << result.process_count << " processes: ";
+  }
+  out << result.thread_count << " threads, " << result.deadlocks.size()
+      << (result.deadlocks.size() == 1 ? " deadlock" : " deadlocks") << "\n";
+  for (const auto& w : result.warnings) out << "warning: " << w << "\n";
+
+  int n = 0;
+  for (const auto& d : result.deadlocks) {
+    out << "DEADLOCK #" << ++n << (d.crossProcess() ? " (across processes)" : "") << ":";
+    for (const auto& t : d.threads) out << " " << ref(t);
+    if (!d.spurs.empty()) {
+      out << "; also blocked on it:";
+      for (const auto& t : d.spurs) out << " " << ref(t);
+    }
+    out << "\n";
+  }
+
+  for (const auto& c : result.captures) {
+    out << "capture " << ref(c.thread);
+    if (!c.captured) {
+      out << ": " << c.error << "\n";
+      continue;
+    }
+    out << " (" << c.architecture << ", stopped " << c.stop_time.count() / 1000 << " us)";
+    if (!c.error.empty()) out << " " << c.error;
+    out << "\n";
+    for (std::size_t i = 0; i < c.frames.size(); ++i) {
+      const auto& f = c.frames[i];
+      out << "  #" << i << " " << hex(f.pc) << " "
+          << (f.function.empty() ? "??" : f.function + "+" + hex(f.offset)) << " "
+          << (f.module.empty() ? "" : "(" + f.module + ")") << "\n";
+    }
+  }
+
+  out << "\n";
+  for (const auto& chain : result.chains) {
+    if (only_waiting && !interesting(chain)) continue;
+    for (std::size_t i = 0; i < chain.nodes.size(); ++i) {
+      out << std::string(i == 0 ? 0 : 2 + 2 * (i - 1), ' ') << (i == 0 ? "" : "-> ")
+          << describe(chain.nodes[i]);
+      if (i + 1 == chain.nodes.size() && chain.is_cycle) out << "  <== CYCLE";
+      out << "\n";
+    }
+    if (chain.truncated) {
+      out << "  ... chain truncated at " << chain.nodes.size() << " of " << chain.node_count
+          << " nodes\n";
+    }
+  }
+}
+
+}  // namespace wctmon::app

@@ -1,0 +1,110 @@
+#include "core/analyzer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+namespace wctmon {
+namespace {
+
+std::vector<ThreadRef> cycleThreads(const std::vector<Deadlock>& deadlocks) {
+  std::vector<ThreadRef> out;
+  for (const auto& d : deadlocks) out.insert(out.end(), d.threads.begin(), d.threads.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+ThreadSample* findThread(Snapshot& snapshot, ThreadRef ref) {
+  for (auto& process : snapshot.processes) {
+    if (process.pid != ref.pid) continue;
+    for (auto& thread : process.threads) {
+      if (thread.id == ref) return &thread;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<AnalysisResult> WaitChainAnalyzer::analyze(Pid pid, const AnalyzeOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  auto snapshot = source_.sample(pid, SampleOptions{.out_of_proc = options.out_of_proc});
+  if (!snapshot) return snapshot.error();
+  auto result = finish(std::move(snapshot).value(), {pid}, options);
+  result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
+  return result;
+}
+
+Result<AnalysisResult> WaitChainAnalyzer::analyzeAll(const AnalyzeOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  auto snapshot = source_.sampleAll();
+  if (!snapshot) return snapshot.error();
+  std::vector<Pid> roots;
+  for (const auto& p : snapshot->processes) roots.push_back(p.pid);
+  AnalyzeOptions all = options;
+  all.out_of_proc = true;
+  auto result = finish(std::move(snapshot).value(), std::move(roots), all);
+  result.pid = Pid{0};
+  result.process_name.clear();
+  result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
+  return result;
+}
+
+AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roots,
+                                         const AnalyzeOptions& options) {
+  AnalysisResult result;
+  result.sampled_at = std::chrono::system_clock::now();
+  const GraphOptions graph_options{.max_nodes = options.max_nodes, .out_of_proc = options.out_of_proc};
+
+  // Reads of different threads are not simultaneous, so a cycle seen once may be an artefact of
+  // threads moving between reads. A cycle counts only when a second read finds every thread in
+  // it in the same wait, on the same owners, without having been scheduled in between.
+  GraphAnalysis graph = analyzeWaitGraph(snapshot, roots, graph_options);
+  bool confirmed = graph.deadlocks.empty();
+  for (int attempt = 0; attempt < options.confirm_attempts && !confirmed; ++attempt) {
+    const auto suspects = cycleThreads(graph.deadlocks);
+    const auto fresh = source_.resample(suspects);
+    bool changed = false;
+    for (const auto& sample : fresh) {
+      ThreadSample* old = findThread(snapshot, sample.id);
+      if (old == nullptr) continue;
+      if (!sameBlockedWait(*old, sample)) {
+        changed = true;
+        *old = sample;
+      }
+    }
+    if (!changed) {
+      confirmed = true;
+      break;
+    }
+    graph = analyzeWaitGraph(snapshot, roots, graph_options);
+    confirmed = graph.deadlocks.empty();
+  }
+  if (!confirmed) {
+    result.warnings.push_back("a cycle was seen but kept changing between reads; not reported");
+    graph.deadlocks.clear();
+  }
+
+  if (options.capture && inspector_ != nullptr && !graph.deadlocks.empty()) {
+    result.captures = inspector_->capture(cycleThreads(graph.deadlocks));
+  }
+
+  for (const auto& p : snapshot.processes) {
+    if (std::find(roots.begin(), roots.end(), p.pid) == roots.end()) continue;
+    result.thread_count += static_cast<std::uint32_t>(p.threads.size());
+    ++result.process_count;
+  }
+  if (!snapshot.processes.empty()) {
+    result.pid = snapshot.processes.front().pid;
+    result.process_name = snapshot.processes.front().name;
+  }
+  result.chains = std::move(graph.chains);
+  result.deadlocks = std::move(graph.deadlocks);
+  result.warnings.insert(result.warnings.end(), snapshot.warnings.begin(), snapshot.warnings.end());
+  return result;
+}
+
+}  // namespace wctmon

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+
+#include "core/result.h"
+#include "core/wait_graph.h"
+#include "core/wait_model.h"
+#include "platform/thread_inspector.h"
+#include "platform/wait_chain_source.h"
+
+namespace wctmon {
+
+/// What one analysis should do.
+struct AnalyzeOptions {
+  std::uint32_t max_nodes = kDefaultMaxNodes;
+  bool out_of_proc = false;
+  /// Capture register contexts and stacks of the threads in each confirmed cycle.
+  bool capture = false;
+  /// How many re-reads a cycle may take to be confirmed before it is dropped as unconfirmed.
+  int confirm_attempts = 4;
+};
+
+/// Samples a process, builds its chains, confirms each cycle by a second read and, when asked,
+/// captures the evidence of the confirmed ones. Platform-neutral: the source and inspector are
+/// the platform's.
+class WaitChainAnalyzer {
+ public:
+  WaitChainAnalyzer(WaitChainSource& source, ThreadInspector* inspector)
+      : source_(source), inspector_(inspector) {}
+
+  /// Analyses one process.
+  [[nodiscard]] Result<AnalysisResult> analyze(Pid pid, const AnalyzeOptions& options);
+
+  /// Analyses every process of the system, following chains across processes.
+  [[nodiscard]] Result<AnalysisResult> analyzeAll(const AnalyzeOptions& options);
+
+ private:
+  AnalysisResult finish(Snapshot snapshot, std::vector<Pid> roots, const AnalyzeOptions& options);
+
+  WaitChainSource& source_;
+  ThreadInspector* inspector_;
+};
+
+}  // namespace wctmon

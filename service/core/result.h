@@ -1,0 +1,53 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace wctmon {
+
+/// Why an operation failed, as a value the caller can act on.
+enum class ErrorCode {
+  kNoSuchProcess,
+  kNoSuchThread,
+  kAccessDenied,
+  kInvalidArgument,
+  kIo,
+  kUnsupported,
+  kInternal,
+};
+
+/// A failure: a code to branch on and a one-line message for people.
+struct Error {
+  ErrorCode code = ErrorCode::kInternal;
+  std::string message;
+};
+
+/// Either a value or an Error. Expected failures travel as values, never as exceptions.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : state_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
+  Result(Error error) : state_(std::move(error)) {}        // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool ok() const { return state_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<0>(state_); }
+  const T& value() const& { return std::get<0>(state_); }
+  T&& value() && { return std::get<0>(std::move(state_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  [[nodiscard]] const Error& error() const { return std::get<1>(state_); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+/// Builds an Error in one expression.
+inline Error makeError(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
+
+}  // namespace wctmon

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/wait_model.h"
+
+namespace wctmon {
+
+/// Scheduler state of a thread as the platform reports it.
+enum class RunState { kRunning, kSleeping, kDiskSleep, kStopped, kTraced, kZombie, kDead, kIdle, kUnknown };
+
+/// What a blocked thread waits on, with its owners already resolved by the platform.
+struct WaitObject {
+  ObjectType type = ObjectType::kUnknown;
+  /// Owned, NotOwned, Abandoned, Unknown (owner cannot be known), Blocked (the kind has no owner),
+  /// NoAccess.
+  ObjectStatus status = ObjectStatus::kUnknown;
+  std::string name;
+  std::string detail;
+  std::optional<std::chrono::milliseconds> timeout;
+  bool alertable = false;
+  /// Threads that hold the object (a lock's owner, the joined thread).
+  std::vector<ThreadRef> owner_threads;
+  /// Processes that hold it when ownership is per process; any of their threads may release it.
+  std::vector<Pid> owner_processes;
+  /// Identity of the object (address, inode, ...) used to compare two reads of the same wait.
+  std::uint64_t key = 0;
+
+  friend bool operator==(const WaitObject&, const WaitObject&) = default;
+};
+
+/// One thread as read at one moment.
+struct ThreadSample {
+  ThreadRef id;
+  std::string name;
+  RunState state = RunState::kUnknown;
+  /// Running, Blocked, NoAccess (wait not readable) or Error (the thread vanished mid-read).
+  ObjectStatus status = ObjectStatus::kUnknown;
+  std::uint64_t context_switches = 0;
+  std::optional<std::chrono::milliseconds> wait_time;
+  std::optional<WaitObject> wait;
+};
+
+/// One process and its threads.
+struct ProcessSample {
+  Pid pid;
+  std::string name;
+  /// Start time in clock ticks since boot; with the pid it identifies the process across reuse.
+  std::uint64_t start_time = 0;
+  std::vector<ThreadSample> threads;
+};
+
+/// Every process a sample read. The processes asked for come first.
+struct Snapshot {
+  std::vector<ProcessSample> processes;
+  std::vector<std::string> warnings;
+};
+
+/// True when two reads of a thread show the same wait on the same owners with no progress between.
+[[nodiscard]] bool sameBlockedWait(const ThreadSample& before, const ThreadSample& after);
+
+}  // namespace wctmon

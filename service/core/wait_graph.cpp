@@ -1,0 +1,305 @@
+#include "core/wait_graph.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace wctmon {
+namespace {
+
+/// Read-only lookups over a snapshot.
+class SnapshotIndex {
+ public:
+  explicit SnapshotIndex(const Snapshot& snapshot) {
+    for (const auto& process : snapshot.processes) {
+      processes_.emplace(process.pid, &process);
+      for (const auto& thread : process.threads) threads_.emplace(thread.id, &thread);
+    }
+  }
+
+  [[nodiscard]] const ThreadSample* thread(ThreadRef ref) const {
+    auto it = threads_.find(ref);
+    return it == threads_.end() ? nullptr : it->second;
+  }
+
+  [[nodiscard]] const ProcessSample* process(Pid pid) const {
+    auto it = processes_.find(pid);
+    return it == processes_.end() ? nullptr : it->second;
+  }
+
+  /// The threads that can end the wait of `sample`, or nullopt when one of them is outside the
+  /// snapshot (and so may well make progress).
+  [[nodiscard]] std::optional<std::vector<ThreadRef>> releasers(const ThreadSample& sample) const {
+    if (sample.status != ObjectStatus::kBlocked || !sample.wait ||
+        sample.wait->status != ObjectStatus::kOwned) {
+      return std::nullopt;
+    }
+    std::vector<ThreadRef> out;
+    for (const auto& owner : sample.wait->owner_threads) {
+      if (thread(owner) == nullptr) return std::nullopt;
+      out.push_back(owner);
+    }
+    for (const auto pid : sample.wait->owner_processes) {
+      const auto* owner_process = process(pid);
+      if (owner_process == nullptr || owner_process->threads.empty()) return std::nullopt;
+      for (const auto& t : owner_process->threads) out.push_back(t.id);
+    }
+    if (out.empty()) return std::nullopt;
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+  [[nodiscard]] const auto& threads() const { return threads_; }
+
+ private:
+  std::unordered_map<ThreadRef, const ThreadSample*> threads_;
+  std::unordered_map<Pid, const ProcessSample*> processes_;
+};
+
+using Edges = std::unordered_map<ThreadRef, std::vector<ThreadRef>>;
+
+/// Greatest fixed point: a thread stays stuck only while all of its releasers are stuck.
+Edges stuckEdges(const SnapshotIndex& index) {
+  Edges edges;
+  for (const auto& [ref, sample] : index.threads()) {
+    if (auto r = index.releasers(*sample)) edges.emplace(ref, std::move(*r));
+  }
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (auto it = edges.begin(); it != edges.end();) {
+      const bool all_stuck = std::all_of(it->second.begin(), it->second.end(),
+                                         [&](const ThreadRef& r) { return edges.contains(r); });
+      if (all_stuck) {
+        ++it;
+      } else {
+        it = edges.erase(it);
+        changed = true;
+      }
+    }
+  }
+  return edges;
+}
+
+/// Tarjan's strongly connected components over the stuck subgraph, iteratively.
+std::vector<std::vector<ThreadRef>> cyclicComponents(const Edges& edges) {
+  std::vector<ThreadRef> nodes;
+  nodes.reserve(edges.size());
+  for (const auto& [ref, out] : edges) nodes.push_back(ref);
+  std::sort(nodes.begin(), nodes.end());
+
+  std::unordered_map<ThreadRef, int> index_of;
+  std::unordered_map<ThreadRef, int> low;
+  std::unordered_set<ThreadRef> on_stack;
+  std::vector<ThreadRef> stack;
+  std::vector<std::vector<ThreadRef>> components;
+  int next_index = 0;
+
+  struct Frame {
+    ThreadRef node;
+    std::size_t next_edge;
+  };
+  for (const auto& root : nodes) {
+    if (index_of.contains(root)) continue;
+    std::vector<Frame> call{{root, 0}};
+    index_of[root] = low[root] = next_index++;
+    stack.push_back(root);
+    on_stack.insert(root);
+    while (!call.empty()) {
+      auto& frame = call.back();
+      const auto& out = edges.at(frame.node);
+      if (frame.next_edge < out.size()) {
+        const ThreadRef next = out[frame.next_edge++];
+        if (!index_of.contains(next)) {
+          index_of[next] = low[next] = next_index++;
+          stack.push_back(next);
+          on_stack.insert(next);
+          call.push_back({next, 0});
+        } else if (on_stack.contains(next)) {
+          low[frame.node] = std::min(low[frame.node], index_of[next]);
+        }
+        continue;
+      }
+      const ThreadRef node = frame.node;
+      call.pop_back();
+      if (!call.empty()) low[call.back().node] = std::min(low[call.back().node], low[node]);
+      if (low[node] != index_of[node]) continue;
+      std::vector<ThreadRef> component;
+      ThreadRef member;
+      do {
+        member = stack.back();
+        stack.pop_back();
+        on_stack.erase(member);
+        component.push_back(member);
+      } while (member != node);
+      const auto& self_edges = edges.at(node);
+      const bool self_loop = std::find(self_edges.begin(), self_edges.end(), node) != self_edges.end();
+      if (component.size() > 1 || self_loop) {
+        std::sort(component.begin(), component.end());
+        components.push_back(std::move(component));
+      }
+    }
+  }
+  std::sort(components.begin(), components.end());
+  return components;
+}
+
+std::vector<Deadlock> findDeadlocks(const Edges& edges, const std::unordered_set<Pid>& roots) {
+  auto components = cyclicComponents(edges);
+  std::unordered_map<ThreadRef, std::size_t> component_of;
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    for (const auto& t : components[i]) component_of[t] = i;
+  }
+  std::vector<Deadlock> deadlocks(components.size());
+  for (std::size_t i = 0; i < components.size(); ++i) deadlocks[i].threads = components[i];
+
+  // Every stuck thread outside a cycle reaches at least one cycle; it is a spur of each it reaches.
+  for (const auto& [start, out] : edges) {
+    if (component_of.contains(start)) continue;
+    std::unordered_set<ThreadRef> seen{start};
+    std::vector<ThreadRef> todo{start};
+    std::unordered_set<std::size_t> reached;
+    while (!todo.empty()) {
+      const ThreadRef cur = todo.back();
+      todo.pop_back();
+      if (auto c = component_of.find(cur); c != component_of.end()) {
+        reached.insert(c->second);
+        continue;
+      }
+      for (const auto& next : edges.at(cur)) {
+        if (seen.insert(next).second) todo.push_back(next);
+      }
+    }
+    for (auto c : reached) deadlocks[c].spurs.push_back(start);
+  }
+
+  std::vector<Deadlock> kept;
+  for (auto& d : deadlocks) {
+    std::sort(d.spurs.begin(), d.spurs.end());
+    const auto involves_root = [&](const ThreadRef& t) { return roots.contains(t.pid); };
+    if (std::any_of(d.threads.begin(), d.threads.end(), involves_root) ||
+        std::any_of(d.spurs.begin(), d.spurs.end(), involves_root)) {
+      kept.push_back(std::move(d));
+    }
+  }
+  return kept;
+}
+
+WaitNode threadNode(const ThreadSample& sample, const ProcessSample* process) {
+  WaitNode node;
+  node.type = ObjectType::kThread;
+  node.status = sample.status;
+  node.thread = sample.id;
+  node.thread_name = sample.name;
+  if (process != nullptr) node.process_name = process->name;
+  node.wait_time = sample.wait_time;
+  node.context_switches = sample.context_switches;
+  return node;
+}
+
+WaitNode placeholderThreadNode(ThreadRef ref, ObjectStatus status, const ProcessSample* process) {
+  WaitNode node;
+  node.type = ObjectType::kThread;
+  node.status = status;
+  node.thread = ref;
+  if (process != nullptr) node.process_name = process->name;
+  return node;
+}
+
+WaitNode objectNode(const WaitObject& wait) {
+  WaitNode node;
+  node.type = wait.type;
+  node.status = wait.status;
+  node.name = wait.name;
+  node.detail = wait.detail;
+  node.timeout = wait.timeout;
+  node.alertable = wait.alertable;
+  node.owner_pids = wait.owner_processes;
+  return node;
+}
+
+/// The thread a chain continues with: a stuck owner first (it explains the hang), then the
+/// lowest thread id, so output is stable.
+std::optional<ThreadRef> nextOwner(const WaitObject& wait, const SnapshotIndex& index,
+                                   const Edges& stuck) {
+  if (wait.status != ObjectStatus::kOwned) return std::nullopt;
+  std::vector<ThreadRef> candidates = wait.owner_threads;
+  for (const auto pid : wait.owner_processes) {
+    const auto* process = index.process(pid);
+    if (process == nullptr || process->threads.empty()) {
+      candidates.push_back(ThreadRef{pid, Tid{pid.value}});
+      continue;
+    }
+    for (const auto& t : process->threads) candidates.push_back(t.id);
+  }
+  if (candidates.empty()) return std::nullopt;
+  std::sort(candidates.begin(), candidates.end());
+  for (const auto& c : candidates) {
+    if (stuck.contains(c)) return c;
+  }
+  return candidates.front();
+}
+
+WaitChain buildChain(ThreadRef start, const SnapshotIndex& index, const Edges& stuck,
+                     const GraphOptions& options) {
+  WaitChain chain;
+  chain.start = start;
+  std::uint32_t count = 0;
+  auto emit = [&](WaitNode node) {
+    ++count;
+    if (chain.nodes.size() < options.max_nodes) chain.nodes.push_back(std::move(node));
+  };
+
+  std::unordered_set<ThreadRef> visited;
+  ThreadRef cur = start;
+  while (true) {
+    const auto* sample = index.thread(cur);
+    const auto* process = index.process(cur.pid);
+    if (cur.pid != start.pid && !options.out_of_proc) {
+      emit(placeholderThreadNode(cur, ObjectStatus::kPidOnly, process));
+      break;
+    }
+    if (sample == nullptr) {
+      // Outside the snapshot: another process not followed, or a thread that is gone.
+      emit(placeholderThreadNode(
+          cur, cur.pid == start.pid ? ObjectStatus::kError : ObjectStatus::kPidOnly, process));
+      break;
+    }
+    emit(threadNode(*sample, process));
+    if (!visited.insert(cur).second) {
+      chain.is_cycle = true;
+      break;
+    }
+    if (sample->status != ObjectStatus::kBlocked || !sample->wait) break;
+    emit(objectNode(*sample->wait));
+    auto next = nextOwner(*sample->wait, index, stuck);
+    if (!next) break;
+    cur = *next;
+  }
+  chain.node_count = count;
+  chain.truncated = count > options.max_nodes;
+  return chain;
+}
+
+}  // namespace
+
+GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> roots,
+                               const GraphOptions& options) {
+  const SnapshotIndex index(snapshot);
+  const Edges stuck = stuckEdges(index);
+  const std::unordered_set<Pid> root_set(roots.begin(), roots.end());
+
+  GraphAnalysis out;
+  out.deadlocks = findDeadlocks(stuck, root_set);
+  for (const auto& process : snapshot.processes) {
+    if (!root_set.contains(process.pid)) continue;
+    for (const auto& thread : process.threads) {
+      out.chains.push_back(buildChain(thread.id, index, stuck, options));
+    }
+  }
+  return out;
+}
+
+}  // namespace wctmon

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ids.h"
+#include "platform/linux/proc_text.h"
+
+namespace wctmon::linux_platform {
+
+/// What a file descriptor of a process refers to.
+struct FdTarget {
+  enum class Kind { kPipe, kFifo, kSocket, kEventfd, kSignalfd, kTimerfd, kEpoll, kFile, kOther };
+  Kind kind = Kind::kOther;
+  std::string link;  // readlink of /proc/PID/fd/N
+  dev_t dev = 0;
+  ino_t inode = 0;
+};
+
+/// Reads what fd `fd` of process `pid` refers to; nullopt when it is closed or unreadable.
+[[nodiscard]] std::optional<FdTarget> readFdTarget(Pid pid, int fd);
+
+/// The inode of the socket connected to the Unix socket `inode`, from NETLINK_SOCK_DIAG;
+/// nullopt when `inode` is not a connected Unix socket.
+[[nodiscard]] std::optional<std::uint64_t> unixPeerInode(std::uint64_t inode);
+
+/// Answers "which processes hold this pipe, socket or file", built from /proc/*/fd on first use
+/// and kept for one sample.
+class FdHolderIndex {
+ public:
+  /// How a holder must have the file open to count.
+  enum class Access { kAny, kReadable, kWritable };
+
+  /// Processes holding the object named by `link` ("pipe:[N]", "socket:[N]", or a path whose
+  /// device and inode must match).
+  [[nodiscard]] std::vector<Pid> holders(const FdTarget& target, Access access);
+
+  /// Processes holding a granted lock equal to `lock` on the file `target`, from their fdinfo.
+  [[nodiscard]] std::vector<Pid> lockHolders(const FdTarget& target, const LockEntry& lock);
+
+ private:
+  struct Entry {
+    Pid pid;
+    int fd;
+  };
+  void build();
+  [[nodiscard]] std::vector<Entry> matching(const FdTarget& target);
+
+  bool built_ = false;
+  std::unordered_map<std::string, std::vector<Entry>> by_link_;
+};
+
+/// Resolves a blocked flock/fcntl lock request to the processes that hold the conflicting lock.
+struct FileLockWait {
+  std::string name;    // "path [start-end]"
+  std::string detail;  // "POSIX WRITE lock held by ..."
+  std::vector<Pid> holders;
+  bool found = false;  // the request was found in /proc/locks
+};
+
+/// Finds the blocked request of process `pid` on `target` in /proc/locks and its holders.
+[[nodiscard]] FileLockWait resolveFileLockWait(Pid pid, const FdTarget& target,
+                                               const std::vector<LockEntry>& locks,
+                                               FdHolderIndex& index);
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,15 @@
+#include "platform/linux/linux_wait_chain_source.h"
+#include "platform/linux/ptrace_inspector.h"
+#include "platform/platform_factory.h"
+
+namespace wctmon {
+
+std::unique_ptr<WaitChainSource> makeWaitChainSource() {
+  return std::make_unique<linux_platform::LinuxWaitChainSource>();
+}
+
+std::unique_ptr<ThreadInspector> makeThreadInspector() {
+  return std::make_unique<linux_platform::PtraceInspector>();
+}
+
+}  // namespace wctmon

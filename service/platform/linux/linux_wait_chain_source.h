@@ -1,0 +1,18 @@
+#pragma once
+
+#include "platform/wait_chain_source.h"
+
+namespace wctmon::linux_platform {
+
+/// Wait chains from /proc and process memory: WCT's semantics built on what Linux exposes.
+class LinuxWaitChainSource final : public WaitChainSource {
+ public:
+  /// The most processes one out-of-process sample follows into.
+  static constexpr std::size_t kMaxFollowedProcesses = 256;
+
+  [[nodiscard]] Result<Snapshot> sample(Pid pid, const SampleOptions& options) override;
+  [[nodiscard]] Result<Snapshot> sampleAll() override;
+  [[nodiscard]] std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) override;
+};
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,189 @@
+#include "platform/linux/proc_text.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+
+namespace wctmon::linux_platform {
+namespace {
+
+std::string_view nextToken(std::string_view& text) {
+  std::size_t i = 0;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
+  std::size_t j = i;
+  while (j < text.size() && text[j] != ' ' && text[j] != '\t' && text[j] != '\n') ++j;
+  auto token = text.substr(i, j - i);
+  text.remove_prefix(j);
+  return token;
+}
+
+template <typename T>
+std::optional<T> parseNumber(std::string_view token, int base) {
+  if (base == 16 && token.starts_with("0x")) token.remove_prefix(2);
+  T value{};
+  auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value, base);
+  if (ec != std::errc{} || ptr != token.data() + token.size()) return std::nullopt;
+  return value;
+}
+
+RunState toRunState(char c) {
+  switch (c) {
+    case 'R': return RunState::kRunning;
+    case 'S': return RunState::kSleeping;
+    case 'D': return RunState::kDiskSleep;
+    case 'T': return RunState::kStopped;
+    case 't': return RunState::kTraced;
+    case 'Z': return RunState::kZombie;
+    case 'X': case 'x': return RunState::kDead;
+    case 'I': return RunState::kIdle;
+    default: return RunState::kUnknown;
+  }
+}
+
+}  // namespace
+
+long readSmallFile(int dirfd, const char* path, std::span<char> buf) {
+  const int fd = ::openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  std::size_t total = 0;
+  while (total < buf.size()) {
+    const ssize_t n = ::read(fd, buf.data() + total, buf.size() - total);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const long err = -errno;
+      ::close(fd);
+      return err;
+    }
+    if (n == 0) break;
+    total += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return static_cast<long>(total);
+}
+
+std::optional<std::int64_t> parseInt(std::string_view text) {
+  return parseNumber<std::int64_t>(text, 10);
+}
+
+std::optional<StatFields> parseStat(std::string_view text) {
+  const auto open = text.find('(');
+  const auto close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return std::nullopt;
+  }
+  StatFields out;
+  out.comm = std::string(text.substr(open + 1, close - open - 1));
+  std::string_view rest = text.substr(close + 1);
+  // Fields after the name, numbered as in proc(5): 3 state, 4 ppid, 5 pgrp, ... 22 starttime.
+  const auto state = nextToken(rest);
+  if (state.size() != 1) return std::nullopt;
+  out.state = toRunState(state[0]);
+  auto ppid = parseNumber<std::int32_t>(nextToken(rest), 10);
+  auto pgrp = parseNumber<std::int32_t>(nextToken(rest), 10);
+  if (!ppid || !pgrp) return std::nullopt;
+  out.ppid = *ppid;
+  out.pgrp = *pgrp;
+  for (int field = 6; field < 9; ++field) nextToken(rest);
+  auto flags = parseNumber<std::uint32_t>(nextToken(rest), 10);
+  if (!flags) return std::nullopt;
+  out.flags = *flags;
+  for (int field = 10; field < 22; ++field) nextToken(rest);
+  auto start = parseNumber<std::uint64_t>(nextToken(rest), 10);
+  if (!start) return std::nullopt;
+  out.start_time = *start;
+  return out;
+}
+
+std::optional<SyscallState> parseSyscall(std::string_view text) {
+  SyscallState out;
+  auto first = nextToken(text);
+  if (first == "running") return out;
+  auto nr = parseNumber<long>(first, 10);
+  if (!nr) return std::nullopt;
+  if (*nr < 0) {
+    out.kind = SyscallState::Kind::kNotInSyscall;
+    return out;
+  }
+  out.kind = SyscallState::Kind::kInSyscall;
+  out.number = *nr;
+  for (auto& arg : out.args) {
+    auto value = parseNumber<std::uint64_t>(nextToken(text), 16);
+    if (!value) return std::nullopt;
+    arg = *value;
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> parseSchedstatRuns(std::string_view text) {
+  nextToken(text);
+  nextToken(text);
+  return parseNumber<std::uint64_t>(nextToken(text), 10);
+}
+
+std::optional<LockEntry> parseLockLine(std::string_view line) {
+  if (line.starts_with("lock:")) line.remove_prefix(5);
+  LockEntry e;
+  auto id_token = nextToken(line);
+  if (id_token.empty() || id_token.back() != ':') return std::nullopt;
+  id_token.remove_suffix(1);
+  auto id = parseNumber<int>(id_token, 10);
+  if (!id) return std::nullopt;
+  e.id = *id;
+  auto token = nextToken(line);
+  if (token == "->") {
+    e.waiter = true;
+    token = nextToken(line);
+  }
+  e.kind = std::string(token);
+  nextToken(line);  // ADVISORY / MANDATORY / ACTIVE / BREAKING
+  const auto mode = nextToken(line);
+  e.write = mode == "WRITE";
+  auto pid = parseNumber<std::int32_t>(nextToken(line), 10);
+  if (!pid) return std::nullopt;
+  e.pid = *pid;
+  // major:minor:inode, the first two in hex.
+  auto dev = nextToken(line);
+  const auto c1 = dev.find(':');
+  const auto c2 = dev.rfind(':');
+  if (c1 == std::string_view::npos || c1 == c2) return std::nullopt;
+  auto major = parseNumber<std::uint32_t>(dev.substr(0, c1), 16);
+  auto minor = parseNumber<std::uint32_t>(dev.substr(c1 + 1, c2 - c1 - 1), 16);
+  auto inode = parseNumber<std::uint64_t>(dev.substr(c2 + 1), 10);
+  if (!major || !minor || !inode) return std::nullopt;
+  e.dev_major = *major;
+  e.dev_minor = *minor;
+  e.inode = *inode;
+  auto start = parseNumber<std::uint64_t>(nextToken(line), 10);
+  if (!start) return std::nullopt;
+  e.start = *start;
+  const auto end = nextToken(line);
+  if (end != "EOF") {
+    auto value = parseNumber<std::uint64_t>(end, 10);
+    if (!value) return std::nullopt;
+    e.end = *value;
+  }
+  return e;
+}
+
+std::vector<LockEntry> parseLocks(std::string_view text) {
+  std::vector<LockEntry> out;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const auto line = text.substr(0, nl);
+    if (auto e = parseLockLine(line)) out.push_back(std::move(*e));
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return out;
+}
+
+std::optional<unsigned> parseFdinfoFlags(std::string_view text) {
+  const auto pos = text.find("flags:");
+  if (pos == std::string_view::npos) return std::nullopt;
+  std::string_view rest = text.substr(pos + 6);
+  return parseNumber<unsigned>(nextToken(rest), 8);
+}
+
+}  // namespace wctmon::linux_platform

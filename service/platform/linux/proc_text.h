@@ -1,0 +1,71 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/snapshot.h"
+
+namespace wctmon::linux_platform {
+
+/// Reads a small /proc file relative to `dirfd` into `buf`. Returns the byte count, or -errno.
+[[nodiscard]] long readSmallFile(int dirfd, const char* path, std::span<char> buf);
+
+/// The fields of /proc/PID/task/TID/stat that wctmon uses.
+struct StatFields {
+  std::string comm;
+  RunState state = RunState::kUnknown;
+  std::int32_t ppid = 0;
+  std::int32_t pgrp = 0;
+  std::uint32_t flags = 0;  // PF_* flags; PF_KTHREAD marks kernel threads
+  std::uint64_t start_time = 0;
+};
+
+/// Parses a stat line; the command name may hold spaces and parentheses.
+[[nodiscard]] std::optional<StatFields> parseStat(std::string_view text);
+
+/// What /proc/PID/task/TID/syscall says.
+struct SyscallState {
+  enum class Kind { kRunning, kNotInSyscall, kInSyscall };
+  Kind kind = Kind::kRunning;
+  long number = -1;
+  std::array<std::uint64_t, 6> args{};
+};
+
+/// Parses a syscall line ("running", "-1 sp pc" or "nr a0 .. a5 sp pc").
+[[nodiscard]] std::optional<SyscallState> parseSyscall(std::string_view text);
+
+/// The third field of schedstat: how many times the thread was scheduled in.
+[[nodiscard]] std::optional<std::uint64_t> parseSchedstatRuns(std::string_view text);
+
+/// One line of /proc/locks (or a "lock:" line of fdinfo).
+struct LockEntry {
+  int id = 0;
+  bool waiter = false;    // a "->" line: blocked on the lock with the same id
+  std::string kind;       // POSIX, FLOCK, OFDLCK, LEASE, ...
+  bool write = false;
+  std::int32_t pid = 0;   // -1 for OFD locks
+  std::uint32_t dev_major = 0;
+  std::uint32_t dev_minor = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t start = 0;
+  std::optional<std::uint64_t> end;  // nullopt = EOF
+};
+
+/// Parses the whole of /proc/locks.
+[[nodiscard]] std::vector<LockEntry> parseLocks(std::string_view text);
+
+/// Parses one lock line, with or without the "lock:\t" prefix of fdinfo.
+[[nodiscard]] std::optional<LockEntry> parseLockLine(std::string_view line);
+
+/// The "flags:" value of an fdinfo file (octal open flags).
+[[nodiscard]] std::optional<unsigned> parseFdinfoFlags(std::string_view text);
+
+/// Parses a decimal integer at the start of `text`.
+[[nodiscard]] std::optional<std::int64_t> parseInt(std::string_view text);
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,87 @@
+#include "platform/linux/process_memory.h"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace wctmon::linux_platform {
+namespace {
+
+constexpr std::size_t kMaxIov = 1024;  // IOV_MAX
+
+MemoryAccess accessFromErrno(int err) {
+  switch (err) {
+    case EPERM: case EACCES: return MemoryAccess::kDenied;
+    case ESRCH: return MemoryAccess::kGone;
+    default: return MemoryAccess::kFault;
+  }
+}
+
+/// Reads [begin, end) of `window`'s byte range; returns bytes read or -errno.
+long readRange(Pid pid, std::uint64_t uaddr, FutexWindow& window, std::size_t begin,
+               std::size_t end) {
+  iovec local{window.bytes.data() + begin, end - begin};
+  iovec remote{reinterpret_cast<void*>(uaddr - kFutexWindowBefore + begin), end - begin};
+  const ssize_t n = ::process_vm_readv(pid.value, &local, 1, &remote, 1, 0);
+  return n < 0 ? -errno : n;
+}
+
+/// One window whose batch read failed: the word may sit at the edge of a mapping, so read the
+/// word's own part first and widen from there.
+MemoryAccess readWindowCarefully(Pid pid, std::uint64_t uaddr, FutexWindow& window) {
+  const long core = readRange(pid, uaddr, window, kFutexWindowBefore, kFutexWindowSize);
+  if (core < 0) return accessFromErrno(static_cast<int>(-core));
+  if (core < 4) return MemoryAccess::kFault;
+  window.valid_begin = kFutexWindowBefore;
+  window.valid_end = kFutexWindowBefore + static_cast<std::size_t>(core);
+  if (readRange(pid, uaddr, window, 0, kFutexWindowBefore) ==
+      static_cast<long>(kFutexWindowBefore)) {
+    window.valid_begin = 0;
+  }
+  return MemoryAccess::kOk;
+}
+
+}  // namespace
+
+MemoryAccess readFutexWindows(Pid pid, std::span<const std::uint64_t> uaddrs,
+                              std::vector<FutexWindow>& out) {
+  out.assign(uaddrs.size(), FutexWindow{});
+  std::vector<iovec> local(uaddrs.size());
+  std::vector<iovec> remote(uaddrs.size());
+  for (std::size_t i = 0; i < uaddrs.size(); ++i) {
+    local[i] = {out[i].bytes.data(), kFutexWindowSize};
+    remote[i] = {reinterpret_cast<void*>(uaddrs[i] - kFutexWindowBefore), kFutexWindowSize};
+  }
+  std::size_t i = 0;
+  while (i < uaddrs.size()) {
+    const std::size_t count = std::min(kMaxIov, uaddrs.size() - i);
+    const ssize_t n = ::process_vm_readv(pid.value, &local[i], count, &remote[i], count, 0);
+    if (n < 0 && (errno == EPERM || errno == EACCES || errno == ESRCH)) {
+      return accessFromErrno(errno);
+    }
+    // Transfers stop at the first element that cannot be read whole; those before it are done.
+    std::size_t done = n < 0 ? 0 : static_cast<std::size_t>(n) / kFutexWindowSize;
+    for (std::size_t k = 0; k < done; ++k) {
+      out[i + k].valid_begin = 0;
+      out[i + k].valid_end = kFutexWindowSize;
+    }
+    i += done;
+    if (done < count) {
+      const auto status = readWindowCarefully(pid, uaddrs[i], out[i]);
+      if (status == MemoryAccess::kDenied || status == MemoryAccess::kGone) return status;
+      ++i;
+    }
+  }
+  return MemoryAccess::kOk;
+}
+
+MemoryAccess readMemory(Pid pid, std::uint64_t addr, std::span<std::byte> out) {
+  iovec local{out.data(), out.size()};
+  iovec remote{reinterpret_cast<void*>(addr), out.size()};
+  const ssize_t n = ::process_vm_readv(pid.value, &local, 1, &remote, 1, 0);
+  if (n < 0) return accessFromErrno(errno);
+  return static_cast<std::size_t>(n) == out.size() ? MemoryAccess::kOk : MemoryAccess::kFault;
+}
+
+}  // namespace wctmon::linux_platform

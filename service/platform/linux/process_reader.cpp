@@ -1,0 +1,584 @@
+#include "platform/linux/process_reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <functional>
+
+#include "platform/linux/glibc_sync.h"
+#include "platform/linux/process_memory.h"
+#include "platform/linux/unique_fd.h"
+
+namespace wctmon::linux_platform {
+namespace {
+
+constexpr std::uint32_t kPfKthread = 0x00200000;
+constexpr int kFSetLkw = 7;       // F_SETLKW (== F_SETLKW64 on 64-bit)
+constexpr int kFOfdSetLkw = 38;   // F_OFD_SETLKW
+constexpr int kPAll = 0;          // waitid idtypes
+constexpr int kPPid = 1;
+constexpr int kPPgid = 2;
+
+std::string hex(std::uint64_t value) {
+  std::array<char, 24> buf{};
+  std::snprintf(buf.data(), buf.size(), "0x%" PRIx64, value);
+  return buf.data();
+}
+
+/// One thread as read from /proc, before its wait is resolved.
+struct RawThread {
+  ThreadSample sample;
+  std::optional<SyscallState> syscall;
+  std::string wchan;
+};
+
+/// Lists the thread ids of a process from its task directory.
+std::vector<std::int32_t> listTasks(int task_fd) {
+  std::vector<std::int32_t> out;
+  DIR* dir = ::fdopendir(::dup(task_fd));
+  if (dir == nullptr) return out;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (auto tid = parseInt(entry->d_name)) out.push_back(static_cast<std::int32_t>(*tid));
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+RawThread readThread(int task_fd, Pid pid, std::int32_t tid) {
+  RawThread raw;
+  raw.sample.id = ThreadRef{pid, Tid{tid}};
+  std::array<char, 1024> buf{};
+  std::array<char, 32> path{};
+
+  std::snprintf(path.data(), path.size(), "%d/stat", tid);
+  long n = readSmallFile(task_fd, path.data(), buf);
+  auto stat = n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)))
+                    : std::nullopt;
+  if (!stat) {
+    raw.sample.status = ObjectStatus::kError;
+    raw.sample.name = "(exited)";
+    return raw;
+  }
+  raw.sample.name = std::move(stat->comm);
+  raw.sample.state = stat->state;
+
+  // The run count moves whenever the thread is scheduled in: unchanged between two reads means
+  // the thread did not run, so its wait is the same wait.
+  std::snprintf(path.data(), path.size(), "%d/schedstat", tid);
+  n = readSmallFile(task_fd, path.data(), buf);
+  if (n > 0) {
+    if (auto runs = parseSchedstatRuns(std::string_view(buf.data(), static_cast<std::size_t>(n)))) {
+      raw.sample.context_switches = *runs;
+    }
+  }
+
+  switch (raw.sample.state) {
+    case RunState::kRunning:
+      raw.sample.status = ObjectStatus::kRunning;
+      return raw;
+    case RunState::kSleeping:
+    case RunState::kDiskSleep:
+    case RunState::kStopped:
+    case RunState::kTraced:
+      break;
+    default:
+      raw.sample.status = ObjectStatus::kUnknown;
+      return raw;
+  }
+
+  std::snprintf(path.data(), path.size(), "%d/syscall", tid);
+  n = readSmallFile(task_fd, path.data(), buf);
+  if (n == -EACCES || n == -EPERM) {
+    raw.sample.status = ObjectStatus::kNoAccess;
+    return raw;
+  }
+  if (n <= 0) {
+    raw.sample.status = ObjectStatus::kError;
+    return raw;
+  }
+  raw.syscall = parseSyscall(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+  if (!raw.syscall) {
+    raw.sample.status = ObjectStatus::kError;
+    return raw;
+  }
+  if (raw.syscall->kind == SyscallState::Kind::kRunning) {
+    raw.sample.status = ObjectStatus::kRunning;
+    return raw;
+  }
+  raw.sample.status = ObjectStatus::kBlocked;
+  if (raw.sample.state == RunState::kDiskSleep ||
+      raw.syscall->kind == SyscallState::Kind::kNotInSyscall) {
+    std::snprintf(path.data(), path.size(), "%d/wchan", tid);
+    n = readSmallFile(task_fd, path.data(), buf);
+    if (n > 0) raw.wchan.assign(buf.data(), static_cast<std::size_t>(n));
+  }
+  return raw;
+}
+
+std::optional<std::chrono::milliseconds> readTimespec(Pid pid, std::uint64_t addr, bool absolute,
+                                                      clockid_t clock) {
+  if (addr == 0) return std::nullopt;
+  timespec ts{};
+  std::array<std::byte, sizeof(timespec)> bytes{};
+  if (readMemory(pid, addr, bytes) != MemoryAccess::kOk) return std::nullopt;
+  std::memcpy(&ts, bytes.data(), sizeof(ts));
+  auto value = std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+  if (absolute) {
+    timespec now{};
+    ::clock_gettime(clock, &now);
+    value -= std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+    if (value.count() < 0) value = {};
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(value);
+}
+
+std::optional<std::chrono::milliseconds> millisecondsArg(std::uint64_t arg) {
+  const auto ms = static_cast<std::int32_t>(arg);
+  if (ms < 0) return std::nullopt;  // infinite
+  return std::chrono::milliseconds(ms);
+}
+
+WaitObject noOwner(ObjectType type, std::string name, std::string detail) {
+  WaitObject w;
+  w.type = type;
+  w.status = ObjectStatus::kBlocked;
+  w.name = std::move(name);
+  w.detail = std::move(detail);
+  w.key = std::hash<std::string>{}(w.name);
+  return w;
+}
+
+/// Reads the children of a process from task/*/children (every thread may have its own).
+std::vector<Pid> childrenOf(Pid pid, int task_fd, const std::vector<std::int32_t>& tids) {
+  std::vector<Pid> out;
+  std::array<char, 4096> buf{};
+  std::array<char, 32> path{};
+  for (const auto tid : tids) {
+    std::snprintf(path.data(), path.size(), "%d/children", tid);
+    const long n = readSmallFile(task_fd, path.data(), buf);
+    if (n <= 0) continue;
+    std::string_view text(buf.data(), static_cast<std::size_t>(n));
+    while (!text.empty()) {
+      const auto sp = text.find(' ');
+      if (auto child = parseInt(text.substr(0, sp))) {
+        out.push_back(Pid{static_cast<std::int32_t>(*child)});
+      }
+      if (sp == std::string_view::npos) break;
+      text.remove_prefix(sp + 1);
+    }
+  }
+  (void)pid;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::optional<std::int32_t> processGroup(Pid pid) {
+  std::array<char, 1024> buf{};
+  const auto path = "/proc/" + std::to_string(pid.value) + "/stat";
+  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
+  if (n <= 0) return std::nullopt;
+  auto stat = parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+  if (!stat) return std::nullopt;
+  return stat->pgrp;
+}
+
+/// Resolves the waits of the threads of one process.
+class WaitResolver {
+ public:
+  WaitResolver(SampleContext& context, Pid pid, int task_fd, const std::vector<std::int32_t>& tids)
+      : context_(context), pid_(pid), task_fd_(task_fd), tids_(tids) {}
+
+  void resolve(std::vector<RawThread>& threads) {
+    std::vector<RawThread*> futex_waiters;
+    for (auto& raw : threads) {
+      if (raw.sample.status != ObjectStatus::kBlocked || !raw.syscall) continue;
+      if (raw.sample.state == RunState::kSleeping &&
+          raw.syscall->kind == SyscallState::Kind::kInSyscall && raw.syscall->number == SYS_futex) {
+        futex_waiters.push_back(&raw);
+        continue;
+      }
+      raw.sample.wait = classify(raw);
+    }
+    resolveFutexes(futex_waiters);
+    for (auto& raw : threads) {
+      if (raw.sample.wait && raw.sample.state == RunState::kSleeping) raw.sample.wait->alertable = true;
+    }
+  }
+
+ private:
+  bool isLive(std::int32_t tid, bool process_shared) {
+    if (std::binary_search(tids_.begin(), tids_.end(), tid)) return true;
+    return process_shared && context_.processOfThread(tid).has_value();
+  }
+
+  ThreadRef ownerRef(std::int32_t tid) {
+    if (std::binary_search(tids_.begin(), tids_.end(), tid)) return ThreadRef{pid_, Tid{tid}};
+    const auto owner_pid = context_.processOfThread(tid);
+    return ThreadRef{owner_pid.value_or(Pid{tid}), Tid{tid}};
+  }
+
+  void resolveFutexes(const std::vector<RawThread*>& waiters) {
+    if (waiters.empty()) return;
+    std::vector<std::uint64_t> uaddrs;
+    uaddrs.reserve(waiters.size());
+    for (const auto* raw : waiters) uaddrs.push_back(raw->syscall->args[0]);
+    std::sort(uaddrs.begin(), uaddrs.end());
+    uaddrs.erase(std::unique(uaddrs.begin(), uaddrs.end()), uaddrs.end());
+    std::vector<FutexWindow> windows;
+    const auto access = readFutexWindows(pid_, uaddrs, windows);
+
+    const TidValidator validator = [this](std::int32_t tid, bool shared) { return isLive(tid, shared); };
+    for (auto* raw : waiters) {
+      const auto& args = raw->syscall->args;
+      const std::uint64_t uaddr = args[0];
+      WaitObject w;
+      w.key = uaddr;
+      w.name = hex(uaddr);
+      if (access != MemoryAccess::kOk) {
+        w.type = ObjectType::kFutex;
+        w.status = access == MemoryAccess::kDenied ? ObjectStatus::kNoAccess : ObjectStatus::kError;
+        w.detail = access == MemoryAccess::kDenied ? "process memory is not readable"
+                                                   : "process exited during the read";
+        raw->sample.wait = std::move(w);
+        continue;
+      }
+      const auto index = static_cast<std::size_t>(
+          std::lower_bound(uaddrs.begin(), uaddrs.end(), uaddr) - uaddrs.begin());
+      const auto op = static_cast<std::uint32_t>(args[1]);
+      const auto decoded = decodeFutexWait(windows[index], op, static_cast<std::uint32_t>(args[2]),
+                                           raw->sample.id.tid.value, validator);
+      w.detail = decoded.detail;
+      switch (decoded.kind) {
+        case FutexWaitKind::kMutex:
+        case FutexWaitKind::kPriorityInheritance:
+          w.type = ObjectType::kMutex;
+          break;
+        case FutexWaitKind::kRwLockWrite:
+        case FutexWaitKind::kRwLockRead:
+          w.type = ObjectType::kRwLock;
+          break;
+        case FutexWaitKind::kJoin:
+          w.type = ObjectType::kThreadWait;
+          w.name = "thread " + std::to_string(decoded.owner_tid);
+          break;
+        case FutexWaitKind::kUnknown:
+          w.type = ObjectType::kFutex;
+          break;
+      }
+      if (decoded.kind == FutexWaitKind::kUnknown) {
+        w.status = ObjectStatus::kBlocked;
+      } else if (decoded.kind == FutexWaitKind::kRwLockRead) {
+        w.status = ObjectStatus::kUnknown;
+      } else if (decoded.owner_gone) {
+        w.status = ObjectStatus::kAbandoned;
+      } else {
+        w.status = ObjectStatus::kOwned;
+        w.owner_threads.push_back(ownerRef(decoded.owner_tid));
+      }
+      // FUTEX_WAIT takes a relative timeout, FUTEX_WAIT_BITSET an absolute one.
+      constexpr std::uint32_t kCmdMask = 127;
+      const bool absolute = (op & kCmdMask) == 9;
+      const clockid_t clock = (op & 256) != 0 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+      w.timeout = readTimespec(pid_, args[3], absolute, clock);
+      raw->sample.wait = std::move(w);
+    }
+  }
+
+  WaitObject classify(const RawThread& raw) {
+    const auto& sc = *raw.syscall;
+    if (raw.sample.state == RunState::kDiskSleep) {
+      auto w = noOwner(ObjectType::kKernelWait, raw.wchan.empty() ? "uninterruptible" : raw.wchan,
+                       sc.kind == SyscallState::Kind::kInSyscall
+                           ? "uninterruptible sleep (D) in syscall " + std::to_string(sc.number)
+                           : "uninterruptible sleep (D) outside a syscall");
+      return w;
+    }
+    if (raw.sample.state == RunState::kStopped || raw.sample.state == RunState::kTraced) {
+      return noOwner(ObjectType::kKernelWait,
+                     raw.sample.state == RunState::kStopped ? "stopped" : "tracing stop",
+                     raw.sample.state == RunState::kStopped ? "stopped by a signal (job control)"
+                                                            : "stopped by a tracer");
+    }
+    if (sc.kind == SyscallState::Kind::kNotInSyscall) {
+      return noOwner(ObjectType::kKernelWait, raw.wchan.empty() ? "kernel" : raw.wchan,
+                     "sleeping outside a syscall");
+    }
+    const auto& a = sc.args;
+    switch (sc.number) {
+      case SYS_wait4:
+        return processWait(static_cast<std::int32_t>(a[0]), kPPid);
+      case SYS_waitid:
+        return processWait(static_cast<std::int32_t>(a[1]), static_cast<int>(a[0]));
+      case SYS_flock:
+        return fileLock(static_cast<int>(a[0]));
+      case SYS_fcntl: {
+        const auto cmd = static_cast<int>(a[1]);
+        if (cmd == kFSetLkw || cmd == kFOfdSetLkw) return fileLock(static_cast<int>(a[0]));
+        break;
+      }
+      case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv: case SYS_preadv2:
+      case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg:
+        return fdWait(static_cast<int>(a[0]), true);
+      case SYS_write: case SYS_writev: case SYS_pwrite64: case SYS_pwritev: case SYS_pwritev2:
+      case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
+        return fdWait(static_cast<int>(a[0]), false);
+      case SYS_accept: case SYS_accept4: case SYS_connect:
+        return noOwner(ObjectType::kSocketIo, fdName(static_cast<int>(a[0])),
+                       sc.number == SYS_connect ? "connect" : "accept");
+      case SYS_nanosleep: {
+        auto w = noOwner(ObjectType::kSleep, "nanosleep", "sleeping");
+        w.timeout = readTimespec(pid_, a[0], false, CLOCK_MONOTONIC);
+        return w;
+      }
+      case SYS_clock_nanosleep: {
+        auto w = noOwner(ObjectType::kSleep, "clock_nanosleep", "sleeping");
+        w.timeout = readTimespec(pid_, a[2], (a[1] & 1) != 0, static_cast<clockid_t>(a[0]));
+        return w;
+      }
+      case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+      case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2: {
+        auto w = noOwner(ObjectType::kPoll, "event wait", "waiting for any of its event sources");
+        if (sc.number == SYS_poll) w.timeout = millisecondsArg(a[2]);
+        if (sc.number == SYS_epoll_wait || sc.number == SYS_epoll_pwait) {
+          w.timeout = millisecondsArg(a[3]);
+        }
+        return w;
+      }
+      case SYS_pause: case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait:
+        return noOwner(ObjectType::kSignalWait, "signal", "waiting for a signal");
+      case SYS_futex_waitv:
+        return noOwner(ObjectType::kFutex, "futex_waitv", "waiting on several futexes");
+      default:
+        break;
+    }
+    return noOwner(ObjectType::kUnknown, "syscall " + std::to_string(sc.number),
+                   "blocked in a system call wctmon does not model");
+  }
+
+  std::string fdName(int fd) {
+    auto target = readFdTarget(pid_, fd);
+    return target ? target->link : "fd " + std::to_string(fd);
+  }
+
+  WaitObject processWait(std::int32_t id, int idtype) {
+    // wait4's pid argument: > 0 one child, -1 any child, 0 or < -1 a process group.
+    int kind = idtype;
+    std::int32_t target = id;
+    if (idtype == kPPid && id == -1) kind = kPAll;
+    if (idtype == kPPid && id <= 0 && id != -1) {
+      kind = kPPgid;
+      target = id == 0 ? processGroup(pid_).value_or(0) : -id;
+    }
+    const auto children = childrenOf(pid_, task_fd_, tids_);
+    WaitObject w;
+    w.type = ObjectType::kProcessWait;
+    for (const auto child : children) {
+      if (kind == kPAll || (kind == kPPid && child.value == target) ||
+          (kind == kPPgid && processGroup(child) == target)) {
+        w.owner_processes.push_back(child);
+      }
+    }
+    w.name = kind == kPPid ? "process " + std::to_string(target)
+             : kind == kPPgid ? "process group " + std::to_string(target)
+                              : "any child process";
+    w.detail = std::to_string(w.owner_processes.size()) + " child process(es) can end this wait";
+    w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
+    w.key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(target)) | (std::uint64_t{1} << 40);
+    return w;
+  }
+
+  WaitObject fileLock(int fd) {
+    WaitObject w;
+    w.type = ObjectType::kFileLock;
+    auto target = readFdTarget(pid_, fd);
+    if (!target) {
+      w.status = ObjectStatus::kError;
+      w.name = "fd " + std::to_string(fd);
+      return w;
+    }
+    w.key = target->inode;
+    auto resolved = resolveFileLockWait(pid_, *target, context_.locks(), context_.fds());
+    w.name = resolved.name;
+    w.detail = resolved.found ? resolved.detail : "the blocked request is not in /proc/locks";
+    w.owner_processes = std::move(resolved.holders);
+    w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
+    return w;
+  }
+
+  WaitObject fdWait(int fd, bool reading) {
+    auto target = readFdTarget(pid_, fd);
+    if (!target) {
+      auto w = noOwner(ObjectType::kUnknown, "fd " + std::to_string(fd), "descriptor not readable");
+      w.status = ObjectStatus::kError;
+      return w;
+    }
+    using Kind = FdTarget::Kind;
+    switch (target->kind) {
+      case Kind::kPipe:
+      case Kind::kFifo: {
+        WaitObject w;
+        w.type = ObjectType::kPipe;
+        w.name = target->link;
+        w.key = target->inode;
+        // A reader waits for whoever can write, a writer for whoever can read.
+        w.owner_processes = context_.fds().holders(
+            *target, reading ? FdHolderIndex::Access::kWritable : FdHolderIndex::Access::kReadable);
+        w.detail = reading ? "read on an empty pipe; the holders of its write end can end it"
+                           : "write to a full pipe; the holders of its read end can end it";
+        w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
+        return w;
+      }
+      case Kind::kSocket: {
+        const auto peer = unixPeerInode(target->inode);
+        if (!peer) {
+          return noOwner(ObjectType::kSocketIo, target->link,
+                         reading ? "receive on a socket" : "send on a socket");
+        }
+        WaitObject w;
+        w.type = ObjectType::kUnixSocket;
+        w.key = target->inode;
+        FdTarget peer_target;
+        peer_target.kind = Kind::kSocket;
+        peer_target.link = "socket:[" + std::to_string(*peer) + "]";
+        w.name = target->link + " <-> " + peer_target.link;
+        w.owner_processes = context_.fds().holders(peer_target, FdHolderIndex::Access::kAny);
+        w.detail = reading ? "receive on a connected Unix socket; the peer's holders can end it"
+                           : "send on a full Unix socket; the peer's holders can end it";
+        w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
+        return w;
+      }
+      case Kind::kEventfd:
+        return noOwner(ObjectType::kEventfd, target->link, "eventfd: any holder may signal it");
+      case Kind::kSignalfd:
+        return noOwner(ObjectType::kSignalWait, target->link, "waiting for a signal");
+      case Kind::kTimerfd:
+        return noOwner(ObjectType::kSleep, target->link, "waiting for a timer");
+      default:
+        return noOwner(ObjectType::kUnknown, target->link, reading ? "read" : "write");
+    }
+  }
+
+  SampleContext& context_;
+  Pid pid_;
+  int task_fd_;
+  const std::vector<std::int32_t>& tids_;
+};
+
+struct ProcessIdentity {
+  std::string name;
+  std::uint64_t start_time = 0;
+  std::uint32_t flags = 0;
+};
+
+Result<ProcessIdentity> readIdentity(int proc_fd, Pid pid) {
+  std::array<char, 1024> buf{};
+  const long n = readSmallFile(proc_fd, "stat", buf);
+  if (n == -EACCES || n == -EPERM) {
+    return makeError(ErrorCode::kAccessDenied, "permission denied reading process " +
+                                                   std::to_string(pid.value));
+  }
+  auto stat = n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)))
+                    : std::nullopt;
+  if (!stat) return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+  return ProcessIdentity{stat->comm, stat->start_time, stat->flags};
+}
+
+}  // namespace
+
+const std::vector<LockEntry>& SampleContext::locks() {
+  if (!locks_) {
+    std::vector<char> buf(1 << 20);
+    const long n = readSmallFile(AT_FDCWD, "/proc/locks", buf);
+    locks_ = n > 0 ? parseLocks(std::string_view(buf.data(), static_cast<std::size_t>(n)))
+                   : std::vector<LockEntry>{};
+  }
+  return *locks_;
+}
+
+std::optional<Pid> SampleContext::processOfThread(std::int32_t tid) {
+  if (auto it = tgid_cache_.find(tid); it != tgid_cache_.end()) return it->second;
+  std::optional<Pid> out;
+  std::array<char, 4096> buf{};
+  const auto path = "/proc/" + std::to_string(tid) + "/status";
+  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
+  if (n > 0) {
+    std::string_view text(buf.data(), static_cast<std::size_t>(n));
+    if (auto pos = text.find("\nTgid:"); pos != std::string_view::npos) {
+      auto rest = text.substr(pos + 6);
+      while (!rest.empty() && (rest.front() == '\t' || rest.front() == ' ')) rest.remove_prefix(1);
+      if (auto tgid = parseInt(rest.substr(0, rest.find('\n')))) {
+        out = Pid{static_cast<std::int32_t>(*tgid)};
+      }
+    }
+  }
+  tgid_cache_.emplace(tid, out);
+  return out;
+}
+
+bool ProcessReader::isKernelThread(Pid pid) {
+  const auto path = "/proc/" + std::to_string(pid.value);
+  UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return false;
+  auto identity = readIdentity(fd.get(), pid);
+  return identity.ok() && (identity->flags & kPfKthread) != 0;
+}
+
+Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
+  const auto path = "/proc/" + std::to_string(pid.value);
+  UniqueFd proc_fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!proc_fd.valid()) {
+    if (errno == EACCES || errno == EPERM) {
+      return makeError(ErrorCode::kAccessDenied,
+                       "permission denied reading process " + std::to_string(pid.value));
+    }
+    return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+  }
+  auto identity = readIdentity(proc_fd.get(), pid);
+  if (!identity) return identity.error();
+  UniqueFd task_fd(::openat(proc_fd.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!task_fd.valid()) {
+    return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+  }
+  const auto tids = listTasks(task_fd.get());
+
+  ProcessSample out;
+  out.pid = pid;
+  out.name = identity->name;
+  out.start_time = identity->start_time;
+
+  std::vector<RawThread> raws;
+  if (only.empty()) {
+    raws.reserve(tids.size());
+    for (const auto tid : tids) raws.push_back(readThread(task_fd.get(), pid, tid));
+    // A thread that exited between the listing and its read is simply no longer there.
+    std::erase_if(raws, [](const RawThread& r) { return r.sample.status == ObjectStatus::kError &&
+                                                         r.sample.name == "(exited)"; });
+  } else {
+    for (const auto tid : only) raws.push_back(readThread(task_fd.get(), pid, tid.value));
+  }
+  WaitResolver(context_, pid, task_fd.get(), tids).resolve(raws);
+
+  // The pid may have been reused while we read: the start time tells.
+  auto after = readIdentity(proc_fd.get(), pid);
+  if (!after || after->start_time != identity->start_time) {
+    return makeError(ErrorCode::kNoSuchProcess,
+                     "process " + std::to_string(pid.value) + " exited during the read");
+  }
+  out.threads.reserve(raws.size());
+  for (auto& raw : raws) out.threads.push_back(std::move(raw.sample));
+  return out;
+}
+
+}  // namespace wctmon::linux_platform

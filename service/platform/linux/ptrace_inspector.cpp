@@ -1,0 +1,190 @@
+#include "platform/linux/ptrace_inspector.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "platform/linux/proc_text.h"
+#include "platform/linux/stack_unwinder.h"
+
+namespace wctmon::linux_platform {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A thread held in a ptrace stop. The thread is released when this goes out of scope, on every
+/// path, re-delivering any signal that arrived while it was held. PTRACE_SEIZE (not ATTACH) is
+/// used because it does not send SIGSTOP: the stop comes from PTRACE_INTERRUPT, so nothing is
+/// left for the target to see, and without PTRACE_O_EXITKILL our own death cannot kill it.
+class PtraceStop {
+ public:
+  explicit PtraceStop(int tid) : tid_(tid) {}
+  PtraceStop(const PtraceStop&) = delete;
+  PtraceStop& operator=(const PtraceStop&) = delete;
+  ~PtraceStop() { release(); }
+
+  /// Seizes and stops the thread; returns an error text, empty on success.
+  std::string stop() {
+    if (::ptrace(PTRACE_SEIZE, tid_, nullptr, nullptr) != 0) {
+      return errno == EPERM ? "permission denied (ptrace)"
+             : errno == ESRCH ? "thread exited"
+                              : std::string("PTRACE_SEIZE: ") + std::strerror(errno);
+    }
+    seized_ = true;
+    started_ = Clock::now();
+    if (::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr) != 0) {
+      return std::string("PTRACE_INTERRUPT: ") + std::strerror(errno);
+    }
+    int status = 0;
+    pid_t r;
+    do {
+      r = ::waitpid(tid_, &status, __WALL);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) return std::string("waitpid: ") + std::strerror(errno);
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      seized_ = false;  // nothing left to detach from
+      return "thread exited";
+    }
+    stopped_ = true;
+    // A signal-delivery stop (not our interrupt) holds a signal meant for the target: it is
+    // passed on when the thread is released.
+    if ((status >> 16) != PTRACE_EVENT_STOP) pending_signal_ = WSTOPSIG(status);
+    return {};
+  }
+
+  /// Releases the thread; returns how long it was held.
+  std::chrono::nanoseconds release() {
+    if (seized_) {
+      ::ptrace(PTRACE_DETACH, tid_, nullptr, reinterpret_cast<void*>(static_cast<long>(pending_signal_)));
+      seized_ = false;
+      held_ = Clock::now() - started_;
+    }
+    return held_;
+  }
+
+  [[nodiscard]] bool stopped() const { return stopped_; }
+
+ private:
+  int tid_;
+  bool seized_ = false;
+  bool stopped_ = false;
+  int pending_signal_ = 0;
+  Clock::time_point started_;
+  std::chrono::nanoseconds held_{0};
+};
+
+std::int32_t tracerOf(ThreadRef thread) {
+  std::array<char, 4096> buf{};
+  const auto path = "/proc/" + std::to_string(thread.pid.value) + "/task/" +
+                    std::to_string(thread.tid.value) + "/status";
+  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
+  if (n <= 0) return 0;
+  std::string_view text(buf.data(), static_cast<std::size_t>(n));
+  const auto pos = text.find("TracerPid:");
+  if (pos == std::string_view::npos) return 0;
+  auto rest = text.substr(pos + 10);
+  while (!rest.empty() && (rest.front() == '\t' || rest.front() == ' ')) rest.remove_prefix(1);
+  return static_cast<std::int32_t>(parseInt(rest.substr(0, rest.find('\n'))).value_or(0));
+}
+
+void addRegisters(const user_regs_struct& r, ThreadCapture& out) {
+  const std::pair<const char*, unsigned long long> regs[] = {
+      {"rip", r.rip}, {"rsp", r.rsp}, {"rbp", r.rbp}, {"rax", r.rax}, {"rbx", r.rbx},
+      {"rcx", r.rcx}, {"rdx", r.rdx}, {"rsi", r.rsi}, {"rdi", r.rdi}, {"r8", r.r8},
+      {"r9", r.r9},   {"r10", r.r10}, {"r11", r.r11}, {"r12", r.r12}, {"r13", r.r13},
+      {"r14", r.r14}, {"r15", r.r15}, {"eflags", r.eflags}, {"orig_rax", r.orig_rax},
+      {"cs", r.cs},   {"ss", r.ss},   {"ds", r.ds},   {"es", r.es},   {"fs", r.fs},
+      {"gs", r.gs},   {"fs_base", r.fs_base}, {"gs_base", r.gs_base},
+  };
+  for (const auto& [name, value] : regs) out.registers.push_back(RegisterValue{name, value});
+}
+
+/// The i386 register set a compat (32-bit) thread reports through NT_PRSTATUS.
+struct I386Regs {
+  std::uint32_t ebx, ecx, edx, esi, edi, ebp, eax, xds, xes, xfs, xgs, orig_eax, eip, xcs, eflags,
+      esp, xss;
+};
+
+void addRegisters(const I386Regs& r, ThreadCapture& out) {
+  const std::pair<const char*, std::uint32_t> regs[] = {
+      {"eip", r.eip}, {"esp", r.esp}, {"ebp", r.ebp}, {"eax", r.eax}, {"ebx", r.ebx},
+      {"ecx", r.ecx}, {"edx", r.edx}, {"esi", r.esi}, {"edi", r.edi}, {"eflags", r.eflags},
+      {"orig_eax", r.orig_eax},
+  };
+  for (const auto& [name, value] : regs) out.registers.push_back(RegisterValue{name, value});
+}
+
+}  // namespace
+
+std::vector<ThreadCapture> PtraceInspector::capture(std::span<const ThreadRef> threads) {
+  std::vector<ThreadCapture> out;
+  out.reserve(threads.size());
+  for (const auto& t : threads) out.push_back(captureOne(t));
+  return out;
+}
+
+ThreadCapture PtraceInspector::captureOne(ThreadRef thread) {
+  ThreadCapture out;
+  out.thread = thread;
+  out.tracer_pid = tracerOf(thread);
+  if (out.tracer_pid != 0) {
+    out.error = "already traced by process " + std::to_string(out.tracer_pid);
+    return out;
+  }
+
+  StackCopy copy;
+  bool native = false;
+  {
+    PtraceStop stop(thread.tid.value);
+    out.error = stop.stop();
+    if (out.error.empty()) {
+      union {
+        user_regs_struct native;
+        I386Regs compat;
+      } regs{};
+      iovec iov{&regs, sizeof(regs)};
+      if (::ptrace(PTRACE_GETREGSET, thread.tid.value, reinterpret_cast<void*>(NT_PRSTATUS), &iov) != 0) {
+        out.error = std::string("PTRACE_GETREGSET: ") + std::strerror(errno);
+      } else if (iov.iov_len == sizeof(user_regs_struct)) {
+        native = true;
+        out.architecture = "x86_64";
+        addRegisters(regs.native, out);
+        const auto& r = regs.native;
+        const std::uint64_t dwarf[17] = {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8,
+                                         r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip};
+        std::memcpy(copy.regs, dwarf, sizeof(dwarf));
+        copy.sp = r.rsp;
+        // The stack is copied now, while the thread cannot change it; the slow part (unwinding
+        // and symbols) runs after the thread is released.
+        copy.bytes.resize(kStackCopyBytes);
+        iovec local{copy.bytes.data(), copy.bytes.size()};
+        iovec remote{reinterpret_cast<void*>(copy.sp), copy.bytes.size()};
+        const ssize_t n = ::process_vm_readv(thread.pid.value, &local, 1, &remote, 1, 0);
+        copy.bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+      } else {
+        out.architecture = "i386";
+        addRegisters(regs.compat, out);
+      }
+    }
+    out.stop_time = stop.release();
+  }
+  if (!out.error.empty()) return out;
+  out.captured = true;
+  if (native) {
+    std::string unwind_error;
+    out.frames = unwindStack(thread.pid, thread.tid, copy, kMaxFrames, unwind_error);
+    if (out.frames.empty()) out.error = unwind_error;
+  }
+  return out;
+}
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/result.h"
+#include "core/snapshot.h"
+
+namespace wctmon {
+
+/// How far a sample reaches.
+struct SampleOptions {
+  /// Also sample the processes that the waits of the sampled ones lead to (WCT_OUT_OF_PROC_FLAG).
+  bool out_of_proc = false;
+};
+
+/// Reads the wait state of live processes without stopping them: /proc and process memory on
+/// Linux, a Wait Chain Traversal session on Windows.
+class WaitChainSource {
+ public:
+  virtual ~WaitChainSource() = default;
+
+  /// Samples every thread of `pid` (first in the snapshot) and, with out_of_proc, the processes
+  /// its waits lead to. Fails with kNoSuchProcess or kAccessDenied when the process cannot be read.
+  [[nodiscard]] virtual Result<Snapshot> sample(Pid pid, const SampleOptions& options) = 0;
+
+  /// Samples every process of the system.
+  [[nodiscard]] virtual Result<Snapshot> sampleAll() = 0;
+
+  /// Reads the given threads again, with their waits and owners, to confirm a cycle. A thread
+  /// that is gone comes back with status Error.
+  [[nodiscard]] virtual std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) = 0;
+};
+
+}  // namespace wctmon

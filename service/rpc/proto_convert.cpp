@@ -1,0 +1,151 @@
+#include "rpc/proto_convert.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/time_util.h>
+
+#include <array>
+#include <cinttypes>
+#include <cstdio>
+
+namespace wctmon::rpc {
+namespace {
+
+std::string hex(std::uint64_t value) {
+  std::array<char, 24> buf{};
+  std::snprintf(buf.data(), buf.size(), "0x%" PRIx64, value);
+  return buf.data();
+}
+
+v1::ObjectType toProto(ObjectType type) {
+  switch (type) {
+    case ObjectType::kCriticalSection: return v1::OBJECT_TYPE_CRITICAL_SECTION;
+    case ObjectType::kSendMessage: return v1::OBJECT_TYPE_SEND_MESSAGE;
+    case ObjectType::kMutex: return v1::OBJECT_TYPE_MUTEX;
+    case ObjectType::kAlpc: return v1::OBJECT_TYPE_ALPC;
+    case ObjectType::kCom: return v1::OBJECT_TYPE_COM;
+    case ObjectType::kThreadWait: return v1::OBJECT_TYPE_THREAD_WAIT;
+    case ObjectType::kProcessWait: return v1::OBJECT_TYPE_PROCESS_WAIT;
+    case ObjectType::kThread: return v1::OBJECT_TYPE_THREAD;
+    case ObjectType::kComActivation: return v1::OBJECT_TYPE_COM_ACTIVATION;
+    case ObjectType::kUnknown: return v1::OBJECT_TYPE_UNKNOWN;
+    case ObjectType::kSocketIo: return v1::OBJECT_TYPE_SOCKET_IO;
+    case ObjectType::kSmbIo: return v1::OBJECT_TYPE_SMB_IO;
+    case ObjectType::kFutex: return v1::OBJECT_TYPE_FUTEX;
+    case ObjectType::kRwLock: return v1::OBJECT_TYPE_RW_LOCK;
+    case ObjectType::kFileLock: return v1::OBJECT_TYPE_FILE_LOCK;
+    case ObjectType::kPipe: return v1::OBJECT_TYPE_PIPE;
+    case ObjectType::kUnixSocket: return v1::OBJECT_TYPE_UNIX_SOCKET;
+    case ObjectType::kSleep: return v1::OBJECT_TYPE_SLEEP;
+    case ObjectType::kKernelWait: return v1::OBJECT_TYPE_KERNEL_WAIT;
+    case ObjectType::kEventfd: return v1::OBJECT_TYPE_EVENTFD;
+    case ObjectType::kPoll: return v1::OBJECT_TYPE_POLL;
+    case ObjectType::kSignalWait: return v1::OBJECT_TYPE_SIGNAL_WAIT;
+  }
+  return v1::OBJECT_TYPE_UNKNOWN;
+}
+
+v1::ObjectStatus toProto(ObjectStatus status) {
+  switch (status) {
+    case ObjectStatus::kNoAccess: return v1::OBJECT_STATUS_NO_ACCESS;
+    case ObjectStatus::kRunning: return v1::OBJECT_STATUS_RUNNING;
+    case ObjectStatus::kBlocked: return v1::OBJECT_STATUS_BLOCKED;
+    case ObjectStatus::kPidOnly: return v1::OBJECT_STATUS_PID_ONLY;
+    case ObjectStatus::kPidOnlyRpcss: return v1::OBJECT_STATUS_PID_ONLY_RPCSS;
+    case ObjectStatus::kOwned: return v1::OBJECT_STATUS_OWNED;
+    case ObjectStatus::kNotOwned: return v1::OBJECT_STATUS_NOT_OWNED;
+    case ObjectStatus::kAbandoned: return v1::OBJECT_STATUS_ABANDONED;
+    case ObjectStatus::kUnknown: return v1::OBJECT_STATUS_UNKNOWN;
+    case ObjectStatus::kError: return v1::OBJECT_STATUS_ERROR;
+  }
+  return v1::OBJECT_STATUS_UNKNOWN;
+}
+
+void fill(const ThreadRef& ref, v1::ThreadRef* out) {
+  out->set_pid(ref.pid.value);
+  out->set_tid(ref.tid.value);
+}
+
+void fill(const WaitNode& node, v1::WaitNode* out) {
+  out->set_object_type(toProto(node.type));
+  out->set_status(toProto(node.status));
+  if (node.isThread()) {
+    out->set_pid(node.thread.pid.value);
+    out->set_tid(node.thread.tid.value);
+    out->set_thread_name(node.thread_name);
+    out->set_process_name(node.process_name);
+    if (node.wait_time) out->set_wait_time_ms(static_cast<std::uint64_t>(node.wait_time->count()));
+    out->set_context_switches(node.context_switches);
+    return;
+  }
+  out->set_name(node.name);
+  if (node.timeout) out->set_timeout_ms(static_cast<std::uint64_t>(node.timeout->count()));
+  out->set_alertable(node.alertable);
+  for (const auto pid : node.owner_pids) out->add_owner_pids(pid.value);
+  out->set_detail(node.detail);
+}
+
+void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
+  fill(capture.thread, out->mutable_thread());
+  out->set_captured(capture.captured);
+  out->set_error(capture.error);
+  out->set_architecture(capture.architecture);
+  for (const auto& r : capture.registers) {
+    auto* reg = out->add_registers();
+    reg->set_name(r.name);
+    reg->set_value(hex(r.value));
+  }
+  for (const auto& f : capture.frames) {
+    auto* frame = out->add_frames();
+    frame->set_pc(hex(f.pc));
+    frame->set_function(f.function);
+    frame->set_module(f.module);
+    frame->set_offset(hex(f.offset));
+  }
+  out->set_stop_time_ns(static_cast<std::uint64_t>(capture.stop_time.count()));
+  out->set_tracer_pid(capture.tracer_pid);
+}
+
+}  // namespace
+
+v1::AnalyzeResult toProto(const AnalysisResult& result) {
+  v1::AnalyzeResult out;
+  out.set_pid(result.pid.value);
+  out.set_process_name(result.process_name);
+  out.set_process_count(result.process_count);
+  out.set_thread_count(result.thread_count);
+  for (const auto& chain : result.chains) {
+    auto* c = out.add_chains();
+    c->set_pid(chain.start.pid.value);
+    c->set_tid(chain.start.tid.value);
+    for (const auto& node : chain.nodes) fill(node, c->add_nodes());
+    c->set_is_cycle(chain.is_cycle);
+    c->set_truncated(chain.truncated);
+    c->set_node_count(chain.node_count);
+  }
+  for (const auto& deadlock : result.deadlocks) {
+    auto* d = out.add_deadlocks();
+    for (const auto& t : deadlock.threads) fill(t, d->add_threads());
+    for (const auto& t : deadlock.spurs) fill(t, d->add_spurs());
+    d->set_cross_process(deadlock.crossProcess());
+  }
+  for (const auto& capture : result.captures) fill(capture, out.add_captures());
+  for (const auto& w : result.warnings) out.add_warnings(w);
+  *out.mutable_sampled_at() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(result.sampled_at.time_since_epoch())
+          .count());
+  out.set_analysis_time_us(static_cast<std::uint64_t>(result.analysis_time.count()));
+  return out;
+}
+
+std::string toJson(const google::protobuf::Message& message, bool pretty) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.add_whitespace = pretty;
+  // Consumers can rely on every field being present, "deadlocks": [] included.
+  options.always_print_primitive_fields = true;
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
+}  // namespace wctmon::rpc

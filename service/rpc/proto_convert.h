@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+
+#include "core/wait_model.h"
+#include "wctmon/v1/wait_chain.pb.h"
+
+namespace google::protobuf {
+class Message;
+}
+
+namespace wctmon::rpc {
+
+/// The proto twin of a domain analysis result.
+[[nodiscard]] v1::AnalyzeResult toProto(const AnalysisResult& result);
+
+/// The proto3 JSON mapping of `message`, with field names as in the .proto (snake_case).
+[[nodiscard]] std::string toJson(const google::protobuf::Message& message, bool pretty = true);
+
+}  // namespace wctmon::rpc
