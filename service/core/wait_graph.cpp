@@ -242,46 +242,121 @@ std::optional<ThreadRef> nextOwner(const WaitObject& wait, const SnapshotIndex& 
   return candidates.front();
 }
 
-WaitChain buildChain(ThreadRef start, const SnapshotIndex& index, const Edges& stuck,
-                     const GraphOptions& options) {
-  WaitChain chain;
-  chain.start = start;
-  std::uint32_t count = 0;
-  auto emit = [&](WaitNode node) {
-    ++count;
-    if (chain.nodes.size() < options.max_nodes) chain.nodes.push_back(std::move(node));
+/// Builds chains. Each chain is walked only up to the node limit; the length of the whole chain
+/// comes from lengths remembered per thread, so that n threads in one long chain cost O(n), not
+/// O(n^2).
+class ChainBuilder {
+ public:
+  ChainBuilder(const SnapshotIndex& index, const Edges& stuck, const GraphOptions& options)
+      : index_(index), stuck_(stuck), options_(options) {}
+
+  WaitChain build(ThreadRef start) {
+    WaitChain chain;
+    chain.start = start;
+    std::unordered_set<ThreadRef> visited;
+    ThreadRef cur = start;
+    while (chain.nodes.size() < options_.max_nodes) {
+      const auto* sample = index_.thread(cur);
+      const auto* process = index_.process(cur.pid);
+      if (isForeign(cur, start) || sample == nullptr) {
+        chain.nodes.push_back(placeholderThreadNode(cur, placeholderStatus(cur, start), process));
+        break;
+      }
+      chain.nodes.push_back(threadNode(*sample, process));
+      if (!visited.insert(cur).second) {
+        chain.is_cycle = true;
+        break;
+      }
+      if (!isWaiting(*sample) || chain.nodes.size() >= options_.max_nodes) break;
+      chain.nodes.push_back(objectNode(*sample->wait));
+      auto next = successor(cur);
+      if (!next) break;
+      cur = *next;
+    }
+    const Extent whole = extent(start);
+    chain.node_count = whole.nodes;
+    chain.truncated = whole.nodes > chain.nodes.size();
+    chain.is_cycle = whole.cycle;
+    return chain;
+  }
+
+ private:
+  [[nodiscard]] bool isForeign(ThreadRef t, ThreadRef start) const {
+    return t.pid != start.pid && !options_.out_of_proc;
+  }
+
+  [[nodiscard]] static ObjectStatus placeholderStatus(ThreadRef t, ThreadRef start) {
+    // Outside the snapshot: another process not followed, or a thread that is gone.
+    return t.pid == start.pid ? ObjectStatus::kError : ObjectStatus::kPidOnly;
+  }
+
+  [[nodiscard]] static bool isWaiting(const ThreadSample& s) {
+    return s.status == ObjectStatus::kBlocked && s.wait.has_value();
+  }
+
+  std::optional<ThreadRef> successor(ThreadRef t) {
+    if (auto it = next_.find(t); it != next_.end()) return it->second;
+    const auto* sample = index_.thread(t);
+    std::optional<ThreadRef> next;
+    if (sample != nullptr && isWaiting(*sample)) next = nextOwner(*sample->wait, index_, stuck_);
+    next_.emplace(t, next);
+    return next;
+  }
+
+  /// What the whole chain from a thread is: its node count and whether it ends in a cycle.
+  struct Extent {
+    std::uint32_t nodes = 0;
+    bool cycle = false;
   };
 
-  std::unordered_set<ThreadRef> visited;
-  ThreadRef cur = start;
-  while (true) {
-    const auto* sample = index.thread(cur);
-    const auto* process = index.process(cur.pid);
-    if (cur.pid != start.pid && !options.out_of_proc) {
-      emit(placeholderThreadNode(cur, ObjectStatus::kPidOnly, process));
-      break;
+  /// Walks until a remembered thread, the end of the chain or a cycle, then remembers every
+  /// thread on the way.
+  Extent extent(ThreadRef start) {
+    std::vector<ThreadRef> path;
+    std::unordered_map<ThreadRef, std::size_t> position;
+    Extent tail;  // the chain after path.back()'s object node
+    ThreadRef cur = start;
+    while (true) {
+      const auto* sample = index_.thread(cur);
+      if (isForeign(cur, start) || sample == nullptr) {
+        tail = {1, false};  // a placeholder node; not remembered, it depends on the start
+        break;
+      }
+      if (auto it = extents_.find(cur); it != extents_.end()) {
+        tail = it->second;
+        break;
+      }
+      if (auto it = position.find(cur); it != position.end()) {
+        // A cycle of L threads: each of its threads starts a chain of 2L + 1 nodes.
+        const auto cycle = static_cast<std::uint32_t>(path.size() - it->second);
+        tail = {2 * cycle + 1, true};
+        for (std::size_t i = it->second; i < path.size(); ++i) extents_[path[i]] = tail;
+        path.resize(it->second);
+        break;
+      }
+      auto next = isWaiting(*sample) ? successor(cur) : std::nullopt;
+      if (!next) {
+        tail = {isWaiting(*sample) ? 2U : 1U, false};
+        extents_[cur] = tail;
+        break;
+      }
+      position.emplace(cur, path.size());
+      path.push_back(cur);
+      cur = *next;
     }
-    if (sample == nullptr) {
-      // Outside the snapshot: another process not followed, or a thread that is gone.
-      emit(placeholderThreadNode(
-          cur, cur.pid == start.pid ? ObjectStatus::kError : ObjectStatus::kPidOnly, process));
-      break;
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      tail.nodes += 2;
+      extents_[*it] = tail;
     }
-    emit(threadNode(*sample, process));
-    if (!visited.insert(cur).second) {
-      chain.is_cycle = true;
-      break;
-    }
-    if (sample->status != ObjectStatus::kBlocked || !sample->wait) break;
-    emit(objectNode(*sample->wait));
-    auto next = nextOwner(*sample->wait, index, stuck);
-    if (!next) break;
-    cur = *next;
+    return extents_.contains(start) ? extents_[start] : tail;
   }
-  chain.node_count = count;
-  chain.truncated = count > options.max_nodes;
-  return chain;
-}
+
+  const SnapshotIndex& index_;
+  const Edges& stuck_;
+  const GraphOptions& options_;
+  std::unordered_map<ThreadRef, std::optional<ThreadRef>> next_;
+  std::unordered_map<ThreadRef, Extent> extents_;
+};
 
 }  // namespace
 
@@ -293,11 +368,10 @@ GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> ro
 
   GraphAnalysis out;
   out.deadlocks = findDeadlocks(stuck, root_set);
+  ChainBuilder builder(index, stuck, options);
   for (const auto& process : snapshot.processes) {
     if (!root_set.contains(process.pid)) continue;
-    for (const auto& thread : process.threads) {
-      out.chains.push_back(buildChain(thread.id, index, stuck, options));
-    }
+    for (const auto& thread : process.threads) out.chains.push_back(builder.build(thread.id));
   }
   return out;
 }

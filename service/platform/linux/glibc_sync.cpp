@@ -161,6 +161,7 @@ std::optional<FutexDecode> rwlockOwner(const Window& w, std::ptrdiff_t base,
   const bool shared = w.at<std::int32_t>(base + kRwShared) != 0;
   FutexDecode out;
   out.process_shared = shared;
+  out.object_offset = base;
   if ((readers & kRwWrphase) != 0 && (readers & kRwWrlocked) != 0 && writer > 0) {
     if (!is_live(writer, shared)) return std::nullopt;
     out.kind = FutexWaitKind::kRwLockWrite;

@@ -37,6 +37,8 @@ enum class FutexWaitKind {
 struct FutexDecode {
   FutexWaitKind kind = FutexWaitKind::kUnknown;
   std::int32_t owner_tid = 0;
+  /// Where the lock object starts relative to the futex word (a rwlock's word is inside it).
+  std::int64_t object_offset = 0;
   /// The owner id no longer names a live thread (robust owner-died, or owner exited holding it).
   bool owner_gone = false;
   bool process_shared = false;

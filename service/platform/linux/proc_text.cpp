@@ -113,6 +113,11 @@ std::optional<SyscallState> parseSyscall(std::string_view text) {
     if (!value) return std::nullopt;
     arg = *value;
   }
+  auto sp = parseNumber<std::uint64_t>(nextToken(text), 16);
+  auto pc = parseNumber<std::uint64_t>(nextToken(text), 16);
+  if (!sp || !pc) return std::nullopt;
+  out.sp = *sp;
+  out.pc = *pc;
   return out;
 }
 

@@ -34,6 +34,8 @@ struct SyscallState {
   Kind kind = Kind::kRunning;
   long number = -1;
   std::array<std::uint64_t, 6> args{};
+  std::uint64_t sp = 0;
+  std::uint64_t pc = 0;
 };
 
 /// Parses a syscall line ("running", "-1 sp pc" or "nr a0 .. a5 sp pc").

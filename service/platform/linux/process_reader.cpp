@@ -260,6 +260,7 @@ class WaitResolver {
       const auto decoded = decodeFutexWait(windows[index], op, static_cast<std::uint32_t>(args[2]),
                                            raw->sample.id.tid.value, validator);
       w.detail = decoded.detail;
+      w.name = hex(uaddr + static_cast<std::uint64_t>(decoded.object_offset));
       switch (decoded.kind) {
         case FutexWaitKind::kMutex:
         case FutexWaitKind::kPriorityInheritance:
@@ -279,6 +280,14 @@ class WaitResolver {
       }
       if (decoded.kind == FutexWaitKind::kUnknown) {
         w.status = ObjectStatus::kBlocked;
+        constexpr std::uint64_t kNearStack = 64 * 1024;
+        if (uaddr >= raw->syscall->sp && uaddr < raw->syscall->sp + kNearStack && args[2] == 0 &&
+            args[3] == 0) {
+          // glibc parks a thread like this, for good, when the kernel refuses a
+          // priority-inheritance lock with EDEADLK; other code may share a stack word on purpose.
+          w.detail = "futex on the thread's own stack, waiting for 0 without a timeout (glibc "
+                     "parks a thread so after a priority-inheritance deadlock)";
+        }
       } else if (decoded.kind == FutexWaitKind::kRwLockRead) {
         w.status = ObjectStatus::kUnknown;
       } else if (decoded.owner_gone) {

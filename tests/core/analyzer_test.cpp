@@ -1,0 +1,115 @@
+#include "core/analyzer.h"
+
+#include <gtest/gtest.h>
+
+#include "core/snapshot_builder.h"
+#include "fakes/fake_wait_chain_source.h"
+
+namespace wctmon {
+namespace {
+
+using testing::FakeThreadInspector;
+using testing::FakeWaitChainSource;
+using testing::SnapshotBuilder;
+using testing::T;
+
+Snapshot abba(std::uint64_t switches_a, std::uint64_t switches_b) {
+  return SnapshotBuilder()
+      .process(10, "demo")
+      .waitsOnThread(11, T(10, 12))
+      .switches(switches_a)
+      .waitsOnThread(12, T(10, 11))
+      .switches(switches_b)
+      .ownerless(13)
+      .build();
+}
+
+TEST(Analyzer, ACycleSeenTwiceUnchangedIsConfirmedAndCaptured) {
+  FakeWaitChainSource source;
+  FakeThreadInspector inspector;
+  source.setSample(abba(5, 7));
+  source.queueResample(abba(5, 7));
+  WaitChainAnalyzer analyzer(source, &inspector);
+  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{.capture = true});
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->deadlocks.size(), 1U);
+  EXPECT_EQ(source.resample_calls, 1);
+  EXPECT_EQ(inspector.requested, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
+  EXPECT_EQ(result->captures.size(), 2U);
+  EXPECT_EQ(result->pid, Pid{10});
+  EXPECT_EQ(result->process_name, "demo");
+  EXPECT_EQ(result->thread_count, 3U);
+  EXPECT_EQ(result->chains.size(), 3U);
+}
+
+TEST(Analyzer, ACycleWhoseThreadsRanBetweenReadsIsNotReported) {
+  FakeWaitChainSource source;
+  FakeThreadInspector inspector;
+  source.setSample(abba(5, 7));
+  // Every re-read shows thread 11 scheduled again: it was never stuck.
+  for (std::uint64_t i = 1; i <= 10; ++i) source.queueResample(abba(5 + i, 7));
+  WaitChainAnalyzer analyzer(source, &inspector);
+  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{.capture = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->deadlocks.empty());
+  EXPECT_TRUE(inspector.requested.empty());
+  EXPECT_EQ(source.resample_calls, AnalyzeOptions{}.confirm_attempts);
+  ASSERT_FALSE(result->warnings.empty());
+}
+
+TEST(Analyzer, ACycleThatDissolvesOnTheSecondReadIsGone) {
+  FakeWaitChainSource source;
+  source.setSample(abba(5, 7));
+  source.queueResample(SnapshotBuilder()
+                           .process(10, "demo")
+                           .running(11)
+                           .waitsOnThread(12, T(10, 11))
+                           .switches(7)
+                           .build());
+  WaitChainAnalyzer analyzer(source, nullptr);
+  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{});
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->deadlocks.empty());
+  EXPECT_TRUE(result->warnings.empty());
+}
+
+TEST(Analyzer, ACycleConfirmedAfterOneMoveIsReported) {
+  FakeWaitChainSource source;
+  source.setSample(abba(5, 7));
+  source.queueResample(abba(6, 7));  // moved once (a spurious wake-up), then settled
+  source.queueResample(abba(6, 7));
+  WaitChainAnalyzer analyzer(source, nullptr);
+  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->deadlocks.size(), 1U);
+  EXPECT_EQ(source.resample_calls, 2);
+}
+
+TEST(Analyzer, NoCaptureWithoutADeadlockOrWithoutTheOption) {
+  FakeWaitChainSource source;
+  FakeThreadInspector inspector;
+  source.setSample(SnapshotBuilder().process(10).ownerless(11).build());
+  WaitChainAnalyzer analyzer(source, &inspector);
+  ASSERT_TRUE(analyzer.analyze(Pid{10}, AnalyzeOptions{.capture = true}).ok());
+  EXPECT_TRUE(inspector.requested.empty());
+
+  source.setSample(abba(1, 1));
+  source.queueResample(abba(1, 1));
+  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{.capture = false});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->deadlocks.size(), 1U);
+  EXPECT_TRUE(inspector.requested.empty());
+}
+
+TEST(Analyzer, SourceErrorsComeBackAsErrors) {
+  FakeWaitChainSource source;
+  source.setSample(makeError(ErrorCode::kNoSuchProcess, "no such process: 42"));
+  WaitChainAnalyzer analyzer(source, nullptr);
+  auto result = analyzer.analyze(Pid{42}, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kNoSuchProcess);
+  EXPECT_TRUE(source.last_options.out_of_proc);
+}
+
+}  // namespace
+}  // namespace wctmon

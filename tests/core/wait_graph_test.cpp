@@ -1,0 +1,210 @@
+#include "core/wait_graph.h"
+
+#include <gtest/gtest.h>
+
+#include "core/snapshot_builder.h"
+
+namespace wctmon {
+namespace {
+
+using testing::SnapshotBuilder;
+using testing::T;
+
+GraphAnalysis analyze(const Snapshot& s, std::vector<Pid> roots, GraphOptions options = {}) {
+  return analyzeWaitGraph(s, roots, options);
+}
+
+const WaitChain& chainOf(const GraphAnalysis& g, ThreadRef t) {
+  for (const auto& c : g.chains) {
+    if (c.start == t) return c;
+  }
+  throw std::runtime_error("no chain");
+}
+
+TEST(WaitGraph, AbbaIsOneDeadlockWithItsSpur) {
+  const auto s = SnapshotBuilder()
+                     .process(10)
+                     .waitsOnThread(10, T(10, 11), ObjectType::kThreadWait)  // main joins a
+                     .waitsOnThread(11, T(10, 12))
+                     .waitsOnThread(12, T(10, 11))
+                     .running(13)
+                     .build();
+  const auto g = analyze(s, {Pid{10}});
+  ASSERT_EQ(g.deadlocks.size(), 1U);
+  EXPECT_EQ(g.deadlocks[0].threads, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
+  EXPECT_EQ(g.deadlocks[0].spurs, (std::vector<ThreadRef>{T(10, 10)}));
+  EXPECT_FALSE(g.deadlocks[0].crossProcess());
+  ASSERT_EQ(g.chains.size(), 4U);
+
+  const auto& a = chainOf(g, T(10, 11));
+  EXPECT_TRUE(a.is_cycle);
+  ASSERT_EQ(a.nodes.size(), 5U);  // a -> m -> b -> m -> a
+  EXPECT_EQ(a.nodes[0].thread, T(10, 11));
+  EXPECT_EQ(a.nodes[1].type, ObjectType::kMutex);
+  EXPECT_EQ(a.nodes[2].thread, T(10, 12));
+  EXPECT_EQ(a.nodes[4].thread, T(10, 11));
+  EXPECT_EQ(a.node_count, 5U);
+  EXPECT_FALSE(a.truncated);
+
+  const auto& spur = chainOf(g, T(10, 10));
+  EXPECT_TRUE(spur.is_cycle);
+  EXPECT_EQ(spur.nodes[1].type, ObjectType::kThreadWait);
+
+  const auto& running = chainOf(g, T(10, 13));
+  EXPECT_FALSE(running.is_cycle);
+  ASSERT_EQ(running.nodes.size(), 1U);
+  EXPECT_EQ(running.nodes[0].status, ObjectStatus::kRunning);
+}
+
+TEST(WaitGraph, SelfDeadlockIsACycleOfOne) {
+  const auto s = SnapshotBuilder().process(10).waitsOnThread(11, T(10, 11)).build();
+  const auto g = analyze(s, {Pid{10}});
+  ASSERT_EQ(g.deadlocks.size(), 1U);
+  EXPECT_EQ(g.deadlocks[0].threads, (std::vector<ThreadRef>{T(10, 11)}));
+  EXPECT_TRUE(g.chains[0].is_cycle);
+  EXPECT_EQ(g.chains[0].nodes.size(), 3U);
+}
+
+TEST(WaitGraph, ChainEndingInAnOwnerlessWaitIsNoDeadlock) {
+  const auto s = SnapshotBuilder()
+                     .process(10)
+                     .waitsOnThread(11, T(10, 12))
+                     .waitsOnThread(12, T(10, 13))
+                     .ownerless(13)
+                     .build();
+  const auto g = analyze(s, {Pid{10}});
+  EXPECT_TRUE(g.deadlocks.empty());
+  const auto& c = chainOf(g, T(10, 11));
+  EXPECT_FALSE(c.is_cycle);
+  ASSERT_EQ(c.nodes.size(), 6U);
+  EXPECT_EQ(c.nodes.back().type, ObjectType::kFutex);
+  EXPECT_EQ(c.nodes.back().status, ObjectStatus::kBlocked);
+}
+
+TEST(WaitGraph, AbandonedAndUnknownOwnersEndTheChain) {
+  auto b = SnapshotBuilder().process(10).waitsOnThread(11, T(10, 99));
+  auto s = b.build();
+  s.processes[0].threads[0].wait->status = ObjectStatus::kAbandoned;
+  s.processes[0].threads[0].wait->owner_threads.clear();
+  const auto g = analyze(s, {Pid{10}});
+  EXPECT_TRUE(g.deadlocks.empty());
+  EXPECT_EQ(g.chains[0].nodes.size(), 2U);
+  EXPECT_EQ(g.chains[0].nodes[1].status, ObjectStatus::kAbandoned);
+}
+
+TEST(WaitGraph, ChainIsTruncatedAtTheNodeLimitButCountsTheWholeChain) {
+  SnapshotBuilder b;
+  b.process(10);
+  for (int i = 0; i < 40; ++i) b.waitsOnThread(100 + i, T(10, 101 + i));
+  b.ownerless(140);
+  const auto s = b.build();
+  const auto g = analyze(s, {Pid{10}}, GraphOptions{.max_nodes = 16});
+  const auto& c = chainOf(g, T(10, 100));
+  EXPECT_TRUE(c.truncated);
+  EXPECT_EQ(c.nodes.size(), 16U);
+  EXPECT_EQ(c.node_count, 82U);  // 41 threads, 41 objects
+  EXPECT_TRUE(g.deadlocks.empty());
+  const auto full = analyze(s, {Pid{10}});
+  EXPECT_TRUE(chainOf(full, T(10, 100)).truncated);  // the default limit is 64
+  EXPECT_EQ(chainOf(full, T(10, 100)).nodes.size(), 64U);
+  EXPECT_TRUE(chainOf(analyze(s, {Pid{10}}, GraphOptions{.max_nodes = 100}), T(10, 100)).nodes.size() == 82U);
+}
+
+TEST(WaitGraph, WithoutOutOfProcAChainStopsAtTheFirstForeignThread) {
+  const auto s = SnapshotBuilder()
+                     .process(10)
+                     .waitsOnThread(11, T(20, 21))
+                     .process(20)
+                     .waitsOnThread(21, T(10, 11))
+                     .build();
+  const auto inproc = analyze(s, {Pid{10}});
+  const auto& c = chainOf(inproc, T(10, 11));
+  ASSERT_EQ(c.nodes.size(), 3U);
+  EXPECT_EQ(c.nodes[2].thread, T(20, 21));
+  EXPECT_EQ(c.nodes[2].status, ObjectStatus::kPidOnly);
+  EXPECT_FALSE(c.is_cycle);
+
+  const auto outproc = analyze(s, {Pid{10}}, GraphOptions{.out_of_proc = true});
+  EXPECT_TRUE(chainOf(outproc, T(10, 11)).is_cycle);
+  ASSERT_EQ(outproc.deadlocks.size(), 1U);
+  EXPECT_TRUE(outproc.deadlocks[0].crossProcess());
+  EXPECT_EQ(outproc.chains.size(), 1U);  // chains only for the process asked for
+}
+
+TEST(WaitGraph, ProcessOwnedObjectsAreStuckOnlyWhenEveryThreadOfTheOwnerIs) {
+  // Parent 10 writes a pipe read by 20; 20 writes a pipe read by 10.
+  const auto stuck = SnapshotBuilder()
+                         .process(10)
+                         .waitsOnProcesses(10, {20})
+                         .process(20)
+                         .waitsOnProcesses(20, {10})
+                         .build();
+  auto g = analyze(stuck, {Pid{10}}, GraphOptions{.out_of_proc = true});
+  ASSERT_EQ(g.deadlocks.size(), 1U);
+  EXPECT_EQ(g.deadlocks[0].threads, (std::vector<ThreadRef>{T(10, 10), T(20, 20)}));
+
+  // A thread of 20 that may still run could write: no deadlock.
+  const auto live = SnapshotBuilder()
+                        .process(10)
+                        .waitsOnProcesses(10, {20})
+                        .process(20)
+                        .waitsOnProcesses(20, {10})
+                        .ownerless(21)
+                        .build();
+  g = analyze(live, {Pid{10}}, GraphOptions{.out_of_proc = true});
+  EXPECT_TRUE(g.deadlocks.empty());
+}
+
+TEST(WaitGraph, AReaderHoldingTheOnlyWriteEndOfItsPipeIsACycleOfOne) {
+  const auto s = SnapshotBuilder().process(10).waitsOnProcesses(10, {10}).build();
+  const auto g = analyze(s, {Pid{10}});
+  ASSERT_EQ(g.deadlocks.size(), 1U);
+  EXPECT_EQ(g.deadlocks[0].threads, (std::vector<ThreadRef>{T(10, 10)}));
+}
+
+TEST(WaitGraph, OwnersOutsideTheSnapshotMayProgress) {
+  const auto s = SnapshotBuilder().process(10).waitsOnProcesses(10, {99}).build();
+  EXPECT_TRUE(analyze(s, {Pid{10}}, GraphOptions{.out_of_proc = true}).deadlocks.empty());
+}
+
+TEST(WaitGraph, TwoSeparateCyclesAreTwoDeadlocks) {
+  const auto s = SnapshotBuilder()
+                     .process(10)
+                     .waitsOnThread(1, T(10, 2))
+                     .waitsOnThread(2, T(10, 1))
+                     .waitsOnThread(3, T(10, 4))
+                     .waitsOnThread(4, T(10, 3))
+                     .waitsOnThread(5, T(10, 3))
+                     .build();
+  const auto g = analyze(s, {Pid{10}});
+  ASSERT_EQ(g.deadlocks.size(), 2U);
+  EXPECT_EQ(g.deadlocks[0].threads, (std::vector<ThreadRef>{T(10, 1), T(10, 2)}));
+  EXPECT_TRUE(g.deadlocks[0].spurs.empty());
+  EXPECT_EQ(g.deadlocks[1].threads, (std::vector<ThreadRef>{T(10, 3), T(10, 4)}));
+  EXPECT_EQ(g.deadlocks[1].spurs, (std::vector<ThreadRef>{T(10, 5)}));
+}
+
+TEST(WaitGraph, DeadlocksNotTouchingTheRootsAreLeftOut) {
+  const auto s = SnapshotBuilder()
+                     .process(10)
+                     .running(10)
+                     .process(20)
+                     .waitsOnThread(21, T(20, 22))
+                     .waitsOnThread(22, T(20, 21))
+                     .build();
+  EXPECT_TRUE(analyze(s, {Pid{10}}, GraphOptions{.out_of_proc = true}).deadlocks.empty());
+  EXPECT_EQ(analyze(s, {Pid{10}, Pid{20}}, GraphOptions{.out_of_proc = true}).deadlocks.size(), 1U);
+}
+
+TEST(WaitGraph, LongCycleIsFoundWithoutRecursionLimits) {
+  SnapshotBuilder b;
+  b.process(10);
+  constexpr int kLength = 20000;
+  for (int i = 0; i < kLength; ++i) b.waitsOnThread(i + 1, T(10, (i + 1) % kLength + 1));
+  const auto g = analyze(b.build(), {Pid{10}}, GraphOptions{.max_nodes = 8});
+  ASSERT_EQ(g.deadlocks.size(), 1U);
+  EXPECT_EQ(g.deadlocks[0].threads.size(), static_cast<std::size_t>(kLength));
+}
+
+}  // namespace
+}  // namespace wctmon

@@ -1,0 +1,392 @@
+// The Linux engine against processes that really deadlock or wait: exact owners and cycles.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "core/analyzer.h"
+#include "platform/linux/linux_wait_chain_source.h"
+#include "platform/linux/ptrace_inspector.h"
+#include "support/subprocess.h"
+
+namespace wctmon {
+namespace {
+
+using testing::FixtureProcess;
+
+ThreadRef ref(int pid, int tid) { return ThreadRef{Pid{pid}, Tid{tid}}; }
+
+class EngineTest : public ::testing::Test {
+ protected:
+  AnalysisResult analyze(int pid, AnalyzeOptions options = {}) {
+    WaitChainAnalyzer analyzer(source_, &inspector_);
+    auto result = analyzer.analyze(Pid{pid}, options);
+    if (!result) throw std::runtime_error(result.error().message);
+    return std::move(result).value();
+  }
+
+  /// Analyses until `done` holds (the fixture may still be settling), at most a few seconds.
+  AnalysisResult analyzeUntil(int pid, const std::function<bool(const AnalysisResult&)>& done,
+                              AnalyzeOptions options = {}) {
+    AnalysisResult r;
+    for (int i = 0; i < 50; ++i) {
+      r = analyze(pid, options);
+      if (done(r)) return r;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return r;
+  }
+
+  static const WaitChain& chainOf(const AnalysisResult& r, int tid) {
+    for (const auto& c : r.chains) {
+      if (c.start.tid.value == tid) return c;
+    }
+    throw std::runtime_error("no chain for thread " + std::to_string(tid));
+  }
+
+  static bool hasDeadlock(const AnalysisResult& r) { return !r.deadlocks.empty(); }
+
+  linux_platform::LinuxWaitChainSource source_;
+  linux_platform::PtraceInspector inspector_;
+};
+
+/// Expects `chain` to go: start -> object of `type` -> thread `owner`.
+void expectWaitsOn(const WaitChain& chain, ObjectType type, ThreadRef owner) {
+  ASSERT_GE(chain.nodes.size(), 3U);
+  EXPECT_EQ(chain.nodes[1].type, type) << toString(chain.nodes[1].type);
+  EXPECT_EQ(chain.nodes[1].status, ObjectStatus::kOwned);
+  EXPECT_EQ(chain.nodes[2].thread, owner);
+}
+
+class MutexKinds : public EngineTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(MutexKinds, AbbaDeadlockNamesBothOwners) {
+  FixtureProcess fx("mutex-abba", GetParam());
+  const int pid = fx.pid(), a = fx.tid("a"), b = fx.tid("b");
+  const auto r = analyzeUntil(pid, hasDeadlock);
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(pid, b)}));
+  // The main thread joins a: a spur.
+  EXPECT_EQ(r.deadlocks[0].spurs, (std::vector<ThreadRef>{ref(pid, pid)}));
+  const auto& ca = chainOf(r, a);
+  expectWaitsOn(ca, ObjectType::kMutex, ref(pid, b));
+  EXPECT_EQ(ca.nodes[1].name, fx.report()["objects"]["m2"].get<std::string>());
+  EXPECT_TRUE(ca.is_cycle);
+  const auto& cb = chainOf(r, b);
+  expectWaitsOn(cb, ObjectType::kMutex, ref(pid, a));
+  EXPECT_EQ(cb.nodes[1].name, fx.report()["objects"]["m1"].get<std::string>());
+  const auto& main = chainOf(r, pid);
+  expectWaitsOn(main, ObjectType::kThreadWait, ref(pid, a));
+  EXPECT_TRUE(main.is_cycle);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKinds, MutexKinds,
+                         ::testing::Values("normal", "recursive", "errorcheck", "adaptive", "robust",
+                                           "std", "std-recursive"));
+
+TEST_F(EngineTest, PriorityInheritanceMutexOwnerComesFromTheKernelWord) {
+  // The kernel refuses the second PI lock with EDEADLK and glibc parks that thread on its stack,
+  // so only one edge stays visible: b waits on m1 owned by a.
+  FixtureProcess fx("mutex-abba", "pi");
+  const int pid = fx.pid(), a = fx.tid("a"), b = fx.tid("b");
+  const auto r = analyze(pid);
+  expectWaitsOn(chainOf(r, b), ObjectType::kMutex, ref(pid, a));
+  EXPECT_TRUE(r.deadlocks.empty());
+}
+
+TEST_F(EngineTest, SelfDeadlockIsACycleOfOne) {
+  FixtureProcess fx("self-deadlock");
+  const int pid = fx.pid(), a = fx.tid("a");
+  const auto r = analyzeUntil(pid, hasDeadlock);
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a)}));
+  const auto& c = chainOf(r, a);
+  expectWaitsOn(c, ObjectType::kMutex, ref(pid, a));
+  EXPECT_TRUE(c.is_cycle);
+}
+
+TEST_F(EngineTest, ProcessSharedMutexDeadlockAcrossProcesses) {
+  FixtureProcess fx("pshared-abba", "normal");
+  const int pid = fx.pid(), a = fx.tid("a"), child = fx.child("child");
+  // Without out-of-proc the chain stops at the child, marked PidOnly.
+  auto r = analyze(pid);
+  EXPECT_TRUE(r.deadlocks.empty());
+  const auto& in = chainOf(r, a);
+  ASSERT_EQ(in.nodes.size(), 3U);
+  EXPECT_EQ(in.nodes[2].thread, ref(child, child));
+  EXPECT_EQ(in.nodes[2].status, ObjectStatus::kPidOnly);
+
+  r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(child, child)}));
+  EXPECT_TRUE(r.deadlocks[0].crossProcess());
+  expectWaitsOn(chainOf(r, a), ObjectType::kMutex, ref(child, child));
+}
+
+TEST_F(EngineTest, RobustProcessSharedMutexDeadlockAcrossProcesses) {
+  FixtureProcess fx("pshared-abba", "robust");
+  const int pid = fx.pid(), a = fx.tid("a"), child = fx.child("child");
+  const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(child, child)}));
+}
+
+TEST_F(EngineTest, RwlockHeldForWritingIsOwnedByTheWriter) {
+  FixtureProcess fx("rwlock-write");
+  const int pid = fx.pid(), w = fx.tid("writer");
+  const auto r = analyze(pid);
+  for (const char* waiter : {"reader", "writer2"}) {
+    const auto& c = chainOf(r, fx.tid(waiter));
+    expectWaitsOn(c, ObjectType::kRwLock, ref(pid, w));
+    EXPECT_EQ(c.nodes[1].name, fx.report()["objects"]["rw"].get<std::string>());
+  }
+  EXPECT_TRUE(r.deadlocks.empty());
+}
+
+TEST_F(EngineTest, RwlockHeldForReadingSaysTheOwnerIsUnknown) {
+  FixtureProcess fx("rwlock-read");
+  const auto r = analyze(fx.pid());
+  const auto& c = chainOf(r, fx.tid("writer"));
+  ASSERT_EQ(c.nodes.size(), 2U);
+  EXPECT_EQ(c.nodes[1].type, ObjectType::kRwLock);
+  EXPECT_EQ(c.nodes[1].status, ObjectStatus::kUnknown);
+  EXPECT_NE(c.nodes[1].detail.find("reading"), std::string::npos);
+}
+
+TEST_F(EngineTest, SharedMutexWriterDeadlock) {
+  FixtureProcess fx("rwlock-abba");
+  const int pid = fx.pid(), a = fx.tid("a"), b = fx.tid("b");
+  const auto r = analyzeUntil(pid, hasDeadlock);
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(pid, b)}));
+  expectWaitsOn(chainOf(r, a), ObjectType::kRwLock, ref(pid, b));
+}
+
+TEST_F(EngineTest, JoinIsAThreadWaitOnTheJoinedThread) {
+  FixtureProcess fx("join-cycle");
+  const int pid = fx.pid(), a = fx.tid("a");
+  const auto r = analyzeUntil(pid, hasDeadlock);
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, pid), ref(pid, a)}));
+  expectWaitsOn(chainOf(r, pid), ObjectType::kThreadWait, ref(pid, a));
+  expectWaitsOn(chainOf(r, a), ObjectType::kMutex, ref(pid, pid));
+}
+
+TEST_F(EngineTest, WaitpidIsAProcessWaitOnTheChild) {
+  FixtureProcess fx("waitpid");
+  const int pid = fx.pid(), child = fx.child("child");
+  const auto r = analyze(pid);
+  const auto& c = chainOf(r, pid);
+  expectWaitsOn(c, ObjectType::kProcessWait, ref(child, child));
+  EXPECT_EQ(c.nodes[1].owner_pids, (std::vector<Pid>{Pid{child}}));
+  EXPECT_TRUE(r.deadlocks.empty());
+}
+
+TEST_F(EngineTest, WaitpidOnAChildThatReadsTheParentsPipeIsACrossProcessDeadlock) {
+  FixtureProcess fx("waitpid-cycle");
+  const int pid = fx.pid(), child = fx.child("child");
+  const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, pid), ref(child, child)}));
+  const auto& c = chainOf(r, pid);
+  expectWaitsOn(c, ObjectType::kProcessWait, ref(child, child));
+  ASSERT_GE(c.nodes.size(), 5U);
+  EXPECT_EQ(c.nodes[3].type, ObjectType::kPipe);
+  EXPECT_EQ(c.nodes[3].owner_pids, (std::vector<Pid>{Pid{pid}}));
+}
+
+class FileLockKinds : public EngineTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(FileLockKinds, LockWaitIsOwnedByTheHolder) {
+  FixtureProcess fx("file-lock", GetParam());
+  const int pid = fx.pid(), child = fx.child("child");
+  const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, pid), ref(child, child)}));
+  const auto& c = chainOf(r, pid);
+  ASSERT_GE(c.nodes.size(), 5U);
+  EXPECT_EQ(c.nodes[3].type, ObjectType::kFileLock);
+  EXPECT_EQ(c.nodes[3].owner_pids, (std::vector<Pid>{Pid{pid}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKinds, FileLockKinds, ::testing::Values("posix", "flock", "ofd"));
+
+TEST_F(EngineTest, PipeDeadlockBetweenParentAndChild) {
+  FixtureProcess fx("pipe-deadlock");
+  const int pid = fx.pid(), child = fx.child("child");
+  const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, pid), ref(child, child)}));
+  const auto& c = chainOf(r, pid);
+  expectWaitsOn(c, ObjectType::kPipe, ref(child, child));
+  EXPECT_EQ(c.nodes[1].owner_pids, (std::vector<Pid>{Pid{child}}));
+}
+
+TEST_F(EngineTest, ReaderHoldingTheOnlyWriteEndWaitsOnItsOwnProcess) {
+  FixtureProcess fx("pipe-read");
+  const int pid = fx.pid(), reader = fx.tid("reader");
+  const auto r = analyzeUntil(pid, hasDeadlock);
+  const auto& c = chainOf(r, reader);
+  ASSERT_GE(c.nodes.size(), 2U);
+  EXPECT_EQ(c.nodes[1].type, ObjectType::kPipe);
+  EXPECT_EQ(c.nodes[1].owner_pids, (std::vector<Pid>{Pid{pid}}));
+  // The main thread joins the reader, the reader waits for a writer in its own process: stuck.
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, pid), ref(pid, reader)}));
+}
+
+TEST_F(EngineTest, UnixSocketWaitIsOwnedByThePeer) {
+  FixtureProcess fx("unix-socket");
+  const int pid = fx.pid(), child = fx.child("child");
+  const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, pid), ref(child, child)}));
+  expectWaitsOn(chainOf(r, pid), ObjectType::kUnixSocket, ref(child, child));
+}
+
+TEST_F(EngineTest, OwnerlessWaitsEndTheChainBlocked) {
+  FixtureProcess fx("ownerless");
+  const auto r = analyze(fx.pid());
+  EXPECT_TRUE(r.deadlocks.empty());
+  const std::pair<const char*, ObjectType> expected[] = {{"condvar", ObjectType::kFutex},
+                                                         {"semaphore", ObjectType::kFutex},
+                                                         {"eventfd", ObjectType::kEventfd},
+                                                         {"sleeper", ObjectType::kSleep}};
+  for (const auto& [name, type] : expected) {
+    const auto& c = chainOf(r, fx.tid(name));
+    ASSERT_EQ(c.nodes.size(), 2U) << name;
+    EXPECT_EQ(c.nodes[1].type, type) << name;
+    EXPECT_EQ(c.nodes[1].status, ObjectStatus::kBlocked) << name;
+    EXPECT_TRUE(c.nodes[1].owner_pids.empty());
+  }
+  EXPECT_TRUE(chainOf(r, fx.tid("sleeper")).nodes[1].timeout.has_value());
+}
+
+TEST_F(EngineTest, UninterruptibleWaitIsAKernelWaitNotALock) {
+  FixtureProcess fx("dstate");
+  const auto r = analyze(fx.pid());
+  const auto& c = chainOf(r, fx.pid());
+  ASSERT_EQ(c.nodes.size(), 2U);
+  EXPECT_EQ(c.nodes[1].type, ObjectType::kKernelWait);
+  EXPECT_EQ(c.nodes[1].status, ObjectStatus::kBlocked);
+  EXPECT_FALSE(c.nodes[1].name.empty());
+  EXPECT_TRUE(r.deadlocks.empty());
+}
+
+TEST_F(EngineTest, HundredsOfIdleThreadsAreNoDeadlock) {
+  FixtureProcess fx("idle", "300");
+  const auto r = analyze(fx.pid());
+  EXPECT_GE(r.thread_count, 301U);
+  EXPECT_TRUE(r.deadlocks.empty());
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST_F(EngineTest, HotLocksTakenInOrderNeverShowADeadlock) {
+  FixtureProcess fx("hot-locks", "8");
+  for (int i = 0; i < 200; ++i) {
+    const auto r = analyze(fx.pid());
+    ASSERT_TRUE(r.deadlocks.empty()) << "iteration " << i;
+  }
+}
+
+TEST_F(EngineTest, LongChainIsFollowedToItsEndWithoutACycle) {
+  FixtureProcess fx("long-chain", "40");
+  const int pid = fx.pid();
+  const auto r = analyze(pid, AnalyzeOptions{.max_nodes = 200});
+  EXPECT_TRUE(r.deadlocks.empty());
+  const auto& c = chainOf(r, fx.tid("t0"));
+  EXPECT_FALSE(c.is_cycle);
+  EXPECT_FALSE(c.truncated);
+  EXPECT_EQ(c.node_count, 80U);  // 40 threads, 39 mutexes, the last one's signal wait
+  for (int i = 0; i < 39; ++i) {
+    EXPECT_EQ(c.nodes[static_cast<std::size_t>(2 * i + 2)].thread,
+              ref(pid, fx.tid("t" + std::to_string(i + 1))));
+  }
+  const auto cut = analyze(pid, AnalyzeOptions{.max_nodes = 16});
+  const auto& t = chainOf(cut, fx.tid("t0"));
+  EXPECT_TRUE(t.truncated);
+  EXPECT_EQ(t.nodes.size(), 16U);
+  EXPECT_EQ(t.node_count, 80U);
+}
+
+TEST_F(EngineTest, UnknownProcessIsAClearError) {
+  WaitChainAnalyzer analyzer(source_, nullptr);
+  auto r = analyzer.analyze(Pid{0x7ffffff0}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kNoSuchProcess);
+  EXPECT_NE(r.error().message.find("no such process"), std::string::npos);
+}
+
+TEST_F(EngineTest, ProcessExitingMidAnalysisNeverCrashesOrNamesAWrongOwner) {
+  // Threads come and go all the time and the process exits at a random point of an analysis:
+  // every analysis either succeeds with owners inside the process or says the process is gone.
+  for (int round = 0; round < 5; ++round) {
+    FixtureProcess fx("churn", std::to_string(100 + 37 * round));
+    const int pid = fx.pid();
+    int ok = 0;
+    bool gone = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!gone && std::chrono::steady_clock::now() < deadline) {
+      WaitChainAnalyzer analyzer(source_, nullptr);
+      auto r = analyzer.analyze(Pid{pid}, {});
+      fx.reapIfExited();
+      if (!r) {
+        EXPECT_EQ(r.error().code, ErrorCode::kNoSuchProcess) << r.error().message;
+        gone = true;
+        break;
+      }
+      ++ok;
+      EXPECT_TRUE(r->deadlocks.empty());
+      for (const auto& c : r->chains) {
+        if (c.nodes.size() >= 3 && c.nodes[1].type == ObjectType::kMutex) {
+          EXPECT_EQ(c.nodes[2].thread.pid, Pid{pid});
+        }
+      }
+    }
+    EXPECT_TRUE(gone);
+    EXPECT_GT(ok, 0);
+  }
+}
+
+TEST_F(EngineTest, CaptureTakesRegistersAndStacksAndTheTargetKeepsRunning) {
+  FixtureProcess fx("heartbeat");
+  const int pid = fx.pid(), a = fx.tid("a"), b = fx.tid("b");
+  const long before = std::stol(fx.ask("beat"));
+  const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.capture = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  ASSERT_EQ(r.captures.size(), 2U);
+  for (const auto& c : r.captures) {
+    EXPECT_TRUE(c.captured) << c.error;
+    EXPECT_EQ(c.architecture, "x86_64");
+    EXPECT_GT(c.stop_time.count(), 0);
+    EXPECT_LT(c.stop_time, std::chrono::milliseconds(50));
+    ASSERT_FALSE(c.registers.empty());
+    EXPECT_EQ(c.registers[0].name, "rip");
+    ASSERT_GE(c.frames.size(), 3U);
+    bool in_lock = false;
+    for (const auto& f : c.frames) {
+      if (f.function.find("pthread_mutex_lock") != std::string::npos ||
+          f.function.find("lll_lock_wait") != std::string::npos) {
+        in_lock = true;
+      }
+    }
+    EXPECT_TRUE(in_lock) << "no lock frame in the stack of " << c.thread.tid.value;
+  }
+  EXPECT_EQ(r.captures[0].thread, ref(pid, a));
+  EXPECT_EQ(r.captures[1].thread, ref(pid, b));
+
+  // Released: still alive, untraced, still deadlocked, and the heartbeat goes on.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const long after = std::stol(fx.ask("beat"));
+  EXPECT_GT(after, before);
+  const auto again = analyze(pid);
+  ASSERT_EQ(again.deadlocks.size(), 1U);
+  for (const auto& c : again.chains) EXPECT_NE(c.nodes[0].status, ObjectStatus::kError);
+  EXPECT_EQ(inspector_.capture(std::vector<ThreadRef>{ref(pid, a)})[0].tracer_pid, 0);
+}
+
+}  // namespace
+}  // namespace wctmon

@@ -1,0 +1,225 @@
+// Decodes real glibc objects of this process, locked by real threads, from their bytes.
+#include "platform/linux/glibc_sync.h"
+
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+namespace wctmon::linux_platform {
+namespace {
+
+constexpr std::uint32_t kPrivateWaitBitset = 0x189;  // FUTEX_WAIT_BITSET | PRIVATE | REALTIME
+constexpr std::uint32_t kSharedWaitBitset = 0x109;
+
+int gettid() { return static_cast<int>(::syscall(SYS_gettid)); }
+
+FutexWindow windowAt(const void* uaddr) {
+  FutexWindow w;
+  std::memcpy(w.bytes.data(), static_cast<const char*>(uaddr) - kFutexWindowBefore, w.bytes.size());
+  w.valid_begin = 0;
+  w.valid_end = kFutexWindowSize;
+  return w;
+}
+
+/// Holds a lock in another thread for the duration of a test.
+class Holder {
+ public:
+  template <typename Lock, typename Unlock>
+  Holder(Lock lock, Unlock unlock) {
+    thread_ = std::thread([this, lock, unlock] {
+      lock();
+      tid_ = gettid();
+      while (!release_) std::this_thread::yield();
+      unlock();
+    });
+    while (tid_ == 0) std::this_thread::yield();
+  }
+  ~Holder() {
+    release_ = true;
+    thread_.join();
+  }
+  [[nodiscard]] int tid() const { return tid_; }
+
+ private:
+  std::atomic<int> tid_{0};
+  std::atomic<bool> release_{false};
+  std::thread thread_;
+};
+
+struct Padded {
+  char before[64] = {};
+  pthread_mutex_t mutex;
+  char after[64] = {};
+};
+
+TidValidator only(int tid) {
+  return [tid](std::int32_t t, bool) { return t == tid; };
+}
+
+TEST(GlibcSync, NormalMutexOwnerIsTheLockingThread) {
+  Padded p;
+  pthread_mutex_init(&p.mutex, nullptr);
+  Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
+  // A waiter would have set the lock word to 2 before sleeping with val 2.
+  auto w = windowAt(&p.mutex);
+  const std::uint32_t two = 2;
+  std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+  const auto d = decodeFutexWait(w, 0x80, 2, gettid(), only(h.tid()));
+  EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
+  EXPECT_EQ(d.owner_tid, h.tid());
+  EXPECT_FALSE(d.owner_gone);
+  EXPECT_EQ(d.detail, "pthread_mutex (normal)");
+}
+
+TEST(GlibcSync, MutexWithDeadOwnerIsAbandoned) {
+  Padded p;
+  pthread_mutex_init(&p.mutex, nullptr);
+  Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
+  auto w = windowAt(&p.mutex);
+  const std::uint32_t two = 2;
+  std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+  const auto d = decodeFutexWait(w, 0x80, 2, gettid(), [](std::int32_t, bool) { return false; });
+  EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
+  EXPECT_TRUE(d.owner_gone);
+}
+
+TEST(GlibcSync, RecursiveAndRobustSharedMutexes) {
+  Padded rec;
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&rec.mutex, &attr);
+  {
+    Holder h([&] { pthread_mutex_lock(&rec.mutex); pthread_mutex_lock(&rec.mutex); },
+             [&] { pthread_mutex_unlock(&rec.mutex); pthread_mutex_unlock(&rec.mutex); });
+    auto w = windowAt(&rec.mutex);
+    const std::uint32_t two = 2;
+    std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+    const auto d = decodeFutexWait(w, 0x80, 2, gettid(), only(h.tid()));
+    EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
+    EXPECT_EQ(d.owner_tid, h.tid());
+    EXPECT_EQ(d.detail, "pthread_mutex (recursive), recursion count 2");
+  }
+  Padded robust;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutex_init(&robust.mutex, &attr);
+  Holder h([&] { pthread_mutex_lock(&robust.mutex); }, [&] { pthread_mutex_unlock(&robust.mutex); });
+  auto w = windowAt(&robust.mutex);
+  const std::uint32_t word = static_cast<std::uint32_t>(h.tid()) | 0x80000000U;
+  const auto d = decodeFutexWait(w, kSharedWaitBitset, word, gettid(), only(h.tid()));
+  EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
+  EXPECT_EQ(d.owner_tid, h.tid());
+  EXPECT_TRUE(d.process_shared);
+}
+
+TEST(GlibcSync, PrivateFlagMustMatchTheMutexKind) {
+  Padded p;
+  pthread_mutex_init(&p.mutex, nullptr);
+  Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
+  auto w = windowAt(&p.mutex);
+  const std::uint32_t two = 2;
+  std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+  // A shared wait on a private mutex is not what glibc does: no owner is named.
+  const auto d = decodeFutexWait(w, 0, 2, gettid(), only(h.tid()));
+  EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
+}
+
+struct PaddedRw {
+  char before[64] = {};
+  pthread_rwlock_t rw;
+  char after[64] = {};
+};
+
+TEST(GlibcSync, RwlockHeldForWritingNamesTheWriterFromEitherFutexWord) {
+  PaddedRw p;
+  pthread_rwlock_init(&p.rw, nullptr);
+  Holder h([&] { pthread_rwlock_wrlock(&p.rw); }, [&] { pthread_rwlock_unlock(&p.rw); });
+  const auto* base = reinterpret_cast<const char*>(&p.rw);
+  for (int offset : {8, 12}) {
+    const auto d = decodeFutexWait(windowAt(base + offset), kPrivateWaitBitset, 3, gettid(),
+                                   only(h.tid()));
+    EXPECT_EQ(d.kind, FutexWaitKind::kRwLockWrite) << offset;
+    EXPECT_EQ(d.owner_tid, h.tid());
+    EXPECT_EQ(d.object_offset, -offset);
+  }
+}
+
+TEST(GlibcSync, RwlockHeldForReadingHasNoKnownOwner) {
+  PaddedRw p;
+  pthread_rwlock_init(&p.rw, nullptr);
+  Holder h([&] { pthread_rwlock_rdlock(&p.rw); }, [&] { pthread_rwlock_unlock(&p.rw); });
+  // A writer announces itself (WRLOCKED) and waits on __wrphase_futex for the readers to leave.
+  auto w = windowAt(reinterpret_cast<const char*>(&p.rw) + 8);
+  std::uint32_t readers;
+  std::memcpy(&readers, w.bytes.data() + kFutexWindowBefore - 8, 4);
+  readers |= 2;
+  std::memcpy(w.bytes.data() + kFutexWindowBefore - 8, &readers, 4);
+  const auto d = decodeFutexWait(w, kPrivateWaitBitset, 2, gettid(), only(h.tid()));
+  EXPECT_EQ(d.kind, FutexWaitKind::kRwLockRead);
+  EXPECT_EQ(d.readers, 1U);
+  EXPECT_EQ(d.owner_tid, 0);
+}
+
+TEST(GlibcSync, JoinWaitsOnTheJoinedThreadsTidWord) {
+  FutexWindow w;
+  w.valid_begin = kFutexWindowBefore;
+  w.valid_end = kFutexWindowSize;
+  const std::uint32_t tid = 4242;
+  std::memcpy(w.bytes.data() + kFutexWindowBefore, &tid, 4);
+  auto d = decodeFutexWait(w, 0x109, tid, 1000, only(4242));
+  EXPECT_EQ(d.kind, FutexWaitKind::kJoin);
+  EXPECT_EQ(d.owner_tid, 4242);
+  // A value that names no live thread is not a join.
+  d = decodeFutexWait(w, 0x109, tid, 1000, only(1));
+  EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
+}
+
+TEST(GlibcSync, ConditionVariablesAndGarbageHaveNoOwner) {
+  struct {
+    char before[64] = {};
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    char after[64] = {};
+  } padded;
+  const auto* signals = reinterpret_cast<const char*>(&padded.cv) + 40;
+  auto d = decodeFutexWait(windowAt(signals), kPrivateWaitBitset, 0, gettid(),
+                           [](std::int32_t, bool) { return true; });
+  EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
+
+  FutexWindow garbage;
+  for (std::size_t i = 0; i < garbage.bytes.size(); ++i) garbage.bytes[i] = std::byte(i * 37 + 11);
+  garbage.valid_begin = 0;
+  garbage.valid_end = kFutexWindowSize;
+  d = decodeFutexWait(garbage, kPrivateWaitBitset, 2, gettid(), [](std::int32_t, bool) { return true; });
+  EXPECT_NE(d.kind, FutexWaitKind::kMutex);
+  EXPECT_EQ(d.owner_tid, 0);
+}
+
+TEST(GlibcSync, UnreadableWindowIsUnknown) {
+  FutexWindow empty;
+  const auto d = decodeFutexWait(empty, kPrivateWaitBitset, 2, 1, [](std::int32_t, bool) { return true; });
+  EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
+}
+
+TEST(GlibcSync, PriorityInheritanceOwnerComesFromTheWord) {
+  FutexWindow w;
+  w.valid_begin = 0;
+  w.valid_end = kFutexWindowSize;
+  const std::uint32_t word = 777U | 0x80000000U;
+  std::memcpy(w.bytes.data() + kFutexWindowBefore, &word, 4);
+  auto d = decodeFutexWait(w, 6 | 128, 0, 1, only(777));
+  EXPECT_EQ(d.kind, FutexWaitKind::kPriorityInheritance);
+  EXPECT_EQ(d.owner_tid, 777);
+  EXPECT_FALSE(d.owner_gone);
+  d = decodeFutexWait(w, 6 | 128, 0, 1, only(1));
+  EXPECT_TRUE(d.owner_gone);
+}
+
+}  // namespace
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,87 @@
+#include "platform/linux/proc_text.h"
+
+#include <gtest/gtest.h>
+
+namespace wctmon::linux_platform {
+namespace {
+
+TEST(ProcText, StatWithSpacesAndParenthesesInTheName) {
+  const auto s = parseStat(
+      "1234 (a b) (c)) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 3 0 98765 1000 100 "
+      "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->comm, "a b) (c)");
+  EXPECT_EQ(s->state, RunState::kSleeping);
+  EXPECT_EQ(s->ppid, 1);
+  EXPECT_EQ(s->pgrp, 1234);
+  EXPECT_EQ(s->flags, 4194560U);
+  EXPECT_EQ(s->start_time, 98765U);
+  EXPECT_FALSE(parseStat("garbage").has_value());
+  EXPECT_FALSE(parseStat("12 (x) S").has_value());
+}
+
+TEST(ProcText, SyscallLines) {
+  auto running = parseSyscall("running\n");
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(running->kind, SyscallState::Kind::kRunning);
+
+  auto outside = parseSyscall("-1 0x7ffd1 0x7f2\n");
+  ASSERT_TRUE(outside.has_value());
+  EXPECT_EQ(outside->kind, SyscallState::Kind::kNotInSyscall);
+
+  auto futex = parseSyscall("202 0x5569ba9a5168 0x189 0x3 0x0 0x0 0xffffffff 0x7f91645abe70 0x7f9164635e96\n");
+  ASSERT_TRUE(futex.has_value());
+  EXPECT_EQ(futex->kind, SyscallState::Kind::kInSyscall);
+  EXPECT_EQ(futex->number, 202);
+  EXPECT_EQ(futex->args[0], 0x5569ba9a5168U);
+  EXPECT_EQ(futex->args[1], 0x189U);
+  EXPECT_EQ(futex->args[5], 0xffffffffU);
+  EXPECT_EQ(futex->sp, 0x7f91645abe70U);
+  EXPECT_EQ(futex->pc, 0x7f9164635e96U);
+
+  EXPECT_FALSE(parseSyscall("202 0x1 zz").has_value());
+  EXPECT_FALSE(parseSyscall("").has_value());
+}
+
+TEST(ProcText, SchedstatRunCount) {
+  EXPECT_EQ(parseSchedstatRuns("1276520 75168 5\n"), 5U);
+  EXPECT_FALSE(parseSchedstatRuns("1 2").has_value());
+}
+
+TEST(ProcText, LocksWithWaitersAndOfdAndFdinfoPrefix) {
+  const auto locks = parseLocks(
+      "1: POSIX  ADVISORY  WRITE 2260 00:1c:1234 0 99\n"
+      "1: -> POSIX  ADVISORY  WRITE 2261 00:1c:1234 0 99\n"
+      "2: FLOCK  ADVISORY  WRITE 300 fd:01:77 0 EOF\n"
+      "3: OFDLCK ADVISORY  READ  -1 08:10:42 5 10\n"
+      "not a lock line\n");
+  ASSERT_EQ(locks.size(), 4U);
+  EXPECT_FALSE(locks[0].waiter);
+  EXPECT_TRUE(locks[1].waiter);
+  EXPECT_EQ(locks[1].id, 1);
+  EXPECT_EQ(locks[1].pid, 2261);
+  EXPECT_EQ(locks[0].kind, "POSIX");
+  EXPECT_TRUE(locks[0].write);
+  EXPECT_EQ(locks[0].dev_major, 0U);
+  EXPECT_EQ(locks[0].dev_minor, 0x1cU);
+  EXPECT_EQ(locks[0].inode, 1234U);
+  EXPECT_EQ(locks[0].end, 99U);
+  EXPECT_EQ(locks[2].dev_major, 0xfdU);
+  EXPECT_FALSE(locks[2].end.has_value());
+  EXPECT_EQ(locks[3].pid, -1);
+  EXPECT_FALSE(locks[3].write);
+  EXPECT_EQ(locks[3].start, 5U);
+
+  auto fdinfo = parseLockLine("lock:\t1: FLOCK  ADVISORY  WRITE 300 fd:01:77 0 EOF");
+  ASSERT_TRUE(fdinfo.has_value());
+  EXPECT_EQ(fdinfo->kind, "FLOCK");
+  EXPECT_EQ(fdinfo->inode, 77U);
+}
+
+TEST(ProcText, FdinfoFlagsAreOctal) {
+  EXPECT_EQ(parseFdinfoFlags("pos:\t0\nflags:\t02000001\nmnt_id:\t15\n"), 02000001U);
+  EXPECT_FALSE(parseFdinfoFlags("pos:\t0\n").has_value());
+}
+
+}  // namespace
+}  // namespace wctmon::linux_platform

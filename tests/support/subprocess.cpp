@@ -1,0 +1,153 @@
+#include "support/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+
+namespace wctmon::testing {
+
+const char* fixturePath() { return WCTMON_FIXTURE_PATH; }
+const char* wctmonPath() { return WCTMON_BINARY_PATH; }
+
+namespace {
+
+std::vector<char*> cArgs(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+FixtureProcess::FixtureProcess(const std::string& scenario, const std::string& arg,
+                               std::chrono::milliseconds timeout) {
+  int out_pipe[2];
+  int in_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(in_pipe, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe failed");
+  }
+  std::vector<std::string> argv{fixturePath(), scenario};
+  if (!arg.empty()) argv.push_back(arg);
+  auto args = cArgs(argv);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    ::dup2(out_pipe[1], STDOUT_FILENO);
+    ::dup2(in_pipe[0], STDIN_FILENO);
+    ::execv(args[0], args.data());
+    _exit(127);
+  }
+  ::setpgid(pid_, pid_);
+  ::close(out_pipe[1]);
+  ::close(in_pipe[0]);
+  stdout_fd_ = out_pipe[0];
+  stdin_fd_ = in_pipe[1];
+  const auto line = readLine(timeout);
+  if (line.empty()) {
+    kill();
+    throw std::runtime_error("fixture '" + scenario + "' did not report in time");
+  }
+  report_ = nlohmann::json::parse(line);
+}
+
+FixtureProcess::~FixtureProcess() {
+  kill();
+  if (stdout_fd_ >= 0) ::close(stdout_fd_);
+  if (stdin_fd_ >= 0) ::close(stdin_fd_);
+}
+
+void FixtureProcess::kill() {
+  if (pid_ <= 0) return;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  int status;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+bool FixtureProcess::reapIfExited() {
+  if (pid_ <= 0) return true;
+  int status;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    ::kill(-pid_, SIGKILL);
+    pid_ = -1;
+    return true;
+  }
+  return false;
+}
+
+std::string FixtureProcess::readLine(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+      auto line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return line;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return {};
+    pollfd p{stdout_fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::read(stdout_fd_, buf, sizeof(buf));
+    if (n <= 0) return {};
+    buffer_.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+std::string FixtureProcess::ask(const std::string& line) {
+  const std::string data = line + "\n";
+  if (::write(stdin_fd_, data.data(), data.size()) != static_cast<ssize_t>(data.size())) return {};
+  return readLine(std::chrono::seconds(10));
+}
+
+CommandResult runCommand(const std::vector<std::string>& argv) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe failed");
+  }
+  auto args = cArgs(argv);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], STDOUT_FILENO);
+    ::dup2(err_pipe[1], STDERR_FILENO);
+    ::execvp(args[0], args.data());
+    _exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  CommandResult result;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open = 2;
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP)) == 0) continue;
+      char buf[65536];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+}  // namespace wctmon::testing

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace wctmon::testing {
+
+/// Path of the fixture program and of the wctmon binary under test (set by CMake).
+const char* fixturePath();
+const char* wctmonPath();
+
+/// A fixture process in its own process group, killed with its children when destroyed.
+class FixtureProcess {
+ public:
+  /// Starts `wctmon-fixture scenario arg` and waits for its report line (up to `timeout`).
+  FixtureProcess(const std::string& scenario, const std::string& arg = "",
+                 std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  FixtureProcess(const FixtureProcess&) = delete;
+  FixtureProcess& operator=(const FixtureProcess&) = delete;
+  ~FixtureProcess();
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] const nlohmann::json& report() const { return report_; }
+  [[nodiscard]] int tid(const std::string& name) const { return report_.at("threads").at(name).get<int>(); }
+  [[nodiscard]] int child(const std::string& name) const {
+    return report_.at("processes").at(name).get<int>();
+  }
+  /// Writes a line to the fixture's stdin and reads one line back.
+  [[nodiscard]] std::string ask(const std::string& line);
+  void kill();
+  /// Reaps the process if it has exited; true once it is gone.
+  bool reapIfExited();
+
+ private:
+  [[nodiscard]] std::string readLine(std::chrono::milliseconds timeout);
+
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  int stdin_fd_ = -1;
+  std::string buffer_;
+  nlohmann::json report_;
+};
+
+/// Result of running a command to completion.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs `argv` (optionally under `setpriv` as an unprivileged user) and collects its output.
+CommandResult runCommand(const std::vector<std::string>& argv);
+
+}  // namespace wctmon::testing
