@@ -9,7 +9,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libdw-dev libelf-dev
-  gdb util-linux procps
+  gdb util-linux procps clang-format
 )
 
 missing=()

@@ -1,5 +1,4 @@
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <limits>
 
@@ -42,8 +41,8 @@ int runAnalyze(const AnalyzeArgs& args) {
   wctmon::WaitChainAnalyzer analyzer(*source, inspector.get());
   const wctmon::AnalyzeOptions options{
       .max_nodes = args.max_nodes, .out_of_proc = args.out_of_proc, .capture = args.capture};
-  auto result = args.all ? analyzer.analyzeAll(options)
-                         : analyzer.analyze(wctmon::Pid{args.pid}, options);
+  auto result =
+      args.all ? analyzer.analyzeAll(options) : analyzer.analyze(wctmon::Pid{args.pid}, options);
   if (!result) {
     std::cerr << "wctmon: " << result.error().message << "\n";
     return kExitError;
@@ -70,8 +69,10 @@ int main(int argc, char** argv) {
 
   AnalyzeArgs args;
   auto* analyze = app.add_subcommand("analyze", "Analyse the wait chains of a live process once");
-  auto* pid = analyze->add_option("--pid,-p", args.pid, "Process to analyse")->check(CLI::PositiveNumber);
-  auto* all = analyze->add_flag("--all", args.all, "Analyse every process (follows chains across them)");
+  auto* pid =
+      analyze->add_option("--pid,-p", args.pid, "Process to analyse")->check(CLI::PositiveNumber);
+  auto* all =
+      analyze->add_flag("--all", args.all, "Analyse every process (follows chains across them)");
   pid->excludes(all);
   analyze->add_flag("--out-of-proc", args.out_of_proc, "Follow chains into other processes");
   analyze->add_flag("--capture", args.capture,
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "wctmon: " << e.what() << "\n" << "run 'wctmon --help' for usage\n";
+    std::cerr << "wctmon: " << e.what() << "\n"
+              << "run 'wctmon --help' for usage\n";
     return kExitUsage;
   }
   try {

@@ -17,7 +17,7 @@ std::string hex(std::uint64_t value) {
   return buf;
 }
 
-std::string describe(const WaitNode& node) {
+std::string describe(const WaitNode& node, const WaitNode* next) {
   if (node.isThread()) {
     std::string s = ref(node.thread);
     if (!node.thread_name.empty()) s += " " + node.thread_name;
@@ -26,11 +26,14 @@ std::string describe(const WaitNode& node) {
     if (node.wait_time) s += ", waiting " + std::to_string(node.wait_time->count()) + " ms";
     return s;
   }
-  std::string s = "[" + std::string(toString(node.type)) + " " + node.name + " " +
-                  toString(node.status);
-  if (!node.owner_pids.empty()) {
-    s += " by pid";
+  std::string s = "[" + std::string(toString(node.type)) + " " + node.name;
+  if (node.status == ObjectStatus::kOwned && !node.owner_pids.empty()) {
+    s += " held by pid";
     for (const auto pid : node.owner_pids) s += " " + std::to_string(pid.value);
+  } else if (node.status == ObjectStatus::kOwned && next != nullptr) {
+    s += " owned by " + ref(next->thread);
+  } else {
+    s += " " + std::string(toString(node.status));
   }
   if (node.timeout) s += ", timeout " + std::to_string(node.timeout->count()) + " ms";
   s += "]";
@@ -85,7 +88,7 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
     if (only_waiting && !interesting(chain)) continue;
     for (std::size_t i = 0; i < chain.nodes.size(); ++i) {
       out << std::string(i == 0 ? 0 : 2 + 2 * (i - 1), ' ') << (i == 0 ? "" : "-> ")
-          << describe(chain.nodes[i]);
+          << describe(chain.nodes[i], i + 1 < chain.nodes.size() ? &chain.nodes[i + 1] : nullptr);
       if (i + 1 == chain.nodes.size() && chain.is_cycle) out << "  <== CYCLE";
       out << "\n";
     }

@@ -57,7 +57,8 @@ AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roo
                                          const AnalyzeOptions& options) {
   AnalysisResult result;
   result.sampled_at = std::chrono::system_clock::now();
-  const GraphOptions graph_options{.max_nodes = options.max_nodes, .out_of_proc = options.out_of_proc};
+  const GraphOptions graph_options{.max_nodes = options.max_nodes,
+                                   .out_of_proc = options.out_of_proc};
 
   // Reads of different threads are not simultaneous, so a cycle seen once may be an artefact of
   // threads moving between reads. A cycle counts only when a second read finds every thread in

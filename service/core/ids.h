@@ -29,12 +29,16 @@ struct ThreadRef {
 
 template <>
 struct std::hash<wctmon::Pid> {
-  std::size_t operator()(wctmon::Pid p) const noexcept { return std::hash<std::int32_t>{}(p.value); }
+  std::size_t operator()(wctmon::Pid p) const noexcept {
+    return std::hash<std::int32_t>{}(p.value);
+  }
 };
 
 template <>
 struct std::hash<wctmon::Tid> {
-  std::size_t operator()(wctmon::Tid t) const noexcept { return std::hash<std::int32_t>{}(t.value); }
+  std::size_t operator()(wctmon::Tid t) const noexcept {
+    return std::hash<std::int32_t>{}(t.value);
+  }
 };
 
 template <>

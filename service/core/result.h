@@ -27,8 +27,8 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
-  Result(Error error) : state_(std::move(error)) {}        // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -48,6 +48,8 @@ class [[nodiscard]] Result {
 };
 
 /// Builds an Error in one expression.
-inline Error makeError(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
+inline Error makeError(ErrorCode code, std::string message) {
+  return Error{code, std::move(message)};
+}
 
 }  // namespace wctmon

@@ -12,7 +12,17 @@
 namespace wctmon {
 
 /// Scheduler state of a thread as the platform reports it.
-enum class RunState { kRunning, kSleeping, kDiskSleep, kStopped, kTraced, kZombie, kDead, kIdle, kUnknown };
+enum class RunState {
+  kRunning,
+  kSleeping,
+  kDiskSleep,
+  kStopped,
+  kTraced,
+  kZombie,
+  kDead,
+  kIdle,
+  kUnknown
+};
 
 /// What a blocked thread waits on, with its owners already resolved by the platform.
 struct WaitObject {

@@ -135,7 +135,8 @@ std::vector<std::vector<ThreadRef>> cyclicComponents(const Edges& edges) {
         component.push_back(member);
       } while (member != node);
       const auto& self_edges = edges.at(node);
-      const bool self_loop = std::find(self_edges.begin(), self_edges.end(), node) != self_edges.end();
+      const bool self_loop =
+          std::find(self_edges.begin(), self_edges.end(), node) != self_edges.end();
       if (component.size() > 1 || self_loop) {
         std::sort(component.begin(), component.end());
         components.push_back(std::move(component));

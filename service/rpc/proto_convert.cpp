@@ -18,44 +18,76 @@ std::string hex(std::uint64_t value) {
 
 v1::ObjectType toProto(ObjectType type) {
   switch (type) {
-    case ObjectType::kCriticalSection: return v1::OBJECT_TYPE_CRITICAL_SECTION;
-    case ObjectType::kSendMessage: return v1::OBJECT_TYPE_SEND_MESSAGE;
-    case ObjectType::kMutex: return v1::OBJECT_TYPE_MUTEX;
-    case ObjectType::kAlpc: return v1::OBJECT_TYPE_ALPC;
-    case ObjectType::kCom: return v1::OBJECT_TYPE_COM;
-    case ObjectType::kThreadWait: return v1::OBJECT_TYPE_THREAD_WAIT;
-    case ObjectType::kProcessWait: return v1::OBJECT_TYPE_PROCESS_WAIT;
-    case ObjectType::kThread: return v1::OBJECT_TYPE_THREAD;
-    case ObjectType::kComActivation: return v1::OBJECT_TYPE_COM_ACTIVATION;
-    case ObjectType::kUnknown: return v1::OBJECT_TYPE_UNKNOWN;
-    case ObjectType::kSocketIo: return v1::OBJECT_TYPE_SOCKET_IO;
-    case ObjectType::kSmbIo: return v1::OBJECT_TYPE_SMB_IO;
-    case ObjectType::kFutex: return v1::OBJECT_TYPE_FUTEX;
-    case ObjectType::kRwLock: return v1::OBJECT_TYPE_RW_LOCK;
-    case ObjectType::kFileLock: return v1::OBJECT_TYPE_FILE_LOCK;
-    case ObjectType::kPipe: return v1::OBJECT_TYPE_PIPE;
-    case ObjectType::kUnixSocket: return v1::OBJECT_TYPE_UNIX_SOCKET;
-    case ObjectType::kSleep: return v1::OBJECT_TYPE_SLEEP;
-    case ObjectType::kKernelWait: return v1::OBJECT_TYPE_KERNEL_WAIT;
-    case ObjectType::kEventfd: return v1::OBJECT_TYPE_EVENTFD;
-    case ObjectType::kPoll: return v1::OBJECT_TYPE_POLL;
-    case ObjectType::kSignalWait: return v1::OBJECT_TYPE_SIGNAL_WAIT;
+    case ObjectType::kCriticalSection:
+      return v1::OBJECT_TYPE_CRITICAL_SECTION;
+    case ObjectType::kSendMessage:
+      return v1::OBJECT_TYPE_SEND_MESSAGE;
+    case ObjectType::kMutex:
+      return v1::OBJECT_TYPE_MUTEX;
+    case ObjectType::kAlpc:
+      return v1::OBJECT_TYPE_ALPC;
+    case ObjectType::kCom:
+      return v1::OBJECT_TYPE_COM;
+    case ObjectType::kThreadWait:
+      return v1::OBJECT_TYPE_THREAD_WAIT;
+    case ObjectType::kProcessWait:
+      return v1::OBJECT_TYPE_PROCESS_WAIT;
+    case ObjectType::kThread:
+      return v1::OBJECT_TYPE_THREAD;
+    case ObjectType::kComActivation:
+      return v1::OBJECT_TYPE_COM_ACTIVATION;
+    case ObjectType::kUnknown:
+      return v1::OBJECT_TYPE_UNKNOWN;
+    case ObjectType::kSocketIo:
+      return v1::OBJECT_TYPE_SOCKET_IO;
+    case ObjectType::kSmbIo:
+      return v1::OBJECT_TYPE_SMB_IO;
+    case ObjectType::kFutex:
+      return v1::OBJECT_TYPE_FUTEX;
+    case ObjectType::kRwLock:
+      return v1::OBJECT_TYPE_RW_LOCK;
+    case ObjectType::kFileLock:
+      return v1::OBJECT_TYPE_FILE_LOCK;
+    case ObjectType::kPipe:
+      return v1::OBJECT_TYPE_PIPE;
+    case ObjectType::kUnixSocket:
+      return v1::OBJECT_TYPE_UNIX_SOCKET;
+    case ObjectType::kSleep:
+      return v1::OBJECT_TYPE_SLEEP;
+    case ObjectType::kKernelWait:
+      return v1::OBJECT_TYPE_KERNEL_WAIT;
+    case ObjectType::kEventfd:
+      return v1::OBJECT_TYPE_EVENTFD;
+    case ObjectType::kPoll:
+      return v1::OBJECT_TYPE_POLL;
+    case ObjectType::kSignalWait:
+      return v1::OBJECT_TYPE_SIGNAL_WAIT;
   }
   return v1::OBJECT_TYPE_UNKNOWN;
 }
 
 v1::ObjectStatus toProto(ObjectStatus status) {
   switch (status) {
-    case ObjectStatus::kNoAccess: return v1::OBJECT_STATUS_NO_ACCESS;
-    case ObjectStatus::kRunning: return v1::OBJECT_STATUS_RUNNING;
-    case ObjectStatus::kBlocked: return v1::OBJECT_STATUS_BLOCKED;
-    case ObjectStatus::kPidOnly: return v1::OBJECT_STATUS_PID_ONLY;
-    case ObjectStatus::kPidOnlyRpcss: return v1::OBJECT_STATUS_PID_ONLY_RPCSS;
-    case ObjectStatus::kOwned: return v1::OBJECT_STATUS_OWNED;
-    case ObjectStatus::kNotOwned: return v1::OBJECT_STATUS_NOT_OWNED;
-    case ObjectStatus::kAbandoned: return v1::OBJECT_STATUS_ABANDONED;
-    case ObjectStatus::kUnknown: return v1::OBJECT_STATUS_UNKNOWN;
-    case ObjectStatus::kError: return v1::OBJECT_STATUS_ERROR;
+    case ObjectStatus::kNoAccess:
+      return v1::OBJECT_STATUS_NO_ACCESS;
+    case ObjectStatus::kRunning:
+      return v1::OBJECT_STATUS_RUNNING;
+    case ObjectStatus::kBlocked:
+      return v1::OBJECT_STATUS_BLOCKED;
+    case ObjectStatus::kPidOnly:
+      return v1::OBJECT_STATUS_PID_ONLY;
+    case ObjectStatus::kPidOnlyRpcss:
+      return v1::OBJECT_STATUS_PID_ONLY_RPCSS;
+    case ObjectStatus::kOwned:
+      return v1::OBJECT_STATUS_OWNED;
+    case ObjectStatus::kNotOwned:
+      return v1::OBJECT_STATUS_NOT_OWNED;
+    case ObjectStatus::kAbandoned:
+      return v1::OBJECT_STATUS_ABANDONED;
+    case ObjectStatus::kUnknown:
+      return v1::OBJECT_STATUS_UNKNOWN;
+    case ObjectStatus::kError:
+      return v1::OBJECT_STATUS_ERROR;
   }
   return v1::OBJECT_STATUS_UNKNOWN;
 }

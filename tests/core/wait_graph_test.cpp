@@ -107,7 +107,9 @@ TEST(WaitGraph, ChainIsTruncatedAtTheNodeLimitButCountsTheWholeChain) {
   const auto full = analyze(s, {Pid{10}});
   EXPECT_TRUE(chainOf(full, T(10, 100)).truncated);  // the default limit is 64
   EXPECT_EQ(chainOf(full, T(10, 100)).nodes.size(), 64U);
-  EXPECT_TRUE(chainOf(analyze(s, {Pid{10}}, GraphOptions{.max_nodes = 100}), T(10, 100)).nodes.size() == 82U);
+  EXPECT_TRUE(
+      chainOf(analyze(s, {Pid{10}}, GraphOptions{.max_nodes = 100}), T(10, 100)).nodes.size() ==
+      82U);
 }
 
 TEST(WaitGraph, WithoutOutOfProcAChainStopsAtTheFirstForeignThread) {

@@ -57,7 +57,8 @@ TEST(Cli, HumanOutputStartsWithTheSummaryAndMarksTheCycle) {
   const auto r = analyze({"--pid", std::to_string(fx.pid())});
   ASSERT_EQ(r.exit_code, 3) << r.err;
   const std::string pid = std::to_string(fx.pid());
-  EXPECT_EQ(r.out.rfind("process " + pid + " (wctmon-fixture): 3 threads, 1 deadlock", 0), 0U) << r.out;
+  EXPECT_EQ(r.out.rfind("process " + pid + " (wctmon-fixture): 3 threads, 1 deadlock", 0), 0U)
+      << r.out;
   EXPECT_NE(r.out.find("DEADLOCK #1: [" + pid + ":" + std::to_string(fx.tid("a")) + "]"),
             std::string::npos);
   EXPECT_NE(r.out.find("<== CYCLE"), std::string::npos);

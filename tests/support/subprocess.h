@@ -25,7 +25,9 @@ class FixtureProcess {
 
   [[nodiscard]] pid_t pid() const { return pid_; }
   [[nodiscard]] const nlohmann::json& report() const { return report_; }
-  [[nodiscard]] int tid(const std::string& name) const { return report_.at("threads").at(name).get<int>(); }
+  [[nodiscard]] int tid(const std::string& name) const {
+    return report_.at("threads").at(name).get<int>();
+  }
   [[nodiscard]] int child(const std::string& name) const {
     return report_.at("processes").at(name).get<int>();
   }

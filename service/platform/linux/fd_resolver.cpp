@@ -169,7 +169,8 @@ std::vector<FdHolderIndex::Entry> FdHolderIndex::matching(const FdTarget& target
   std::vector<Entry> out;
   auto it = by_link_.find(target.link);
   if (it == by_link_.end()) return out;
-  const bool by_inode = target.kind == FdTarget::Kind::kFifo || target.kind == FdTarget::Kind::kFile;
+  const bool by_inode =
+      target.kind == FdTarget::Kind::kFifo || target.kind == FdTarget::Kind::kFile;
   for (const auto& e : it->second) {
     if (by_inode) {
       // A path names the same file only within one mount namespace: confirm by device and inode.
@@ -192,7 +193,8 @@ std::vector<Pid> FdHolderIndex::holders(const FdTarget& target, Access access) {
       if (!mode) continue;
       const bool readable = *mode == O_RDONLY || *mode == O_RDWR;
       const bool writable = *mode == O_WRONLY || *mode == O_RDWR;
-      if ((access == Access::kReadable && !readable) || (access == Access::kWritable && !writable)) {
+      if ((access == Access::kReadable && !readable) ||
+          (access == Access::kWritable && !writable)) {
         continue;
       }
     }

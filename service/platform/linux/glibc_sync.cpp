@@ -76,10 +76,18 @@ class Window {
 std::string mutexKindName(std::uint32_t kind) {
   std::string out;
   switch (kind & kKindMask) {
-    case 0: out = "normal"; break;
-    case 1: out = "recursive"; break;
-    case 2: out = "error-checking"; break;
-    default: out = "adaptive"; break;
+    case 0:
+      out = "normal";
+      break;
+    case 1:
+      out = "recursive";
+      break;
+    case 2:
+      out = "error-checking";
+      break;
+    default:
+      out = "adaptive";
+      break;
   }
   if (kind & kKindRobust) out += ", robust";
   if (kind & kKindPshared) out += ", process-shared";
@@ -180,7 +188,8 @@ std::optional<FutexDecode> rwlockOwner(const Window& w, std::ptrdiff_t base,
   return std::nullopt;
 }
 
-std::optional<FutexDecode> asRwLock(const Window& w, std::uint32_t op, const TidValidator& is_live) {
+std::optional<FutexDecode> asRwLock(const Window& w, std::uint32_t op,
+                                    const TidValidator& is_live) {
   // Writers waiting for another writer sleep on __writers_futex.
   if (rwlockLayoutOk(w, -static_cast<std::ptrdiff_t>(kRwWritersFutex), op)) {
     if (auto d = rwlockOwner(w, -static_cast<std::ptrdiff_t>(kRwWritersFutex), is_live, true)) {

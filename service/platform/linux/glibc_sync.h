@@ -26,12 +26,12 @@ struct FutexWindow {
 
 /// What a futex wait turned out to be.
 enum class FutexWaitKind {
-  kMutex,          // owner = the locking thread (or gone: abandoned)
-  kRwLockWrite,    // owner = the writer
-  kRwLockRead,     // read-held, owners unknown
-  kJoin,           // owner = the joined thread
+  kMutex,                // owner = the locking thread (or gone: abandoned)
+  kRwLockWrite,          // owner = the writer
+  kRwLockRead,           // read-held, owners unknown
+  kJoin,                 // owner = the joined thread
   kPriorityInheritance,  // FUTEX_LOCK_PI: owner from the futex word
-  kUnknown,        // condition variable, semaphore, barrier, anything without a known owner
+  kUnknown,              // condition variable, semaphore, barrier, anything without a known owner
 };
 
 struct FutexDecode {

@@ -30,15 +30,25 @@ std::optional<T> parseNumber(std::string_view token, int base) {
 
 RunState toRunState(char c) {
   switch (c) {
-    case 'R': return RunState::kRunning;
-    case 'S': return RunState::kSleeping;
-    case 'D': return RunState::kDiskSleep;
-    case 'T': return RunState::kStopped;
-    case 't': return RunState::kTraced;
-    case 'Z': return RunState::kZombie;
-    case 'X': case 'x': return RunState::kDead;
-    case 'I': return RunState::kIdle;
-    default: return RunState::kUnknown;
+    case 'R':
+      return RunState::kRunning;
+    case 'S':
+      return RunState::kSleeping;
+    case 'D':
+      return RunState::kDiskSleep;
+    case 'T':
+      return RunState::kStopped;
+    case 't':
+      return RunState::kTraced;
+    case 'Z':
+      return RunState::kZombie;
+    case 'X':
+    case 'x':
+      return RunState::kDead;
+    case 'I':
+      return RunState::kIdle;
+    default:
+      return RunState::kUnknown;
   }
 }
 

@@ -47,10 +47,10 @@ struct SyscallState {
 /// One line of /proc/locks (or a "lock:" line of fdinfo).
 struct LockEntry {
   int id = 0;
-  bool waiter = false;    // a "->" line: blocked on the lock with the same id
-  std::string kind;       // POSIX, FLOCK, OFDLCK, LEASE, ...
+  bool waiter = false;  // a "->" line: blocked on the lock with the same id
+  std::string kind;     // POSIX, FLOCK, OFDLCK, LEASE, ...
   bool write = false;
-  std::int32_t pid = 0;   // -1 for OFD locks
+  std::int32_t pid = 0;  // -1 for OFD locks
   std::uint32_t dev_major = 0;
   std::uint32_t dev_minor = 0;
   std::uint64_t inode = 0;

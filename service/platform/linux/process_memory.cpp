@@ -12,9 +12,13 @@ constexpr std::size_t kMaxIov = 1024;  // IOV_MAX
 
 MemoryAccess accessFromErrno(int err) {
   switch (err) {
-    case EPERM: case EACCES: return MemoryAccess::kDenied;
-    case ESRCH: return MemoryAccess::kGone;
-    default: return MemoryAccess::kFault;
+    case EPERM:
+    case EACCES:
+      return MemoryAccess::kDenied;
+    case ESRCH:
+      return MemoryAccess::kGone;
+    default:
+      return MemoryAccess::kFault;
   }
 }
 

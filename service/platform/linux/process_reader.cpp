@@ -23,9 +23,9 @@ namespace wctmon::linux_platform {
 namespace {
 
 constexpr std::uint32_t kPfKthread = 0x00200000;
-constexpr int kFSetLkw = 7;       // F_SETLKW (== F_SETLKW64 on 64-bit)
-constexpr int kFOfdSetLkw = 38;   // F_OFD_SETLKW
-constexpr int kPAll = 0;          // waitid idtypes
+constexpr int kFSetLkw = 7;      // F_SETLKW (== F_SETLKW64 on 64-bit)
+constexpr int kFOfdSetLkw = 38;  // F_OFD_SETLKW
+constexpr int kPAll = 0;         // waitid idtypes
 constexpr int kPPid = 1;
 constexpr int kPPgid = 2;
 
@@ -63,8 +63,8 @@ RawThread readThread(int task_fd, Pid pid, std::int32_t tid) {
 
   std::snprintf(path.data(), path.size(), "%d/stat", tid);
   long n = readSmallFile(task_fd, path.data(), buf);
-  auto stat = n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)))
-                    : std::nullopt;
+  auto stat =
+      n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n))) : std::nullopt;
   if (!stat) {
     raw.sample.status = ObjectStatus::kError;
     raw.sample.name = "(exited)";
@@ -213,7 +213,8 @@ class WaitResolver {
     }
     resolveFutexes(futex_waiters);
     for (auto& raw : threads) {
-      if (raw.sample.wait && raw.sample.state == RunState::kSleeping) raw.sample.wait->alertable = true;
+      if (raw.sample.wait && raw.sample.state == RunState::kSleeping)
+        raw.sample.wait->alertable = true;
     }
   }
 
@@ -239,7 +240,9 @@ class WaitResolver {
     std::vector<FutexWindow> windows;
     const auto access = readFutexWindows(pid_, uaddrs, windows);
 
-    const TidValidator validator = [this](std::int32_t tid, bool shared) { return isLive(tid, shared); };
+    const TidValidator validator = [this](std::int32_t tid, bool shared) {
+      return isLive(tid, shared);
+    };
     for (auto* raw : waiters) {
       const auto& args = raw->syscall->args;
       const std::uint64_t uaddr = args[0];
@@ -285,8 +288,9 @@ class WaitResolver {
             args[3] == 0) {
           // glibc parks a thread like this, for good, when the kernel refuses a
           // priority-inheritance lock with EDEADLK; other code may share a stack word on purpose.
-          w.detail = "futex on the thread's own stack, waiting for 0 without a timeout (glibc "
-                     "parks a thread so after a priority-inheritance deadlock)";
+          w.detail =
+              "futex on the thread's own stack, waiting for 0 without a timeout (glibc "
+              "parks a thread so after a priority-inheritance deadlock)";
         }
       } else if (decoded.kind == FutexWaitKind::kRwLockRead) {
         w.status = ObjectStatus::kUnknown;
@@ -337,13 +341,27 @@ class WaitResolver {
         if (cmd == kFSetLkw || cmd == kFOfdSetLkw) return fileLock(static_cast<int>(a[0]));
         break;
       }
-      case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv: case SYS_preadv2:
-      case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg:
+      case SYS_read:
+      case SYS_readv:
+      case SYS_pread64:
+      case SYS_preadv:
+      case SYS_preadv2:
+      case SYS_recvfrom:
+      case SYS_recvmsg:
+      case SYS_recvmmsg:
         return fdWait(static_cast<int>(a[0]), true);
-      case SYS_write: case SYS_writev: case SYS_pwrite64: case SYS_pwritev: case SYS_pwritev2:
-      case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
+      case SYS_write:
+      case SYS_writev:
+      case SYS_pwrite64:
+      case SYS_pwritev:
+      case SYS_pwritev2:
+      case SYS_sendto:
+      case SYS_sendmsg:
+      case SYS_sendmmsg:
         return fdWait(static_cast<int>(a[0]), false);
-      case SYS_accept: case SYS_accept4: case SYS_connect:
+      case SYS_accept:
+      case SYS_accept4:
+      case SYS_connect:
         return noOwner(ObjectType::kSocketIo, fdName(static_cast<int>(a[0])),
                        sc.number == SYS_connect ? "connect" : "accept");
       case SYS_nanosleep: {
@@ -356,8 +374,13 @@ class WaitResolver {
         w.timeout = readTimespec(pid_, a[2], (a[1] & 1) != 0, static_cast<clockid_t>(a[0]));
         return w;
       }
-      case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
-      case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2: {
+      case SYS_poll:
+      case SYS_ppoll:
+      case SYS_select:
+      case SYS_pselect6:
+      case SYS_epoll_wait:
+      case SYS_epoll_pwait:
+      case SYS_epoll_pwait2: {
         auto w = noOwner(ObjectType::kPoll, "event wait", "waiting for any of its event sources");
         if (sc.number == SYS_poll) w.timeout = millisecondsArg(a[2]);
         if (sc.number == SYS_epoll_wait || sc.number == SYS_epoll_pwait) {
@@ -365,7 +388,9 @@ class WaitResolver {
         }
         return w;
       }
-      case SYS_pause: case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait:
+      case SYS_pause:
+      case SYS_rt_sigsuspend:
+      case SYS_rt_sigtimedwait:
         return noOwner(ObjectType::kSignalWait, "signal", "waiting for a signal");
       case SYS_futex_waitv:
         return noOwner(ObjectType::kFutex, "futex_waitv", "waiting on several futexes");
@@ -399,12 +424,13 @@ class WaitResolver {
         w.owner_processes.push_back(child);
       }
     }
-    w.name = kind == kPPid ? "process " + std::to_string(target)
+    w.name = kind == kPPid    ? "process " + std::to_string(target)
              : kind == kPPgid ? "process group " + std::to_string(target)
                               : "any child process";
     w.detail = std::to_string(w.owner_processes.size()) + " child process(es) can end this wait";
     w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
-    w.key = static_cast<std::uint64_t>(static_cast<std::uint32_t>(target)) | (std::uint64_t{1} << 40);
+    w.key =
+        static_cast<std::uint64_t>(static_cast<std::uint32_t>(target)) | (std::uint64_t{1} << 40);
     return w;
   }
 
@@ -495,12 +521,13 @@ Result<ProcessIdentity> readIdentity(int proc_fd, Pid pid) {
   std::array<char, 1024> buf{};
   const long n = readSmallFile(proc_fd, "stat", buf);
   if (n == -EACCES || n == -EPERM) {
-    return makeError(ErrorCode::kAccessDenied, "permission denied reading process " +
-                                                   std::to_string(pid.value));
+    return makeError(ErrorCode::kAccessDenied,
+                     "permission denied reading process " + std::to_string(pid.value));
   }
-  auto stat = n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)))
-                    : std::nullopt;
-  if (!stat) return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+  auto stat =
+      n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n))) : std::nullopt;
+  if (!stat)
+    return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
   return ProcessIdentity{stat->comm, stat->start_time, stat->flags};
 }
 
@@ -572,8 +599,9 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
     raws.reserve(tids.size());
     for (const auto tid : tids) raws.push_back(readThread(task_fd.get(), pid, tid));
     // A thread that exited between the listing and its read is simply no longer there.
-    std::erase_if(raws, [](const RawThread& r) { return r.sample.status == ObjectStatus::kError &&
-                                                         r.sample.name == "(exited)"; });
+    std::erase_if(raws, [](const RawThread& r) {
+      return r.sample.status == ObjectStatus::kError && r.sample.name == "(exited)";
+    });
   } else {
     for (const auto tid : only) raws.push_back(readThread(task_fd.get(), pid, tid.value));
   }

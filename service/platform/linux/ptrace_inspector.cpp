@@ -35,7 +35,7 @@ class PtraceStop {
   /// Seizes and stops the thread; returns an error text, empty on success.
   std::string stop() {
     if (::ptrace(PTRACE_SEIZE, tid_, nullptr, nullptr) != 0) {
-      return errno == EPERM ? "permission denied (ptrace)"
+      return errno == EPERM   ? "permission denied (ptrace)"
              : errno == ESRCH ? "thread exited"
                               : std::string("PTRACE_SEIZE: ") + std::strerror(errno);
     }
@@ -64,7 +64,8 @@ class PtraceStop {
   /// Releases the thread; returns how long it was held.
   std::chrono::nanoseconds release() {
     if (seized_) {
-      ::ptrace(PTRACE_DETACH, tid_, nullptr, reinterpret_cast<void*>(static_cast<long>(pending_signal_)));
+      ::ptrace(PTRACE_DETACH, tid_, nullptr,
+               reinterpret_cast<void*>(static_cast<long>(pending_signal_)));
       seized_ = false;
       held_ = Clock::now() - started_;
     }
@@ -98,12 +99,33 @@ std::int32_t tracerOf(ThreadRef thread) {
 
 void addRegisters(const user_regs_struct& r, ThreadCapture& out) {
   const std::pair<const char*, unsigned long long> regs[] = {
-      {"rip", r.rip}, {"rsp", r.rsp}, {"rbp", r.rbp}, {"rax", r.rax}, {"rbx", r.rbx},
-      {"rcx", r.rcx}, {"rdx", r.rdx}, {"rsi", r.rsi}, {"rdi", r.rdi}, {"r8", r.r8},
-      {"r9", r.r9},   {"r10", r.r10}, {"r11", r.r11}, {"r12", r.r12}, {"r13", r.r13},
-      {"r14", r.r14}, {"r15", r.r15}, {"eflags", r.eflags}, {"orig_rax", r.orig_rax},
-      {"cs", r.cs},   {"ss", r.ss},   {"ds", r.ds},   {"es", r.es},   {"fs", r.fs},
-      {"gs", r.gs},   {"fs_base", r.fs_base}, {"gs_base", r.gs_base},
+      {"rip", r.rip},
+      {"rsp", r.rsp},
+      {"rbp", r.rbp},
+      {"rax", r.rax},
+      {"rbx", r.rbx},
+      {"rcx", r.rcx},
+      {"rdx", r.rdx},
+      {"rsi", r.rsi},
+      {"rdi", r.rdi},
+      {"r8", r.r8},
+      {"r9", r.r9},
+      {"r10", r.r10},
+      {"r11", r.r11},
+      {"r12", r.r12},
+      {"r13", r.r13},
+      {"r14", r.r14},
+      {"r15", r.r15},
+      {"eflags", r.eflags},
+      {"orig_rax", r.orig_rax},
+      {"cs", r.cs},
+      {"ss", r.ss},
+      {"ds", r.ds},
+      {"es", r.es},
+      {"fs", r.fs},
+      {"gs", r.gs},
+      {"fs_base", r.fs_base},
+      {"gs_base", r.gs_base},
   };
   for (const auto& [name, value] : regs) out.registers.push_back(RegisterValue{name, value});
 }
@@ -116,9 +138,9 @@ struct I386Regs {
 
 void addRegisters(const I386Regs& r, ThreadCapture& out) {
   const std::pair<const char*, std::uint32_t> regs[] = {
-      {"eip", r.eip}, {"esp", r.esp}, {"ebp", r.ebp}, {"eax", r.eax}, {"ebx", r.ebx},
-      {"ecx", r.ecx}, {"edx", r.edx}, {"esi", r.esi}, {"edi", r.edi}, {"eflags", r.eflags},
-      {"orig_eax", r.orig_eax},
+      {"eip", r.eip}, {"esp", r.esp},       {"ebp", r.ebp},           {"eax", r.eax},
+      {"ebx", r.ebx}, {"ecx", r.ecx},       {"edx", r.edx},           {"esi", r.esi},
+      {"edi", r.edi}, {"eflags", r.eflags}, {"orig_eax", r.orig_eax},
   };
   for (const auto& [name, value] : regs) out.registers.push_back(RegisterValue{name, value});
 }
@@ -141,41 +163,45 @@ ThreadCapture PtraceInspector::captureOne(ThreadRef thread) {
     return out;
   }
 
+  // Everything the stop needs is allocated before it: while the thread is held, only the
+  // register read and the stack copy run. Unwinding and symbols come after the release.
   StackCopy copy;
-  bool native = false;
+  copy.bytes.resize(kStackCopyBytes);
+  union {
+    user_regs_struct native;
+    I386Regs compat;
+  } regs{};
+  iovec regs_iov{&regs, sizeof(regs)};
+  std::size_t stack_bytes = 0;
   {
     PtraceStop stop(thread.tid.value);
     out.error = stop.stop();
     if (out.error.empty()) {
-      union {
-        user_regs_struct native;
-        I386Regs compat;
-      } regs{};
-      iovec iov{&regs, sizeof(regs)};
-      if (::ptrace(PTRACE_GETREGSET, thread.tid.value, reinterpret_cast<void*>(NT_PRSTATUS), &iov) != 0) {
+      if (::ptrace(PTRACE_GETREGSET, thread.tid.value, reinterpret_cast<void*>(NT_PRSTATUS),
+                   &regs_iov) != 0) {
         out.error = std::string("PTRACE_GETREGSET: ") + std::strerror(errno);
-      } else if (iov.iov_len == sizeof(user_regs_struct)) {
-        native = true;
-        out.architecture = "x86_64";
-        addRegisters(regs.native, out);
-        const auto& r = regs.native;
-        const std::uint64_t dwarf[17] = {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8,
-                                         r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip};
-        std::memcpy(copy.regs, dwarf, sizeof(dwarf));
-        copy.sp = r.rsp;
-        // The stack is copied now, while the thread cannot change it; the slow part (unwinding
-        // and symbols) runs after the thread is released.
-        copy.bytes.resize(kStackCopyBytes);
+      } else if (regs_iov.iov_len == sizeof(user_regs_struct)) {
         iovec local{copy.bytes.data(), copy.bytes.size()};
-        iovec remote{reinterpret_cast<void*>(copy.sp), copy.bytes.size()};
+        iovec remote{reinterpret_cast<void*>(regs.native.rsp), copy.bytes.size()};
         const ssize_t n = ::process_vm_readv(thread.pid.value, &local, 1, &remote, 1, 0);
-        copy.bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-      } else {
-        out.architecture = "i386";
-        addRegisters(regs.compat, out);
+        stack_bytes = n > 0 ? static_cast<std::size_t>(n) : 0;
       }
     }
     out.stop_time = stop.release();
+  }
+  const bool native = out.error.empty() && regs_iov.iov_len == sizeof(user_regs_struct);
+  if (native) {
+    out.architecture = "x86_64";
+    addRegisters(regs.native, out);
+    const auto& r = regs.native;
+    const std::uint64_t dwarf[17] = {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8,
+                                     r.r9,  r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.rip};
+    std::memcpy(copy.regs, dwarf, sizeof(dwarf));
+    copy.sp = r.rsp;
+    copy.bytes.resize(stack_bytes);
+  } else if (out.error.empty()) {
+    out.architecture = "i386";
+    addRegisters(regs.compat, out);
   }
   if (!out.error.empty()) return out;
   out.captured = true;

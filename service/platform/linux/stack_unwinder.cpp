@@ -81,8 +81,8 @@ int onFrame(Dwfl_Frame* frame, void* arg) {
   out.pc = pc;
   if (Dwfl_Module* module = dwfl_addrmodule(collector->dwfl, lookup)) {
     const char* main_file = nullptr;
-    const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                        &main_file, nullptr);
+    const char* name =
+        dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
     out.module = main_file != nullptr ? main_file : (name != nullptr ? name : "");
     GElf_Off offset = 0;
     GElf_Sym sym;
@@ -98,11 +98,14 @@ int onFrame(Dwfl_Frame* frame, void* arg) {
 
 }  // namespace
 
-std::vector<StackFrame> unwindStack(Pid pid, Tid tid, const StackCopy& copy,
-                                    std::size_t max_frames, std::string& error) {
+std::vector<StackFrame> unwindStack(Pid pid, Tid tid, const StackCopy& copy, std::size_t max_frames,
+                                    std::string& error) {
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks kCallbacks = {
-      dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr, &debuginfo_path,
+      dwfl_linux_proc_find_elf,
+      dwfl_standard_find_debuginfo,
+      nullptr,
+      &debuginfo_path,
   };
   std::unique_ptr<Dwfl, decltype(&dwfl_end)> dwfl(dwfl_begin(&kCallbacks), &dwfl_end);
   if (!dwfl) {

@@ -84,8 +84,8 @@ TEST_P(MutexKinds, AbbaDeadlockNamesBothOwners) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKinds, MutexKinds,
-                         ::testing::Values("normal", "recursive", "errorcheck", "adaptive", "robust",
-                                           "std", "std-recursive"));
+                         ::testing::Values("normal", "recursive", "errorcheck", "adaptive",
+                                           "robust", "std", "std-recursive"));
 
 TEST_F(EngineTest, PriorityInheritanceMutexOwnerComesFromTheKernelWord) {
   // The kernel refuses the second PI lock with EDEADLK and glibc parks that thread on its stack,

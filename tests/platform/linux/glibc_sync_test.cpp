@@ -95,8 +95,15 @@ TEST(GlibcSync, RecursiveAndRobustSharedMutexes) {
   pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
   pthread_mutex_init(&rec.mutex, &attr);
   {
-    Holder h([&] { pthread_mutex_lock(&rec.mutex); pthread_mutex_lock(&rec.mutex); },
-             [&] { pthread_mutex_unlock(&rec.mutex); pthread_mutex_unlock(&rec.mutex); });
+    Holder h(
+        [&] {
+          pthread_mutex_lock(&rec.mutex);
+          pthread_mutex_lock(&rec.mutex);
+        },
+        [&] {
+          pthread_mutex_unlock(&rec.mutex);
+          pthread_mutex_unlock(&rec.mutex);
+        });
     auto w = windowAt(&rec.mutex);
     const std::uint32_t two = 2;
     std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
@@ -110,7 +117,8 @@ TEST(GlibcSync, RecursiveAndRobustSharedMutexes) {
   pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
   pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
   pthread_mutex_init(&robust.mutex, &attr);
-  Holder h([&] { pthread_mutex_lock(&robust.mutex); }, [&] { pthread_mutex_unlock(&robust.mutex); });
+  Holder h([&] { pthread_mutex_lock(&robust.mutex); },
+           [&] { pthread_mutex_unlock(&robust.mutex); });
   auto w = windowAt(&robust.mutex);
   const std::uint32_t word = static_cast<std::uint32_t>(h.tid()) | 0x80000000U;
   const auto d = decodeFutexWait(w, kSharedWaitBitset, word, gettid(), only(h.tid()));
@@ -143,8 +151,8 @@ TEST(GlibcSync, RwlockHeldForWritingNamesTheWriterFromEitherFutexWord) {
   Holder h([&] { pthread_rwlock_wrlock(&p.rw); }, [&] { pthread_rwlock_unlock(&p.rw); });
   const auto* base = reinterpret_cast<const char*>(&p.rw);
   for (int offset : {8, 12}) {
-    const auto d = decodeFutexWait(windowAt(base + offset), kPrivateWaitBitset, 3, gettid(),
-                                   only(h.tid()));
+    const auto d =
+        decodeFutexWait(windowAt(base + offset), kPrivateWaitBitset, 3, gettid(), only(h.tid()));
     EXPECT_EQ(d.kind, FutexWaitKind::kRwLockWrite) << offset;
     EXPECT_EQ(d.owner_tid, h.tid());
     EXPECT_EQ(d.object_offset, -offset);
@@ -196,14 +204,16 @@ TEST(GlibcSync, ConditionVariablesAndGarbageHaveNoOwner) {
   for (std::size_t i = 0; i < garbage.bytes.size(); ++i) garbage.bytes[i] = std::byte(i * 37 + 11);
   garbage.valid_begin = 0;
   garbage.valid_end = kFutexWindowSize;
-  d = decodeFutexWait(garbage, kPrivateWaitBitset, 2, gettid(), [](std::int32_t, bool) { return true; });
+  d = decodeFutexWait(garbage, kPrivateWaitBitset, 2, gettid(),
+                      [](std::int32_t, bool) { return true; });
   EXPECT_NE(d.kind, FutexWaitKind::kMutex);
   EXPECT_EQ(d.owner_tid, 0);
 }
 
 TEST(GlibcSync, UnreadableWindowIsUnknown) {
   FutexWindow empty;
-  const auto d = decodeFutexWait(empty, kPrivateWaitBitset, 2, 1, [](std::int32_t, bool) { return true; });
+  const auto d =
+      decodeFutexWait(empty, kPrivateWaitBitset, 2, 1, [](std::int32_t, bool) { return true; });
   EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
 }
 

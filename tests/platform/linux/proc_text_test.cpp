@@ -29,7 +29,8 @@ TEST(ProcText, SyscallLines) {
   ASSERT_TRUE(outside.has_value());
   EXPECT_EQ(outside->kind, SyscallState::Kind::kNotInSyscall);
 
-  auto futex = parseSyscall("202 0x5569ba9a5168 0x189 0x3 0x0 0x0 0xffffffff 0x7f91645abe70 0x7f9164635e96\n");
+  auto futex = parseSyscall(
+      "202 0x5569ba9a5168 0x189 0x3 0x0 0x0 0xffffffff 0x7f91645abe70 0x7f9164635e96\n");
   ASSERT_TRUE(futex.has_value());
   EXPECT_EQ(futex->kind, SyscallState::Kind::kInSyscall);
   EXPECT_EQ(futex->number, 202);
