@@ -5,7 +5,7 @@
 #include "app/text_report.h"
 #include "core/analyzer.h"
 #include "platform/platform_factory.h"
-#include "rpc/proto_convert.h"
+#include "rpc/json_writer.h"
 
 namespace {
 
@@ -48,7 +48,7 @@ int runAnalyze(const AnalyzeArgs& args) {
     return kExitError;
   }
   if (args.json) {
-    std::cout << wctmon::rpc::toJson(wctmon::rpc::toProto(*result)) << "\n";
+    std::cout << wctmon::rpc::analysisToJson(*result);
   } else {
     wctmon::app::writeTextReport(std::cout, *result, args.brief || args.all);
   }

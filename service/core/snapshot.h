@@ -51,7 +51,8 @@ struct ThreadSample {
   RunState state = RunState::kUnknown;
   /// Running, Blocked, NoAccess (wait not readable) or Error (the thread vanished mid-read).
   ObjectStatus status = ObjectStatus::kUnknown;
-  std::uint64_t context_switches = 0;
+  /// Times scheduled in so far; read for the threads whose waits can form cycles.
+  std::optional<std::uint64_t> context_switches;
   std::optional<std::chrono::milliseconds> wait_time;
   std::optional<WaitObject> wait;
 };

@@ -90,7 +90,8 @@ bool Deadlock::crossProcess() const {
 bool sameBlockedWait(const ThreadSample& before, const ThreadSample& after) {
   return before.id == after.id && before.status == ObjectStatus::kBlocked &&
          after.status == ObjectStatus::kBlocked && before.state == after.state &&
-         before.context_switches == after.context_switches && before.wait == after.wait;
+         before.context_switches.has_value() && before.context_switches == after.context_switches &&
+         before.wait == after.wait;
 }
 
 }  // namespace wctmon

@@ -64,7 +64,7 @@ struct WaitNode {
   std::string thread_name;
   std::string process_name;
   std::optional<std::chrono::milliseconds> wait_time;
-  std::uint64_t context_switches = 0;
+  std::optional<std::uint64_t> context_switches;
   // Object nodes.
   std::string name;
   std::optional<std::chrono::milliseconds> timeout;

@@ -7,6 +7,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "rpc/json_writer.h"
+
 namespace wctmon::rpc {
 namespace {
 
@@ -15,6 +17,53 @@ std::string hex(std::uint64_t value) {
   std::snprintf(buf.data(), buf.size(), "0x%" PRIx64, value);
   return buf.data();
 }
+
+void fill(const ThreadRef& ref, v1::ThreadRef* out) {
+  out->set_pid(ref.pid.value);
+  out->set_tid(ref.tid.value);
+}
+
+void fill(const WaitNode& node, v1::WaitNode* out) {
+  out->set_object_type(toProto(node.type));
+  out->set_status(toProto(node.status));
+  if (node.isThread()) {
+    out->set_pid(node.thread.pid.value);
+    out->set_tid(node.thread.tid.value);
+    out->set_thread_name(validUtf8(node.thread_name));
+    out->set_process_name(validUtf8(node.process_name));
+    if (node.wait_time) out->set_wait_time_ms(static_cast<std::uint64_t>(node.wait_time->count()));
+    if (node.context_switches) out->set_context_switches(*node.context_switches);
+    return;
+  }
+  out->set_name(validUtf8(node.name));
+  if (node.timeout) out->set_timeout_ms(static_cast<std::uint64_t>(node.timeout->count()));
+  out->set_alertable(node.alertable);
+  for (const auto pid : node.owner_pids) out->add_owner_pids(pid.value);
+  out->set_detail(validUtf8(node.detail));
+}
+
+void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
+  fill(capture.thread, out->mutable_thread());
+  out->set_captured(capture.captured);
+  out->set_error(capture.error);
+  out->set_architecture(capture.architecture);
+  for (const auto& r : capture.registers) {
+    auto* reg = out->add_registers();
+    reg->set_name(r.name);
+    reg->set_value(hex(r.value));
+  }
+  for (const auto& f : capture.frames) {
+    auto* frame = out->add_frames();
+    frame->set_pc(hex(f.pc));
+    frame->set_function(validUtf8(f.function));
+    frame->set_module(validUtf8(f.module));
+    frame->set_offset(hex(f.offset));
+  }
+  out->set_stop_time_ns(static_cast<std::uint64_t>(capture.stop_time.count()));
+  out->set_tracer_pid(capture.tracer_pid);
+}
+
+}  // namespace
 
 v1::ObjectType toProto(ObjectType type) {
   switch (type) {
@@ -92,57 +141,10 @@ v1::ObjectStatus toProto(ObjectStatus status) {
   return v1::OBJECT_STATUS_UNKNOWN;
 }
 
-void fill(const ThreadRef& ref, v1::ThreadRef* out) {
-  out->set_pid(ref.pid.value);
-  out->set_tid(ref.tid.value);
-}
-
-void fill(const WaitNode& node, v1::WaitNode* out) {
-  out->set_object_type(toProto(node.type));
-  out->set_status(toProto(node.status));
-  if (node.isThread()) {
-    out->set_pid(node.thread.pid.value);
-    out->set_tid(node.thread.tid.value);
-    out->set_thread_name(node.thread_name);
-    out->set_process_name(node.process_name);
-    if (node.wait_time) out->set_wait_time_ms(static_cast<std::uint64_t>(node.wait_time->count()));
-    out->set_context_switches(node.context_switches);
-    return;
-  }
-  out->set_name(node.name);
-  if (node.timeout) out->set_timeout_ms(static_cast<std::uint64_t>(node.timeout->count()));
-  out->set_alertable(node.alertable);
-  for (const auto pid : node.owner_pids) out->add_owner_pids(pid.value);
-  out->set_detail(node.detail);
-}
-
-void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
-  fill(capture.thread, out->mutable_thread());
-  out->set_captured(capture.captured);
-  out->set_error(capture.error);
-  out->set_architecture(capture.architecture);
-  for (const auto& r : capture.registers) {
-    auto* reg = out->add_registers();
-    reg->set_name(r.name);
-    reg->set_value(hex(r.value));
-  }
-  for (const auto& f : capture.frames) {
-    auto* frame = out->add_frames();
-    frame->set_pc(hex(f.pc));
-    frame->set_function(f.function);
-    frame->set_module(f.module);
-    frame->set_offset(hex(f.offset));
-  }
-  out->set_stop_time_ns(static_cast<std::uint64_t>(capture.stop_time.count()));
-  out->set_tracer_pid(capture.tracer_pid);
-}
-
-}  // namespace
-
 v1::AnalyzeResult toProto(const AnalysisResult& result) {
   v1::AnalyzeResult out;
   out.set_pid(result.pid.value);
-  out.set_process_name(result.process_name);
+  out.set_process_name(validUtf8(result.process_name));
   out.set_process_count(result.process_count);
   out.set_thread_count(result.thread_count);
   for (const auto& chain : result.chains) {
@@ -161,7 +163,7 @@ v1::AnalyzeResult toProto(const AnalysisResult& result) {
     d->set_cross_process(deadlock.crossProcess());
   }
   for (const auto& capture : result.captures) fill(capture, out.add_captures());
-  for (const auto& w : result.warnings) out.add_warnings(w);
+  for (const auto& w : result.warnings) out.add_warnings(validUtf8(w));
   *out.mutable_sampled_at() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
       std::chrono::duration_cast<std::chrono::nanoseconds>(result.sampled_at.time_since_epoch())
           .count());

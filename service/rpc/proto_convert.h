@@ -11,6 +11,10 @@ class Message;
 
 namespace wctmon::rpc {
 
+/// The proto twins of the domain enums.
+[[nodiscard]] v1::ObjectType toProto(ObjectType type);
+[[nodiscard]] v1::ObjectStatus toProto(ObjectStatus status);
+
 /// The proto twin of a domain analysis result.
 [[nodiscard]] v1::AnalyzeResult toProto(const AnalysisResult& result);
 

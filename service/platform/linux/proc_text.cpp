@@ -66,8 +66,10 @@ long readSmallFile(int dirfd, const char* path, std::span<char> buf) {
       ::close(fd);
       return err;
     }
-    if (n == 0) break;
     total += static_cast<std::size_t>(n);
+    // procfs fills the buffer as far as the file goes: a short read is the end, and asking again
+    // for the 0 that says so would cost a system call per file.
+    if (n == 0 || total < buf.size()) break;
   }
   ::close(fd);
   return static_cast<long>(total);

@@ -73,16 +73,6 @@ RawThread readThread(int task_fd, Pid pid, std::int32_t tid) {
   raw.sample.name = std::move(stat->comm);
   raw.sample.state = stat->state;
 
-  // The run count moves whenever the thread is scheduled in: unchanged between two reads means
-  // the thread did not run, so its wait is the same wait.
-  std::snprintf(path.data(), path.size(), "%d/schedstat", tid);
-  n = readSmallFile(task_fd, path.data(), buf);
-  if (n > 0) {
-    if (auto runs = parseSchedstatRuns(std::string_view(buf.data(), static_cast<std::size_t>(n)))) {
-      raw.sample.context_switches = *runs;
-    }
-  }
-
   switch (raw.sample.state) {
     case RunState::kRunning:
       raw.sample.status = ObjectStatus::kRunning;
@@ -126,6 +116,17 @@ RawThread readThread(int task_fd, Pid pid, std::int32_t tid) {
   return raw;
 }
 
+/// The run count moves whenever the thread is scheduled in: unchanged between two reads means
+/// the thread did not run, so its wait is the same wait.
+std::optional<std::uint64_t> readRunCount(int task_fd, std::int32_t tid) {
+  std::array<char, 256> buf{};
+  std::array<char, 32> path{};
+  std::snprintf(path.data(), path.size(), "%d/schedstat", tid);
+  const long n = readSmallFile(task_fd, path.data(), buf);
+  if (n <= 0) return std::nullopt;
+  return parseSchedstatRuns(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+}
+
 std::optional<std::chrono::milliseconds> readTimespec(Pid pid, std::uint64_t addr, bool absolute,
                                                       clockid_t clock) {
   if (addr == 0) return std::nullopt;
@@ -159,8 +160,38 @@ WaitObject noOwner(ObjectType type, std::string name, std::string detail) {
   return w;
 }
 
+/// The threads of one process: listed in full when the whole process is read, probed one by one
+/// when only a few threads are re-read (listing thousands of threads to confirm two is waste).
+class TaskList {
+ public:
+  explicit TaskList(int task_fd) : task_fd_(task_fd) {}
+
+  const std::vector<std::int32_t>& all() {
+    if (!listed_) {
+      tids_ = listTasks(task_fd_);
+      listed_ = true;
+    }
+    return tids_;
+  }
+
+  bool contains(std::int32_t tid) {
+    if (listed_) return std::binary_search(tids_.begin(), tids_.end(), tid);
+    if (auto it = probed_.find(tid); it != probed_.end()) return it->second;
+    const bool present =
+        tid > 0 && ::faccessat(task_fd_, std::to_string(tid).c_str(), F_OK, 0) == 0;
+    probed_.emplace(tid, present);
+    return present;
+  }
+
+ private:
+  int task_fd_;
+  bool listed_ = false;
+  std::vector<std::int32_t> tids_;
+  std::unordered_map<std::int32_t, bool> probed_;
+};
+
 /// Reads the children of a process from task/*/children (every thread may have its own).
-std::vector<Pid> childrenOf(Pid pid, int task_fd, const std::vector<std::int32_t>& tids) {
+std::vector<Pid> childrenOf(int task_fd, const std::vector<std::int32_t>& tids) {
   std::vector<Pid> out;
   std::array<char, 4096> buf{};
   std::array<char, 32> path{};
@@ -178,7 +209,6 @@ std::vector<Pid> childrenOf(Pid pid, int task_fd, const std::vector<std::int32_t
       text.remove_prefix(sp + 1);
     }
   }
-  (void)pid;
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -197,8 +227,8 @@ std::optional<std::int32_t> processGroup(Pid pid) {
 /// Resolves the waits of the threads of one process.
 class WaitResolver {
  public:
-  WaitResolver(SampleContext& context, Pid pid, int task_fd, const std::vector<std::int32_t>& tids)
-      : context_(context), pid_(pid), task_fd_(task_fd), tids_(tids) {}
+  WaitResolver(SampleContext& context, Pid pid, int task_fd, TaskList& tasks)
+      : context_(context), pid_(pid), task_fd_(task_fd), tasks_(tasks) {}
 
   void resolve(std::vector<RawThread>& threads) {
     std::vector<RawThread*> futex_waiters;
@@ -220,12 +250,12 @@ class WaitResolver {
 
  private:
   bool isLive(std::int32_t tid, bool process_shared) {
-    if (std::binary_search(tids_.begin(), tids_.end(), tid)) return true;
+    if (tasks_.contains(tid)) return true;
     return process_shared && context_.processOfThread(tid).has_value();
   }
 
   ThreadRef ownerRef(std::int32_t tid) {
-    if (std::binary_search(tids_.begin(), tids_.end(), tid)) return ThreadRef{pid_, Tid{tid}};
+    if (tasks_.contains(tid)) return ThreadRef{pid_, Tid{tid}};
     const auto owner_pid = context_.processOfThread(tid);
     return ThreadRef{owner_pid.value_or(Pid{tid}), Tid{tid}};
   }
@@ -415,7 +445,7 @@ class WaitResolver {
       kind = kPPgid;
       target = id == 0 ? processGroup(pid_).value_or(0) : -id;
     }
-    const auto children = childrenOf(pid_, task_fd_, tids_);
+    const auto children = childrenOf(task_fd_, tasks_.all());
     WaitObject w;
     w.type = ObjectType::kProcessWait;
     for (const auto child : children) {
@@ -508,7 +538,7 @@ class WaitResolver {
   SampleContext& context_;
   Pid pid_;
   int task_fd_;
-  const std::vector<std::int32_t>& tids_;
+  TaskList& tasks_;
 };
 
 struct ProcessIdentity {
@@ -587,7 +617,7 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
   if (!task_fd.valid()) {
     return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
   }
-  const auto tids = listTasks(task_fd.get());
+  TaskList tasks(task_fd.get());
 
   ProcessSample out;
   out.pid = pid;
@@ -596,8 +626,8 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
 
   std::vector<RawThread> raws;
   if (only.empty()) {
-    raws.reserve(tids.size());
-    for (const auto tid : tids) raws.push_back(readThread(task_fd.get(), pid, tid));
+    raws.reserve(tasks.all().size());
+    for (const auto tid : tasks.all()) raws.push_back(readThread(task_fd.get(), pid, tid));
     // A thread that exited between the listing and its read is simply no longer there.
     std::erase_if(raws, [](const RawThread& r) {
       return r.sample.status == ObjectStatus::kError && r.sample.name == "(exited)";
@@ -605,7 +635,15 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
   } else {
     for (const auto tid : only) raws.push_back(readThread(task_fd.get(), pid, tid.value));
   }
-  WaitResolver(context_, pid, task_fd.get(), tids).resolve(raws);
+  WaitResolver(context_, pid, task_fd.get(), tasks).resolve(raws);
+  // Only a thread waiting on an owner can be part of a cycle and need the run count that
+  // confirms one; reading it for every idle thread would add a third of the cost of a sample.
+  for (auto& raw : raws) {
+    const auto& w = raw.sample.wait;
+    if (!only.empty() || (w && w->status == ObjectStatus::kOwned)) {
+      raw.sample.context_switches = readRunCount(task_fd.get(), raw.sample.id.tid.value);
+    }
+  }
 
   // The pid may have been reused while we read: the start time tells.
   auto after = readIdentity(proc_fd.get(), pid);

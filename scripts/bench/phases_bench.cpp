@@ -1,0 +1,92 @@
+// In-process cost of each phase of an analysis of a live process, next to the bare /proc floor
+// read in the same process: where the time of `wctmon analyze` goes.
+// Usage: wctmon-phases-bench PID [ROUNDS]
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/analyzer.h"
+#include "core/wait_graph.h"
+#include "platform/linux/linux_wait_chain_source.h"
+#include "platform/linux/process_reader.h"
+#include "rpc/json_writer.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double medianMicros(int rounds, const std::function<void()>& body) {
+  std::vector<double> samples;
+  for (int i = 0; i < rounds; ++i) {
+    const auto start = Clock::now();
+    body();
+    samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+void floorRead(int pid) {
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(task.c_str());
+  if (dir == nullptr) return;
+  char buf[1024];
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    for (const char* file : {"stat", "syscall"}) {
+      const std::string path = task + "/" + e->d_name + "/" + file;
+      const int fd = ::open(path.c_str(), O_RDONLY);
+      if (fd < 0) continue;
+      (void)!::read(fd, buf, sizeof(buf));
+      ::close(fd);
+    }
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: wctmon-phases-bench PID [ROUNDS]\n");
+    return 2;
+  }
+  const int pid = std::atoi(argv[1]);
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 21;
+  wctmon::linux_platform::LinuxWaitChainSource source;
+  auto snapshot = source.sample(wctmon::Pid{pid}, {});
+  if (!snapshot) {
+    std::fprintf(stderr, "%s\n", snapshot.error().message.c_str());
+    return 1;
+  }
+  const std::vector<wctmon::Pid> roots{wctmon::Pid{pid}};
+  const auto threads = snapshot->processes.front().threads.size();
+  wctmon::AnalysisResult result;
+
+  const double floor = medianMicros(rounds, [&] { floorRead(pid); });
+  const double sample = medianMicros(rounds, [&] { (void)source.sample(wctmon::Pid{pid}, {}); });
+  const double graph = medianMicros(rounds, [&] {
+    auto g = wctmon::analyzeWaitGraph(*snapshot, roots, {});
+    result.chains = std::move(g.chains);
+    result.deadlocks = std::move(g.deadlocks);
+  });
+  const double json = medianMicros(rounds, [&] { (void)wctmon::rpc::analysisToJson(result); });
+  wctmon::WaitChainAnalyzer analyzer(source, nullptr);
+  const double whole = medianMicros(rounds, [&] { (void)analyzer.analyze(wctmon::Pid{pid}, {}); });
+
+  std::printf("threads                 %zu\n", threads);
+  std::printf("/proc floor (stat+syscall) %9.0f us  %6.2f us/thread\n", floor, floor / threads);
+  std::printf("sample (read + resolve)    %9.0f us  %6.2f us/thread\n", sample, sample / threads);
+  std::printf("wait graph + chains        %9.0f us  %6.2f us/thread\n", graph, graph / threads);
+  std::printf("JSON                       %9.0f us  %6.2f us/thread\n", json, json / threads);
+  std::printf("analyze (with confirm)     %9.0f us  %6.2f us/thread\n", whole, whole / threads);
+  return 0;
+}

@@ -1,0 +1,340 @@
+#include "rpc/json_writer.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+#include "rpc/proto_convert.h"
+
+namespace wctmon::rpc {
+namespace {
+
+/// A small streaming JSON writer with two-space indentation.
+class Json {
+ public:
+  Json() { out_.reserve(1 << 16); }
+  std::string take() { return std::move(out_); }
+
+  void beginObject() { open('{'); }
+  void endObject() { close('}'); }
+  void beginArray() { open('['); }
+  void endArray() { close(']'); }
+
+  void key(std::string_view k) {
+    separate();
+    out_ += '"';
+    out_ += k;
+    out_ += "\": ";
+    after_key_ = true;
+  }
+
+  void string(std::string_view s) {
+    separate();
+    out_ += '"';
+    if (isValidUtf8(s)) {
+      appendEscaped(s);
+    } else {
+      appendEscaped(validUtf8(s));
+    }
+    out_ += '"';
+  }
+  void number(std::int64_t v) {
+    separate();
+    appendInt(v);
+  }
+  /// 64-bit integers are strings in the proto3 JSON mapping.
+  void int64String(std::uint64_t v) {
+    separate();
+    out_ += '"';
+    appendInt(v);
+    out_ += '"';
+  }
+  void boolean(bool v) {
+    separate();
+    out_ += v ? "true" : "false";
+  }
+
+  template <typename T>
+  void field(std::string_view k, const T& v) {
+    key(k);
+    if constexpr (std::is_same_v<T, bool>) {
+      boolean(v);
+    } else if constexpr (std::is_integral_v<T>) {
+      number(static_cast<std::int64_t>(v));
+    } else {
+      string(std::string_view(v));
+    }
+  }
+  void field64(std::string_view k, std::uint64_t v) {
+    key(k);
+    int64String(v);
+  }
+
+ private:
+  template <typename T>
+  void appendInt(T v) {
+    std::array<char, 24> buf{};
+    auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    out_.append(buf.data(), end);
+  }
+
+  void open(char c) {
+    separate();
+    out_ += c;
+    ++depth_;
+    first_ = true;
+  }
+  void close(char c) {
+    --depth_;
+    if (!first_) newline();
+    out_ += c;
+    first_ = false;
+  }
+  void separate() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (depth_ == 0) return;
+    if (!first_) out_ += ',';
+    first_ = false;
+    newline();
+  }
+  void newline() {
+    out_ += '\n';
+    out_.append(static_cast<std::size_t>(depth_) * 2, ' ');
+  }
+  void appendEscaped(std::string_view s) {
+    const auto plain = [](char c) {
+      return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20;
+    };
+    if (std::all_of(s.begin(), s.end(), plain)) {
+      out_ += s;
+      return;
+    }
+    for (const char c : s) {
+      switch (c) {
+        case '"': out_ += "\\\""; break;
+        case '\\': out_ += "\\\\"; break;
+        case '\n': out_ += "\\n"; break;
+        case '\t': out_ += "\\t"; break;
+        case '\r': out_ += "\\r"; break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            std::array<char, 8> buf{};
+            std::snprintf(buf.data(), buf.size(), "\\u%04x", static_cast<unsigned char>(c));
+            out_ += buf.data();
+          } else {
+            out_ += c;
+          }
+      }
+    }
+  }
+
+  std::string out_;
+  int depth_ = 0;
+  bool first_ = true;
+  bool after_key_ = false;
+};
+
+std::string hex(std::uint64_t value) {
+  std::array<char, 24> buf{};
+  std::snprintf(buf.data(), buf.size(), "0x%" PRIx64, value);
+  return buf.data();
+}
+
+/// RFC 3339 in UTC with 0, 3, 6 or 9 fractional digits, as protobuf prints a Timestamp.
+std::string timestamp(std::chrono::system_clock::time_point t) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000);
+  const auto nanos = static_cast<long>(ns % 1'000'000'000);
+  std::tm tm{};
+  ::gmtime_r(&seconds, &tm);
+  std::array<char, 64> buf{};
+  std::size_t n = std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::string out(buf.data(), n);
+  if (nanos != 0) {
+    if (nanos % 1'000'000 == 0) {
+      std::snprintf(buf.data(), buf.size(), ".%03ld", nanos / 1'000'000);
+    } else if (nanos % 1000 == 0) {
+      std::snprintf(buf.data(), buf.size(), ".%06ld", nanos / 1000);
+    } else {
+      std::snprintf(buf.data(), buf.size(), ".%09ld", nanos);
+    }
+    out += buf.data();
+  }
+  return out + "Z";
+}
+
+const std::string& objectTypeName(ObjectType type) { return v1::ObjectType_Name(toProto(type)); }
+
+const std::string& objectStatusName(ObjectStatus status) {
+  return v1::ObjectStatus_Name(toProto(status));
+}
+
+void writeThreadRef(Json& j, const ThreadRef& t) {
+  j.beginObject();
+  j.field("pid", t.pid.value);
+  j.field("tid", t.tid.value);
+  j.endObject();
+}
+
+void writeNode(Json& j, const WaitNode& n) {
+  j.beginObject();
+  j.field("object_type", objectTypeName(n.type));
+  j.field("status", objectStatusName(n.status));
+  const bool thread = n.isThread();
+  j.field("pid", thread ? n.thread.pid.value : 0);
+  j.field("tid", thread ? n.thread.tid.value : 0);
+  const std::string_view none;
+  j.field("thread_name", thread ? std::string_view(n.thread_name) : none);
+  j.field("process_name", thread ? std::string_view(n.process_name) : none);
+  j.field64("wait_time_ms", thread && n.wait_time ? static_cast<std::uint64_t>(n.wait_time->count()) : 0);
+  if (thread && n.context_switches) j.field64("context_switches", *n.context_switches);
+  j.field("name", thread ? none : std::string_view(n.name));
+  if (!thread && n.timeout) j.field64("timeout_ms", static_cast<std::uint64_t>(n.timeout->count()));
+  j.field("alertable", !thread && n.alertable);
+  j.key("owner_pids");
+  j.beginArray();
+  if (!thread) {
+    for (const auto pid : n.owner_pids) j.number(pid.value);
+  }
+  j.endArray();
+  j.field("detail", thread ? none : std::string_view(n.detail));
+  j.endObject();
+}
+
+void writeCapture(Json& j, const ThreadCapture& c) {
+  j.beginObject();
+  j.key("thread");
+  writeThreadRef(j, c.thread);
+  j.field("captured", c.captured);
+  j.field("error", c.error);
+  j.field("architecture", c.architecture);
+  j.key("registers");
+  j.beginArray();
+  for (const auto& r : c.registers) {
+    j.beginObject();
+    j.field("name", r.name);
+    j.field("value", hex(r.value));
+    j.endObject();
+  }
+  j.endArray();
+  j.key("frames");
+  j.beginArray();
+  for (const auto& f : c.frames) {
+    j.beginObject();
+    j.field("pc", hex(f.pc));
+    j.field("function", f.function);
+    j.field("module", f.module);
+    j.field("offset", hex(f.offset));
+    j.endObject();
+  }
+  j.endArray();
+  j.field64("stop_time_ns", static_cast<std::uint64_t>(c.stop_time.count()));
+  j.field("tracer_pid", c.tracer_pid);
+  j.endObject();
+}
+
+}  // namespace
+
+bool isValidUtf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > text.size() || (len == 2 && c < 0xc2)) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string validUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = len > 0 && i + len <= text.size();
+    for (std::size_t k = 1; valid && k < len; ++k) {
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    }
+    if (valid && len == 2 && c < 0xc2) valid = false;  // overlong
+    if (valid) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string analysisToJson(const AnalysisResult& result) {
+  Json j;
+  j.beginObject();
+  j.field("pid", result.pid.value);
+  j.field("process_name", result.process_name);
+  j.field("process_count", result.process_count);
+  j.field("thread_count", result.thread_count);
+  j.key("chains");
+  j.beginArray();
+  for (const auto& chain : result.chains) {
+    j.beginObject();
+    j.field("pid", chain.start.pid.value);
+    j.field("tid", chain.start.tid.value);
+    j.key("nodes");
+    j.beginArray();
+    for (const auto& node : chain.nodes) writeNode(j, node);
+    j.endArray();
+    j.field("is_cycle", chain.is_cycle);
+    j.field("truncated", chain.truncated);
+    j.field("node_count", chain.node_count);
+    j.endObject();
+  }
+  j.endArray();
+  j.key("deadlocks");
+  j.beginArray();
+  for (const auto& d : result.deadlocks) {
+    j.beginObject();
+    j.key("threads");
+    j.beginArray();
+    for (const auto& t : d.threads) writeThreadRef(j, t);
+    j.endArray();
+    j.key("spurs");
+    j.beginArray();
+    for (const auto& t : d.spurs) writeThreadRef(j, t);
+    j.endArray();
+    j.field("cross_process", d.crossProcess());
+    j.endObject();
+  }
+  j.endArray();
+  j.key("captures");
+  j.beginArray();
+  for (const auto& c : result.captures) writeCapture(j, c);
+  j.endArray();
+  j.key("warnings");
+  j.beginArray();
+  for (const auto& w : result.warnings) j.string(w);
+  j.endArray();
+  j.field("sampled_at", timestamp(result.sampled_at));
+  j.field64("analysis_time_us", static_cast<std::uint64_t>(result.analysis_time.count()));
+  j.endObject();
+  auto out = j.take();
+  out += '\n';
+  return out;
+}
+
+}  // namespace wctmon::rpc

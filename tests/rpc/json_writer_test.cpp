@@ -1,0 +1,120 @@
+// The fast JSON writer must say exactly what protobuf's proto3 JSON mapping says.
+#include "rpc/json_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "rpc/proto_convert.h"
+
+namespace wctmon::rpc {
+namespace {
+
+WaitNode thread(int pid, int tid, std::string name, ObjectStatus status) {
+  WaitNode n;
+  n.type = ObjectType::kThread;
+  n.status = status;
+  n.thread = ThreadRef{Pid{pid}, Tid{tid}};
+  n.thread_name = std::move(name);
+  n.process_name = "server";
+  n.context_switches = 123456789012ULL;
+  return n;
+}
+
+WaitNode object(ObjectType type, ObjectStatus status, std::string name) {
+  WaitNode n;
+  n.type = type;
+  n.status = status;
+  n.name = std::move(name);
+  n.detail = "pthread_mutex (normal)";
+  n.alertable = true;
+  return n;
+}
+
+AnalysisResult sample() {
+  AnalysisResult r;
+  r.pid = Pid{42};
+  r.process_name = "server";
+  r.process_count = 1;
+  r.thread_count = 3;
+  WaitChain c;
+  c.start = ThreadRef{Pid{42}, Tid{43}};
+  c.nodes.push_back(thread(42, 43, "worker \"1\"\n", ObjectStatus::kBlocked));
+  c.nodes.push_back(object(ObjectType::kMutex, ObjectStatus::kOwned, "0x7f00"));
+  auto second = thread(42, 44, "bad\xff\xfe utf8 \x01", ObjectStatus::kBlocked);
+  second.wait_time = std::chrono::milliseconds(1500);
+  c.nodes.push_back(second);
+  auto pipe = object(ObjectType::kPipe, ObjectStatus::kOwned, "pipe:[1]");
+  pipe.owner_pids = {Pid{7}, Pid{8}};
+  pipe.timeout = std::chrono::milliseconds(0);
+  c.nodes.push_back(pipe);
+  c.nodes.push_back(thread(7, 7, "", ObjectStatus::kPidOnly));
+  c.is_cycle = false;
+  c.truncated = true;
+  c.node_count = 99;
+  r.chains.push_back(c);
+  WaitChain running;
+  running.start = ThreadRef{Pid{42}, Tid{42}};
+  running.nodes.push_back(thread(42, 42, "main", ObjectStatus::kRunning));
+  running.node_count = 1;
+  r.chains.push_back(running);
+  Deadlock d;
+  d.threads = {ThreadRef{Pid{42}, Tid{43}}, ThreadRef{Pid{7}, Tid{7}}};
+  d.spurs = {ThreadRef{Pid{42}, Tid{45}}};
+  r.deadlocks.push_back(d);
+  ThreadCapture ok;
+  ok.thread = ThreadRef{Pid{42}, Tid{43}};
+  ok.captured = true;
+  ok.architecture = "x86_64";
+  ok.registers = {{"rip", 0x7fffdeadbeefULL}, {"rsp", 0}};
+  ok.frames = {{0x401000, "ns::f(int)", "/usr/bin/server", 0x10}, {0x402000, "", "", 0}};
+  ok.stop_time = std::chrono::nanoseconds(41000);
+  r.captures.push_back(ok);
+  ThreadCapture traced;
+  traced.thread = ThreadRef{Pid{7}, Tid{7}};
+  traced.error = "already traced by process 9";
+  traced.tracer_pid = 9;
+  r.captures.push_back(traced);
+  r.warnings = {"a warning", "tab\there"};
+  r.analysis_time = std::chrono::microseconds(1234);
+  return r;
+}
+
+void expectSameAsProtobuf(const AnalysisResult& r) {
+  const auto fast = nlohmann::json::parse(analysisToJson(r));
+  const auto reference = nlohmann::json::parse(toJson(toProto(r)));
+  EXPECT_EQ(fast, reference) << "fast:\n" << fast.dump(1) << "\nprotobuf:\n" << reference.dump(1);
+}
+
+TEST(JsonWriter, MatchesTheProtobufMappingField4Field) { expectSameAsProtobuf(sample()); }
+
+TEST(JsonWriter, TimestampsKeepProtobufsPrecisionSteps) {
+  auto r = sample();
+  const auto base = std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+  for (auto extra : {std::chrono::nanoseconds(0), std::chrono::nanoseconds(5'000'000),
+                     std::chrono::nanoseconds(5'000), std::chrono::nanoseconds(5)}) {
+    r.sampled_at = base + std::chrono::duration_cast<std::chrono::system_clock::duration>(extra);
+    expectSameAsProtobuf(r);
+  }
+}
+
+TEST(JsonWriter, EmptyResultStillHasEveryTopLevelField) {
+  AnalysisResult r;
+  r.sampled_at = std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+  expectSameAsProtobuf(r);
+  const auto j = nlohmann::json::parse(analysisToJson(r));
+  for (const char* k : {"pid", "chains", "deadlocks", "captures", "warnings", "thread_count"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+}
+
+TEST(JsonWriter, InvalidUtf8BecomesReplacementCharacters) {
+  EXPECT_EQ(validUtf8("ok"), "ok");
+  EXPECT_EQ(validUtf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(validUtf8("\xc3\xa9"), "\xc3\xa9");
+  EXPECT_EQ(validUtf8("\xc3"), "\xef\xbf\xbd");
+  EXPECT_EQ(validUtf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+}  // namespace
+}  // namespace wctmon::rpc
