@@ -117,11 +117,21 @@ class Json {
     }
     for (const char c : s) {
       switch (c) {
-        case '"': out_ += "\\\""; break;
-        case '\\': out_ += "\\\\"; break;
-        case '\n': out_ += "\\n"; break;
-        case '\t': out_ += "\\t"; break;
-        case '\r': out_ += "\\r"; break;
+        case '"':
+          out_ += "\\\"";
+          break;
+        case '\\':
+          out_ += "\\\\";
+          break;
+        case '\n':
+          out_ += "\\n";
+          break;
+        case '\t':
+          out_ += "\\t";
+          break;
+        case '\r':
+          out_ += "\\r";
+          break;
         default:
           if (static_cast<unsigned char>(c) < 0x20) {
             std::array<char, 8> buf{};
@@ -148,7 +158,8 @@ std::string hex(std::uint64_t value) {
 
 /// RFC 3339 in UTC with 0, 3, 6 or 9 fractional digits, as protobuf prints a Timestamp.
 std::string timestamp(std::chrono::system_clock::time_point t) {
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
   const std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000);
   const auto nanos = static_cast<long>(ns % 1'000'000'000);
   std::tm tm{};
@@ -192,7 +203,8 @@ void writeNode(Json& j, const WaitNode& n) {
   const std::string_view none;
   j.field("thread_name", thread ? std::string_view(n.thread_name) : none);
   j.field("process_name", thread ? std::string_view(n.process_name) : none);
-  j.field64("wait_time_ms", thread && n.wait_time ? static_cast<std::uint64_t>(n.wait_time->count()) : 0);
+  j.field64("wait_time_ms",
+            thread && n.wait_time ? static_cast<std::uint64_t>(n.wait_time->count()) : 0);
   if (thread && n.context_switches) j.field64("context_switches", *n.context_switches);
   j.field("name", thread ? none : std::string_view(n.name));
   if (!thread && n.timeout) j.field64("timeout_ms", static_cast<std::uint64_t>(n.timeout->count()));
@@ -265,7 +277,11 @@ std::string validUtf8(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    std::size_t len = c < 0x80           ? 1
+                      : (c >> 5) == 0x6  ? 2
+                      : (c >> 4) == 0xe  ? 3
+                      : (c >> 3) == 0x1e ? 4
+                                         : 0;
     bool valid = len > 0 && i + len <= text.size();
     for (std::size_t k = 1; valid && k < len; ++k) {
       valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;

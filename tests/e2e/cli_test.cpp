@@ -25,14 +25,14 @@ TEST(Cli, DeadlockExitsThreeWithProtoJson) {
   ASSERT_EQ(r.exit_code, 3) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["pid"], fx.pid());
-  EXPECT_EQ(j["thread_count"], 3);
+  EXPECT_EQ(j["thread_count"], 4);  // main, a, b and the fixture's reporter
   ASSERT_EQ(j["deadlocks"].size(), 1U);
   const auto& threads = j["deadlocks"][0]["threads"];
   ASSERT_EQ(threads.size(), 2U);
   EXPECT_EQ(threads[0]["pid"], fx.pid());
   EXPECT_EQ(threads[0]["tid"], fx.tid("a"));
   EXPECT_EQ(threads[1]["tid"], fx.tid("b"));
-  ASSERT_EQ(j["chains"].size(), 3U);
+  ASSERT_EQ(j["chains"].size(), 4U);
   bool found = false;
   for (const auto& chain : j["chains"]) {
     EXPECT_EQ(chain["pid"], fx.pid());
@@ -57,7 +57,7 @@ TEST(Cli, HumanOutputStartsWithTheSummaryAndMarksTheCycle) {
   const auto r = analyze({"--pid", std::to_string(fx.pid())});
   ASSERT_EQ(r.exit_code, 3) << r.err;
   const std::string pid = std::to_string(fx.pid());
-  EXPECT_EQ(r.out.rfind("process " + pid + " (wctmon-fixture): 3 threads, 1 deadlock", 0), 0U)
+  EXPECT_EQ(r.out.rfind("process " + pid + " (wctmon-fixture): 4 threads, 1 deadlock", 0), 0U)
       << r.out;
   EXPECT_NE(r.out.find("DEADLOCK #1: [" + pid + ":" + std::to_string(fx.tid("a")) + "]"),
             std::string::npos);

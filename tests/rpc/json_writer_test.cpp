@@ -110,7 +110,10 @@ TEST(JsonWriter, EmptyResultStillHasEveryTopLevelField) {
 
 TEST(JsonWriter, InvalidUtf8BecomesReplacementCharacters) {
   EXPECT_EQ(validUtf8("ok"), "ok");
-  EXPECT_EQ(validUtf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(validUtf8("a\xff"
+                      "b"),
+            "a\xef\xbf\xbd"
+            "b");
   EXPECT_EQ(validUtf8("\xc3\xa9"), "\xc3\xa9");
   EXPECT_EQ(validUtf8("\xc3"), "\xef\xbf\xbd");
   EXPECT_EQ(validUtf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");
