@@ -9,7 +9,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libdw-dev libelf-dev
-  gdb util-linux procps clang-format
+  gdb util-linux procps clang-format python3
 )
 
 missing=()

@@ -48,7 +48,9 @@ int runAnalyze(const AnalyzeArgs& args) {
     return kExitError;
   }
   if (args.json) {
-    std::cout << wctmon::rpc::analysisToJson(*result);
+    std::cout.flush();
+    wctmon::rpc::writeAnalysisJson(*result, stdout);
+    std::fflush(stdout);
   } else {
     wctmon::app::writeTextReport(std::cout, *result, args.brief || args.all);
   }

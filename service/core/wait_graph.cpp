@@ -254,7 +254,8 @@ class ChainBuilder {
   WaitChain build(ThreadRef start) {
     WaitChain chain;
     chain.start = start;
-    std::unordered_set<ThreadRef> visited;
+    // A chain holds at most max_nodes nodes: a short vector is cheaper than a hash set here.
+    std::vector<ThreadRef> visited;
     ThreadRef cur = start;
     while (chain.nodes.size() < options_.max_nodes) {
       const auto* sample = index_.thread(cur);
@@ -264,10 +265,8 @@ class ChainBuilder {
         break;
       }
       chain.nodes.push_back(threadNode(*sample, process));
-      if (!visited.insert(cur).second) {
-        chain.is_cycle = true;
-        break;
-      }
+      if (std::find(visited.begin(), visited.end(), cur) != visited.end()) break;
+      visited.push_back(cur);
       if (!isWaiting(*sample) || chain.nodes.size() >= options_.max_nodes) break;
       chain.nodes.push_back(objectNode(*sample->wait));
       auto next = successor(cur);

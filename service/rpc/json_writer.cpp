@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
-
-#include "rpc/proto_convert.h"
+#include <vector>
 
 namespace wctmon::rpc {
 namespace {
@@ -15,11 +15,25 @@ namespace {
 /// A small streaming JSON writer with two-space indentation.
 class Json {
  public:
-  Json() { out_.reserve(1 << 16); }
+  /// Builds the text in memory, or streams it to `sink` in blocks when one is given: a result
+  /// of 10,000 threads is megabytes that need not all be held at once.
+  explicit Json(std::FILE* sink = nullptr) : sink_(sink) { out_.reserve(kBlock + 4096); }
   std::string take() { return std::move(out_); }
+  void flush() {
+    if (sink_ != nullptr && !out_.empty()) {
+      std::fwrite(out_.data(), 1, out_.size(), sink_);
+      out_.clear();
+    }
+  }
+
+  /// Ends the document with a newline, as a line-oriented tool expects.
+  void terminate() { out_ += '\n'; }
 
   void beginObject() { open('{'); }
-  void endObject() { close('}'); }
+  void endObject() {
+    close('}');
+    if (out_.size() >= kBlock) flush();
+  }
   void beginArray() { open('['); }
   void endArray() { close(']'); }
 
@@ -144,6 +158,8 @@ class Json {
     }
   }
 
+  static constexpr std::size_t kBlock = 64 * 1024;
+  std::FILE* sink_;
   std::string out_;
   int depth_ = 0;
   bool first_ = true;
@@ -180,10 +196,28 @@ std::string timestamp(std::chrono::system_clock::time_point t) {
   return out + "Z";
 }
 
-const std::string& objectTypeName(ObjectType type) { return v1::ObjectType_Name(toProto(type)); }
+/// "CriticalSection" -> "OBJECT_TYPE_CRITICAL_SECTION": the proto enum value names follow the
+/// domain names, so the JSON writer needs no protobuf at all (the tests hold the two together).
+std::string protoEnumName(std::string_view prefix, std::string_view camel) {
+  std::string out(prefix);
+  for (std::size_t i = 0; i < camel.size(); ++i) {
+    const char c = camel[i];
+    if (i > 0 && std::isupper(static_cast<unsigned char>(c))) out += '_';
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
 
-const std::string& objectStatusName(ObjectStatus status) {
-  return v1::ObjectStatus_Name(toProto(status));
+template <typename Enum, Enum kLast>
+const std::string& enumName(Enum value, std::string_view prefix) {
+  static const auto names = [prefix] {
+    std::vector<std::string> all;
+    for (int i = 0; i <= static_cast<int>(kLast); ++i) {
+      all.push_back(protoEnumName(prefix, toString(static_cast<Enum>(i))));
+    }
+    return all;
+  }();
+  return names.at(static_cast<std::size_t>(value));
 }
 
 void writeThreadRef(Json& j, const ThreadRef& t) {
@@ -195,8 +229,8 @@ void writeThreadRef(Json& j, const ThreadRef& t) {
 
 void writeNode(Json& j, const WaitNode& n) {
   j.beginObject();
-  j.field("object_type", objectTypeName(n.type));
-  j.field("status", objectStatusName(n.status));
+  j.field("object_type", protoName(n.type));
+  j.field("status", protoName(n.status));
   const bool thread = n.isThread();
   j.field("pid", thread ? n.thread.pid.value : 0);
   j.field("tid", thread ? n.thread.tid.value : 0);
@@ -251,55 +285,7 @@ void writeCapture(Json& j, const ThreadCapture& c) {
   j.endObject();
 }
 
-}  // namespace
-
-bool isValidUtf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    const std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (len == 0 || i + len > text.size() || (len == 2 && c < 0xc2)) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
-}
-
-std::string validUtf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t len = c < 0x80           ? 1
-                      : (c >> 5) == 0x6  ? 2
-                      : (c >> 4) == 0xe  ? 3
-                      : (c >> 3) == 0x1e ? 4
-                                         : 0;
-    bool valid = len > 0 && i + len <= text.size();
-    for (std::size_t k = 1; valid && k < len; ++k) {
-      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-    }
-    if (valid && len == 2 && c < 0xc2) valid = false;  // overlong
-    if (valid) {
-      out.append(text.substr(i, len));
-      i += len;
-    } else {
-      out += "\xef\xbf\xbd";
-      ++i;
-    }
-  }
-  return out;
-}
-
-std::string analysisToJson(const AnalysisResult& result) {
-  Json j;
+void writeAnalysis(Json& j, const AnalysisResult& result) {
   j.beginObject();
   j.field("pid", result.pid.value);
   j.field("process_name", result.process_name);
@@ -348,9 +334,74 @@ std::string analysisToJson(const AnalysisResult& result) {
   j.field("sampled_at", timestamp(result.sampled_at));
   j.field64("analysis_time_us", static_cast<std::uint64_t>(result.analysis_time.count()));
   j.endObject();
-  auto out = j.take();
-  out += '\n';
+  j.terminate();
+}
+
+}  // namespace
+
+const std::string& protoName(ObjectType type) {
+  return enumName<ObjectType, ObjectType::kSignalWait>(type, "OBJECT_TYPE_");
+}
+
+const std::string& protoName(ObjectStatus status) {
+  return enumName<ObjectStatus, ObjectStatus::kError>(status, "OBJECT_STATUS_");
+}
+
+bool isValidUtf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > text.size() || (len == 2 && c < 0xc2)) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string validUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = c < 0x80           ? 1
+                      : (c >> 5) == 0x6  ? 2
+                      : (c >> 4) == 0xe  ? 3
+                      : (c >> 3) == 0x1e ? 4
+                                         : 0;
+    bool valid = len > 0 && i + len <= text.size();
+    for (std::size_t k = 1; valid && k < len; ++k) {
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    }
+    if (valid && len == 2 && c < 0xc2) valid = false;  // overlong
+    if (valid) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
   return out;
+}
+
+std::string analysisToJson(const AnalysisResult& result) {
+  Json j;
+  writeAnalysis(j, result);
+  return j.take();
+}
+
+void writeAnalysisJson(const AnalysisResult& result, std::FILE* out) {
+  Json j(out);
+  writeAnalysis(j, result);
+  j.flush();
 }
 
 }  // namespace wctmon::rpc

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdio>
 #include <string>
 
 #include "core/wait_model.h"
@@ -11,6 +12,13 @@ namespace wctmon::rpc {
 /// toJson(toProto(result)) means but an order of magnitude faster: a result of 10,000 threads is
 /// megabytes of JSON, and protobuf's reflective printer would dominate the analysis.
 [[nodiscard]] std::string analysisToJson(const AnalysisResult& result);
+
+/// The same, streamed to `out` in blocks as it is written.
+void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
+
+/// The proto3 JSON names of the domain enums ("OBJECT_TYPE_MUTEX", "OBJECT_STATUS_OWNED").
+[[nodiscard]] const std::string& protoName(ObjectType type);
+[[nodiscard]] const std::string& protoName(ObjectStatus status);
 
 /// Whether `text` is valid UTF-8 (what proto3 strings must be).
 [[nodiscard]] bool isValidUtf8(std::string_view text);

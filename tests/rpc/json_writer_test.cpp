@@ -108,6 +108,17 @@ TEST(JsonWriter, EmptyResultStillHasEveryTopLevelField) {
   }
 }
 
+TEST(JsonWriter, EnumNamesAreTheProtoEnumValueNames) {
+  for (int i = 0; i <= static_cast<int>(ObjectType::kSignalWait); ++i) {
+    const auto type = static_cast<ObjectType>(i);
+    EXPECT_EQ(protoName(type), v1::ObjectType_Name(toProto(type)));
+  }
+  for (int i = 0; i <= static_cast<int>(ObjectStatus::kError); ++i) {
+    const auto status = static_cast<ObjectStatus>(i);
+    EXPECT_EQ(protoName(status), v1::ObjectStatus_Name(toProto(status)));
+  }
+}
+
 TEST(JsonWriter, InvalidUtf8BecomesReplacementCharacters) {
   EXPECT_EQ(validUtf8("ok"), "ok");
   EXPECT_EQ(validUtf8("a\xff"
