@@ -1,9 +1,13 @@
 // The Linux engine against processes that really deadlock or wait: exact owners and cycles.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -394,6 +398,49 @@ TEST_F(EngineTest, CaptureTakesRegistersAndStacksAndTheTargetKeepsRunning) {
   ASSERT_EQ(again.deadlocks.size(), 1U);
   for (const auto& c : again.chains) EXPECT_NE(c.nodes[0].status, ObjectStatus::kError);
   EXPECT_EQ(inspector_.capture(std::vector<ThreadRef>{ref(pid, a)})[0].tracer_pid, 0);
+}
+
+/// This test process as the other tracer of one thread, for as long as it lives. A seized
+/// thread is detached from a stop, and must be: a traced thread could not be reaped otherwise.
+class OtherTracer {
+ public:
+  explicit OtherTracer(int tid) : tid_(tid) {
+    seized_ = ::ptrace(PTRACE_SEIZE, tid_, nullptr, nullptr) == 0;
+  }
+  ~OtherTracer() {
+    if (!seized_) return;
+    ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
+    int status = 0;
+    ::waitpid(tid_, &status, __WALL);
+    ::ptrace(PTRACE_DETACH, tid_, nullptr, nullptr);
+  }
+  [[nodiscard]] bool seized() const { return seized_; }
+
+ private:
+  int tid_;
+  bool seized_ = false;
+};
+
+TEST_F(EngineTest, AThreadAlreadyTracedIsReportedAndLeftAlone) {
+  FixtureProcess fx("mutex-abba");
+  const int pid = fx.pid(), a = fx.tid("a");
+  OtherTracer tracer(a);
+  ASSERT_TRUE(tracer.seized()) << std::strerror(errno);
+  const auto captures =
+      inspector_.capture(std::vector<ThreadRef>{ref(pid, a), ref(pid, fx.tid("b"))});
+  ASSERT_EQ(captures.size(), 2U);
+  EXPECT_FALSE(captures[0].captured);
+  EXPECT_EQ(captures[0].tracer_pid, ::getpid());
+  EXPECT_NE(captures[0].error.find("already traced"), std::string::npos) << captures[0].error;
+  EXPECT_EQ(captures[0].stop_time.count(), 0);
+  EXPECT_TRUE(captures[1].captured) << captures[1].error;
+}
+
+TEST_F(EngineTest, CapturingAThreadThatIsGoneIsAnErrorNotACrash) {
+  const auto captures = inspector_.capture(std::vector<ThreadRef>{ref(0x7ffffff0, 0x7ffffff0)});
+  ASSERT_EQ(captures.size(), 1U);
+  EXPECT_FALSE(captures[0].captured);
+  EXPECT_FALSE(captures[0].error.empty());
 }
 
 }  // namespace
