@@ -1,7 +1,10 @@
 // wctmon analyze as operators run it: exit codes, JSON shape, human output, privileges.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "support/subprocess.h"
 
@@ -89,10 +92,32 @@ TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(runCommand({wctmonPath(), "--help"}).exit_code, 0);
 }
 
+/// A copy of the wctmon binary that any user can run, whatever the permissions of the build tree.
+class WorldExecutableCopy {
+ public:
+  WorldExecutableCopy() {
+    char dir[] = "/tmp/wctmon-e2e-XXXXXX";
+    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir_ = dir;
+    path_ = dir_ + "/wctmon";
+    std::filesystem::copy_file(wctmonPath(), path_);
+    std::filesystem::permissions(dir_, std::filesystem::perms(0755));
+    std::filesystem::permissions(path_, std::filesystem::perms(0755));
+  }
+  ~WorldExecutableCopy() { std::filesystem::remove_all(dir_); }
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
 TEST(Cli, UnprivilegedAnalysisOfARootProcessGetsNoAccess) {
   FixtureProcess fx("mutex-abba");
-  const auto r = runCommand({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                             wctmonPath(), "analyze", "--pid", std::to_string(fx.pid()), "--json"});
+  const WorldExecutableCopy binary;
+  const auto r =
+      runCommand({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary.path(),
+                  "analyze", "--pid", std::to_string(fx.pid()), "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("permission denied"), std::string::npos) << r.err;
   const auto j = nlohmann::json::parse(r.out);
