@@ -1,20 +1,14 @@
 #include "app/text_report.h"
 
-#include <cinttypes>
-#include <cstdio>
 #include <string>
+
+#include "core/format.h"
 
 namespace wctmon::app {
 namespace {
 
 std::string ref(ThreadRef t) {
   return "[" + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value) + "]";
-}
-
-std::string hex(std::uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%" PRIx64, value);
-  return buf;
 }
 
 std::string describe(const WaitNode& node, const WaitNode* next) {
@@ -77,8 +71,8 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
     out << "\n";
     for (std::size_t i = 0; i < c.frames.size(); ++i) {
       const auto& f = c.frames[i];
-      out << "  #" << i << " " << hex(f.pc) << " "
-          << (f.function.empty() ? "??" : f.function + "+" + hex(f.offset)) << " "
+      out << "  #" << i << " " << hexString(f.pc) << " "
+          << (f.function.empty() ? "??" : f.function + "+" + hexString(f.offset)) << " "
           << (f.module.empty() ? "" : "(" + f.module + ")") << "\n";
     }
   }

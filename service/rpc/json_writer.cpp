@@ -4,10 +4,11 @@
 #include <array>
 #include <cctype>
 #include <charconv>
-#include <cinttypes>
 #include <cstdio>
 #include <ctime>
 #include <vector>
+
+#include "core/format.h"
 
 namespace wctmon::rpc {
 namespace {
@@ -166,12 +167,6 @@ class Json {
   bool after_key_ = false;
 };
 
-std::string hex(std::uint64_t value) {
-  std::array<char, 24> buf{};
-  std::snprintf(buf.data(), buf.size(), "0x%" PRIx64, value);
-  return buf.data();
-}
-
 /// RFC 3339 in UTC with 0, 3, 6 or 9 fractional digits, as protobuf prints a Timestamp.
 std::string timestamp(std::chrono::system_clock::time_point t) {
   const auto ns =
@@ -265,7 +260,7 @@ void writeCapture(Json& j, const ThreadCapture& c) {
   for (const auto& r : c.registers) {
     j.beginObject();
     j.field("name", r.name);
-    j.field("value", hex(r.value));
+    j.field("value", hexString(r.value));
     j.endObject();
   }
   j.endArray();
@@ -273,10 +268,10 @@ void writeCapture(Json& j, const ThreadCapture& c) {
   j.beginArray();
   for (const auto& f : c.frames) {
     j.beginObject();
-    j.field("pc", hex(f.pc));
+    j.field("pc", hexString(f.pc));
     j.field("function", f.function);
     j.field("module", f.module);
-    j.field("offset", hex(f.offset));
+    j.field("offset", hexString(f.offset));
     j.endObject();
   }
   j.endArray();

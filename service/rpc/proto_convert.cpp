@@ -3,20 +3,12 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
-#include <array>
-#include <cinttypes>
-#include <cstdio>
 
+#include "core/format.h"
 #include "rpc/json_writer.h"
 
 namespace wctmon::rpc {
 namespace {
-
-std::string hex(std::uint64_t value) {
-  std::array<char, 24> buf{};
-  std::snprintf(buf.data(), buf.size(), "0x%" PRIx64, value);
-  return buf.data();
-}
 
 void fill(const ThreadRef& ref, v1::ThreadRef* out) {
   out->set_pid(ref.pid.value);
@@ -50,14 +42,14 @@ void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
   for (const auto& r : capture.registers) {
     auto* reg = out->add_registers();
     reg->set_name(r.name);
-    reg->set_value(hex(r.value));
+    reg->set_value(hexString(r.value));
   }
   for (const auto& f : capture.frames) {
     auto* frame = out->add_frames();
-    frame->set_pc(hex(f.pc));
+    frame->set_pc(hexString(f.pc));
     frame->set_function(validUtf8(f.function));
     frame->set_module(validUtf8(f.module));
-    frame->set_offset(hex(f.offset));
+    frame->set_offset(hexString(f.offset));
   }
   out->set_stop_time_ns(static_cast<std::uint64_t>(capture.stop_time.count()));
   out->set_tracer_pid(capture.tracer_pid);

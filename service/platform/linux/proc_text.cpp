@@ -79,6 +79,20 @@ std::optional<std::int64_t> parseInt(std::string_view text) {
   return parseNumber<std::int64_t>(text, 10);
 }
 
+std::optional<std::int64_t> parseStatusField(std::string_view status, std::string_view key) {
+  while (!status.empty()) {
+    const auto nl = status.find('\n');
+    auto line = status.substr(0, nl);
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ':') {
+      line.remove_prefix(key.size() + 1);
+      return parseInt(nextToken(line));
+    }
+    if (nl == std::string_view::npos) break;
+    status.remove_prefix(nl + 1);
+  }
+  return std::nullopt;
+}
+
 std::optional<StatFields> parseStat(std::string_view text) {
   const auto open = text.find('(');
   const auto close = text.rfind(')');

@@ -67,6 +67,10 @@ struct LockEntry {
 /// The "flags:" value of an fdinfo file (octal open flags).
 [[nodiscard]] std::optional<unsigned> parseFdinfoFlags(std::string_view text);
 
+/// The integer value of a "Key:\tvalue" line of a /proc status file ("Tgid", "TracerPid").
+[[nodiscard]] std::optional<std::int64_t> parseStatusField(std::string_view status,
+                                                           std::string_view key);
+
 /// Parses a decimal integer at the start of `text`.
 [[nodiscard]] std::optional<std::int64_t> parseInt(std::string_view text);
 

@@ -9,12 +9,12 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <functional>
 
+#include "core/format.h"
 #include "platform/linux/glibc_sync.h"
 #include "platform/linux/process_memory.h"
 #include "platform/linux/unique_fd.h"
@@ -28,12 +28,6 @@ constexpr int kFOfdSetLkw = 38;  // F_OFD_SETLKW
 constexpr int kPAll = 0;         // waitid idtypes
 constexpr int kPPid = 1;
 constexpr int kPPgid = 2;
-
-std::string hex(std::uint64_t value) {
-  std::array<char, 24> buf{};
-  std::snprintf(buf.data(), buf.size(), "0x%" PRIx64, value);
-  return buf.data();
-}
 
 /// One thread as read from /proc, before its wait is resolved.
 struct RawThread {
@@ -278,7 +272,7 @@ class WaitResolver {
       const std::uint64_t uaddr = args[0];
       WaitObject w;
       w.key = uaddr;
-      w.name = hex(uaddr);
+      w.name = hexString(uaddr);
       if (access != MemoryAccess::kOk) {
         w.type = ObjectType::kFutex;
         w.status = access == MemoryAccess::kDenied ? ObjectStatus::kNoAccess : ObjectStatus::kError;
@@ -293,7 +287,7 @@ class WaitResolver {
       const auto decoded = decodeFutexWait(windows[index], op, static_cast<std::uint32_t>(args[2]),
                                            raw->sample.id.tid.value, validator);
       w.detail = decoded.detail;
-      w.name = hex(uaddr + static_cast<std::uint64_t>(decoded.object_offset));
+      w.name = hexString(uaddr + static_cast<std::uint64_t>(decoded.object_offset));
       switch (decoded.kind) {
         case FutexWaitKind::kMutex:
         case FutexWaitKind::kPriorityInheritance:
@@ -580,13 +574,9 @@ std::optional<Pid> SampleContext::processOfThread(std::int32_t tid) {
   const auto path = "/proc/" + std::to_string(tid) + "/status";
   const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
   if (n > 0) {
-    std::string_view text(buf.data(), static_cast<std::size_t>(n));
-    if (auto pos = text.find("\nTgid:"); pos != std::string_view::npos) {
-      auto rest = text.substr(pos + 6);
-      while (!rest.empty() && (rest.front() == '\t' || rest.front() == ' ')) rest.remove_prefix(1);
-      if (auto tgid = parseInt(rest.substr(0, rest.find('\n')))) {
-        out = Pid{static_cast<std::int32_t>(*tgid)};
-      }
+    if (auto tgid =
+            parseStatusField(std::string_view(buf.data(), static_cast<std::size_t>(n)), "Tgid")) {
+      out = Pid{static_cast<std::int32_t>(*tgid)};
     }
   }
   tgid_cache_.emplace(tid, out);

@@ -89,12 +89,9 @@ std::int32_t tracerOf(ThreadRef thread) {
                     std::to_string(thread.tid.value) + "/status";
   const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
   if (n <= 0) return 0;
-  std::string_view text(buf.data(), static_cast<std::size_t>(n));
-  const auto pos = text.find("TracerPid:");
-  if (pos == std::string_view::npos) return 0;
-  auto rest = text.substr(pos + 10);
-  while (!rest.empty() && (rest.front() == '\t' || rest.front() == ' ')) rest.remove_prefix(1);
-  return static_cast<std::int32_t>(parseInt(rest.substr(0, rest.find('\n'))).value_or(0));
+  return static_cast<std::int32_t>(
+      parseStatusField(std::string_view(buf.data(), static_cast<std::size_t>(n)), "TracerPid")
+          .value_or(0));
 }
 
 void addRegisters(const user_regs_struct& r, ThreadCapture& out) {

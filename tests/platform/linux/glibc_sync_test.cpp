@@ -57,6 +57,15 @@ struct Padded {
   char after[64] = {};
 };
 
+/// The window a waiter sees: it sets the lock word to 2 ("locked, with waiters") before it
+/// sleeps with the value 2.
+FutexWindow contendedWindow(const pthread_mutex_t& mutex) {
+  auto w = windowAt(&mutex);
+  const std::uint32_t two = 2;
+  std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+  return w;
+}
+
 TidValidator only(int tid) {
   return [tid](std::int32_t t, bool) { return t == tid; };
 }
@@ -65,10 +74,7 @@ TEST(GlibcSync, NormalMutexOwnerIsTheLockingThread) {
   Padded p;
   pthread_mutex_init(&p.mutex, nullptr);
   Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
-  // A waiter would have set the lock word to 2 before sleeping with val 2.
-  auto w = windowAt(&p.mutex);
-  const std::uint32_t two = 2;
-  std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+  const auto w = contendedWindow(p.mutex);
   const auto d = decodeFutexWait(w, 0x80, 2, gettid(), only(h.tid()));
   EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
   EXPECT_EQ(d.owner_tid, h.tid());
@@ -80,9 +86,7 @@ TEST(GlibcSync, MutexWithDeadOwnerIsAbandoned) {
   Padded p;
   pthread_mutex_init(&p.mutex, nullptr);
   Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
-  auto w = windowAt(&p.mutex);
-  const std::uint32_t two = 2;
-  std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+  const auto w = contendedWindow(p.mutex);
   const auto d = decodeFutexWait(w, 0x80, 2, gettid(), [](std::int32_t, bool) { return false; });
   EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
   EXPECT_TRUE(d.owner_gone);
@@ -104,9 +108,7 @@ TEST(GlibcSync, RecursiveAndRobustSharedMutexes) {
           pthread_mutex_unlock(&rec.mutex);
           pthread_mutex_unlock(&rec.mutex);
         });
-    auto w = windowAt(&rec.mutex);
-    const std::uint32_t two = 2;
-    std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+    const auto w = contendedWindow(rec.mutex);
     const auto d = decodeFutexWait(w, 0x80, 2, gettid(), only(h.tid()));
     EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
     EXPECT_EQ(d.owner_tid, h.tid());
@@ -131,9 +133,7 @@ TEST(GlibcSync, PrivateFlagMustMatchTheMutexKind) {
   Padded p;
   pthread_mutex_init(&p.mutex, nullptr);
   Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
-  auto w = windowAt(&p.mutex);
-  const std::uint32_t two = 2;
-  std::memcpy(w.bytes.data() + kFutexWindowBefore, &two, 4);
+  const auto w = contendedWindow(p.mutex);
   // A shared wait on a private mutex is not what glibc does: no owner is named.
   const auto d = decodeFutexWait(w, 0, 2, gettid(), only(h.tid()));
   EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);

@@ -79,6 +79,15 @@ TEST(ProcText, LocksWithWaitersAndOfdAndFdinfoPrefix) {
   EXPECT_EQ(fdinfo->inode, 77U);
 }
 
+TEST(ProcText, StatusFields) {
+  const std::string_view status = "Name:\tx\nTgid:\t4242\nPid:\t4243\nTracerPid:\t0\n";
+  EXPECT_EQ(parseStatusField(status, "Tgid"), 4242);
+  EXPECT_EQ(parseStatusField(status, "TracerPid"), 0);
+  EXPECT_EQ(parseStatusField(status, "Pid"), 4243);
+  EXPECT_FALSE(parseStatusField(status, "Ppid").has_value());
+  EXPECT_FALSE(parseStatusField(status, "Name").has_value());
+}
+
 TEST(ProcText, FdinfoFlagsAreOctal) {
   EXPECT_EQ(parseFdinfoFlags("pos:\t0\nflags:\t02000001\nmnt_id:\t15\n"), 02000001U);
   EXPECT_FALSE(parseFdinfoFlags("pos:\t0\n").has_value());
