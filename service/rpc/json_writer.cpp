@@ -52,7 +52,8 @@ class Json {
     if (isValidUtf8(s)) {
       appendEscaped(s);
     } else {
-      appendEscaped(validUtf8(s));
+      const std::string repaired = validUtf8(s);
+      appendEscaped(repaired);
     }
     out_ += '"';
   }
