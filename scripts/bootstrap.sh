@@ -8,7 +8,7 @@ packages=(
   libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-  libdw-dev libelf-dev
+  libdw-dev libelf-dev libsqlite3-dev libsystemd-dev
   gdb util-linux procps clang-format python3
 )
 

@@ -3,7 +3,6 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
-
 #include "core/format.h"
 #include "rpc/json_writer.h"
 

@@ -1,0 +1,386 @@
+#include "core/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+namespace wctmon {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kMaxMs = 24LL * 3600 * 1000;
+
+std::string typeName(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_float: return "a fractional number";
+    default: return "a number";
+  }
+}
+
+/// Reads one JSON object, checking types and ranges, collecting every error with its pointer.
+class ObjectReader {
+ public:
+  ObjectReader(const json& j, std::string pointer, std::vector<ConfigError>& errors)
+      : json_(j), pointer_(std::move(pointer)), errors_(errors) {
+    ok_ = j.is_object();
+    if (!ok_) fail(pointer_, "must be an object, not " + typeName(j));
+  }
+
+  /// Reports keys nobody asked for: in a configuration they are typos.
+  ~ObjectReader() {
+    if (!ok_) return;
+    for (const auto& [key, value] : json_.items()) {
+      if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
+        fail(child(key), "unknown key");
+      }
+    }
+  }
+  ObjectReader(const ObjectReader&) = delete;
+  ObjectReader& operator=(const ObjectReader&) = delete;
+
+  [[nodiscard]] bool ok() const { return ok_; }
+  [[nodiscard]] std::string child(std::string_view key) const {
+    // JSON pointer escaping: ~ -> ~0, / -> ~1.
+    std::string escaped;
+    for (char c : key) {
+      if (c == '~') {
+        escaped += "~0";
+      } else if (c == '/') {
+        escaped += "~1";
+      } else {
+        escaped += c;
+      }
+    }
+    return pointer_ + "/" + escaped;
+  }
+
+  /// The value at `key`, or nullptr when absent (absent means "the default").
+  const json* find(std::string_view key) {
+    known_.emplace_back(key);
+    if (!ok_) return nullptr;
+    auto it = json_.find(std::string(key));
+    return it == json_.end() ? nullptr : &*it;
+  }
+
+  void integer(std::string_view key, std::int64_t& out, std::int64_t min, std::int64_t max) {
+    const json* v = find(key);
+    if (v == nullptr) return;
+    if (!v->is_number_integer()) {
+      fail(child(key), "must be an integer, not " + typeName(*v));
+      return;
+    }
+    const auto value = v->get<std::int64_t>();
+    if (value < min || value > max) {
+      fail(child(key), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                           " (got " + std::to_string(value) + ")");
+      return;
+    }
+    out = value;
+  }
+
+  template <typename T>
+  void unsignedValue(std::string_view key, T& out, std::int64_t min, std::int64_t max) {
+    std::int64_t value = static_cast<std::int64_t>(out);
+    integer(key, value, min, max);
+    out = static_cast<T>(value);
+  }
+
+  void milliseconds(std::string_view key, std::chrono::milliseconds& out, std::int64_t min,
+                    std::int64_t max = kMaxMs) {
+    std::int64_t value = out.count();
+    integer(key, value, min, max);
+    out = std::chrono::milliseconds(value);
+  }
+
+  void boolean(std::string_view key, bool& out) {
+    const json* v = find(key);
+    if (v == nullptr) return;
+    if (!v->is_boolean()) {
+      fail(child(key), "must be true or false, not " + typeName(*v));
+      return;
+    }
+    out = v->get<bool>();
+  }
+
+  bool string(std::string_view key, std::string& out, bool allow_empty = false) {
+    const json* v = find(key);
+    if (v == nullptr) return false;
+    if (!v->is_string()) {
+      fail(child(key), "must be a string, not " + typeName(*v));
+      return false;
+    }
+    auto value = v->get<std::string>();
+    if (value.empty() && !allow_empty) {
+      fail(child(key), "must not be empty");
+      return false;
+    }
+    out = std::move(value);
+    return true;
+  }
+
+  void choice(std::string_view key, std::string& out, const std::vector<std::string>& allowed) {
+    std::string value = out;
+    if (!string(key, value)) return;
+    if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      fail(child(key), "must be one of " + list + " (got \"" + value + "\")");
+      return;
+    }
+    out = value;
+  }
+
+  void waitTypes(std::string_view key, std::vector<ObjectType>& out) {
+    const json* v = find(key);
+    if (v == nullptr) return;
+    if (!v->is_array()) {
+      fail(child(key), "must be an array of wait types, not " + typeName(*v));
+      return;
+    }
+    std::vector<ObjectType> types;
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const auto& item = (*v)[i];
+      const std::string where = child(key) + "/" + std::to_string(i);
+      if (!item.is_string()) {
+        fail(where, "must be a wait type name, not " + typeName(item));
+        continue;
+      }
+      auto type = waitTypeFromKey(item.get<std::string>());
+      if (!type || *type == ObjectType::kThread) {
+        fail(where, "unknown wait type \"" + item.get<std::string>() + "\"");
+        continue;
+      }
+      types.push_back(*type);
+    }
+    out = std::move(types);
+  }
+
+  void fail(std::string pointer, std::string reason) {
+    errors_.push_back(ConfigError{std::move(pointer), std::move(reason)});
+  }
+
+ private:
+  const json& json_;
+  std::string pointer_;
+  std::vector<ConfigError>& errors_;
+  std::vector<std::string> known_;
+  bool ok_ = false;
+};
+
+void readTarget(const json& j, const std::string& pointer, const Config& defaults,
+                TargetConfig& target, std::vector<ConfigError>& errors) {
+  ObjectReader r(j, pointer, errors);
+  if (!r.ok()) return;
+  target.interval = defaults.sampling.interval;
+  target.hang_threshold = defaults.detection.hang_threshold;
+  target.ignore_waits = defaults.detection.ignore_waits;
+  target.capture = defaults.capture.enabled;
+
+  r.string("name", target.name);
+  std::string exe;
+  if (r.string("exe", exe)) target.exe = exe;
+  std::string cmdline;
+  // A selector that is present but wrong has its own error; "needs a selector" would be noise.
+  const bool selector_given = j.contains("exe") || j.contains("cmdline") || j.contains("pid");
+  if (r.string("cmdline", cmdline)) {
+    try {
+      std::regex compiled(cmdline, std::regex::ECMAScript);
+      target.cmdline = cmdline;
+    } catch (const std::regex_error& e) {
+      r.fail(r.child("cmdline"), std::string("not a valid regular expression: ") + e.what());
+    }
+  }
+  std::int64_t pid = 0;
+  r.integer("pid", pid, 1, 0x7fffffff);
+  if (pid > 0) target.pid = Pid{static_cast<std::int32_t>(pid)};
+  r.boolean("all", target.all);
+  r.milliseconds("interval_ms", target.interval, 10);
+  r.milliseconds("hang_threshold_ms", target.hang_threshold, 100);
+  r.boolean("out_of_proc", target.out_of_proc);
+  r.boolean("capture", target.capture);
+  r.waitTypes("ignore_waits", target.ignore_waits);
+
+  const bool selector = target.exe || target.cmdline || target.pid;
+  if (!selector_given && !target.all) {
+    r.fail(pointer, "needs a selector: exe, cmdline, pid or \"all\": true");
+  }
+  if (selector && target.all) r.fail(r.child("all"), "\"all\" cannot be combined with exe, cmdline or pid");
+  if (target.name.empty() && (selector || target.all)) {
+    target.name = target.all ? "all"
+                  : target.pid ? "pid " + std::to_string(target.pid->value)
+                  : target.exe ? *target.exe
+                               : *target.cmdline;
+  }
+}
+
+void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
+  ObjectReader root(j, "", errors);
+  if (!root.ok()) return;
+
+  std::string state_dir = c.state_dir.string();
+  if (root.string("state_dir", state_dir)) {
+    if (state_dir.front() != '/') {
+      root.fail("/state_dir", "must be an absolute path (got \"" + state_dir + "\")");
+    } else {
+      c.state_dir = state_dir;
+    }
+  }
+  if (const json* s = root.find("sampling")) {
+    ObjectReader r(*s, "/sampling", errors);
+    r.milliseconds("interval_ms", c.sampling.interval, 10);
+    r.unsignedValue("threads", c.sampling.threads, 0, 256);
+    r.milliseconds("deadline_ms", c.sampling.deadline, 0);
+    r.milliseconds("discovery_interval_ms", c.sampling.discovery_interval, 0);
+  }
+  if (const json* d = root.find("detection")) {
+    ObjectReader r(*d, "/detection", errors);
+    r.milliseconds("hang_threshold_ms", c.detection.hang_threshold, 100);
+    r.waitTypes("ignore_waits", c.detection.ignore_waits);
+  }
+  if (const json* cap = root.find("capture")) {
+    ObjectReader r(*cap, "/capture", errors);
+    r.boolean("enabled", c.capture.enabled);
+    r.milliseconds("min_interval_ms", c.capture.min_interval, 0);
+  }
+  if (const json* ret = root.find("retention")) {
+    ObjectReader r(*ret, "/retention", errors);
+    std::int64_t hours = c.retention.max_age.count();
+    r.integer("max_age_hours", hours, 1, 24LL * 365 * 10);
+    c.retention.max_age = std::chrono::hours(hours);
+    r.unsignedValue("max_incidents", c.retention.max_incidents, 1, 10'000'000);
+  }
+  if (const json* a = root.find("alerts")) {
+    ObjectReader r(*a, "/alerts", errors);
+    std::string sink = c.alerts.sink == AlertSinkKind::kJournald ? "journald"
+                       : c.alerts.sink == AlertSinkKind::kSyslog ? "syslog"
+                                                                 : "none";
+    r.choice("sink", sink, {"journald", "syslog", "none"});
+    c.alerts.sink = sink == "journald" ? AlertSinkKind::kJournald
+                    : sink == "syslog" ? AlertSinkKind::kSyslog
+                                       : AlertSinkKind::kNone;
+    r.milliseconds("window_ms", c.alerts.window, 1000);
+    r.unsignedValue("max_per_window", c.alerts.max_per_window, 1, 100000);
+  }
+  if (const json* l = root.find("log")) {
+    ObjectReader r(*l, "/log", errors);
+    r.choice("level", c.log.level, {"trace", "debug", "info", "warn", "error", "critical", "off"});
+    r.string("file", c.log.file, true);
+    r.unsignedValue("max_file_bytes", c.log.max_file_bytes, 4096, 1LL << 40);
+    r.unsignedValue("max_files", c.log.max_files, 1, 100);
+    r.unsignedValue("queue_size", c.log.queue_size, 16, 1 << 20);
+    r.boolean("console", c.log.console);
+  }
+  if (const json* t = root.find("targets")) {
+    if (!t->is_array()) {
+      root.fail("/targets", "must be an array of targets, not " + typeName(*t));
+    } else {
+      for (std::size_t i = 0; i < t->size(); ++i) {
+        TargetConfig target;
+        readTarget((*t)[i], "/targets/" + std::to_string(i), c, target, errors);
+        c.targets.push_back(std::move(target));
+      }
+    }
+  }
+}
+
+std::string snakeCase(std::string_view camel) {
+  std::string out;
+  for (std::size_t i = 0; i < camel.size(); ++i) {
+    const auto c = static_cast<unsigned char>(camel[i]);
+    if (i > 0 && std::isupper(c)) out += '_';
+    out += static_cast<char>(std::tolower(c));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ObjectType> defaultIgnoredWaits() {
+  // Long waits of these kinds are how idle programs look: event loops, worker pools parked on
+  // condition variables, sleepers, servers waiting for a request, parents of long children.
+  return {ObjectType::kFutex,      ObjectType::kPoll,       ObjectType::kSignalWait,
+          ObjectType::kSleep,      ObjectType::kEventfd,    ObjectType::kSocketIo,
+          ObjectType::kUnixSocket, ObjectType::kPipe,       ObjectType::kThreadWait,
+          ObjectType::kProcessWait, ObjectType::kUnknown};
+}
+
+std::string waitTypeKey(ObjectType type) { return snakeCase(toString(type)); }
+
+std::optional<ObjectType> waitTypeFromKey(std::string_view key) {
+  for (int i = 0; i <= static_cast<int>(ObjectType::kSignalWait); ++i) {
+    const auto type = static_cast<ObjectType>(i);
+    if (waitTypeKey(type) == key) return type;
+  }
+  return std::nullopt;
+}
+
+ConfigParse parseConfig(std::string_view json_text) {
+  ConfigParse out;
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    out.errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
+    return out;
+  }
+  Config config;
+  config.detection.ignore_waits = defaultIgnoredWaits();
+  readConfig(j, config, out.errors);
+  if (out.errors.empty()) out.config = std::move(config);
+  return out;
+}
+
+ConfigParse loadConfig(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    ConfigParse out;
+    out.errors.push_back(ConfigError{"", "cannot read " + path.string()});
+    return out;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parseConfig(text.str());
+}
+
+std::optional<TargetConfig> parseTarget(std::string_view json_text, const Config& defaults,
+                                        std::vector<ConfigError>& errors) {
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
+    return std::nullopt;
+  }
+  TargetConfig target;
+  const auto before = errors.size();
+  readTarget(j, "", defaults, target, errors);
+  if (errors.size() != before) return std::nullopt;
+  return target;
+}
+
+std::string targetToJson(const TargetConfig& target) {
+  json j;
+  j["name"] = target.name;
+  if (target.exe) j["exe"] = *target.exe;
+  if (target.cmdline) j["cmdline"] = *target.cmdline;
+  if (target.pid) j["pid"] = target.pid->value;
+  if (target.all) j["all"] = true;
+  j["interval_ms"] = target.interval.count();
+  j["hang_threshold_ms"] = target.hang_threshold.count();
+  j["out_of_proc"] = target.out_of_proc;
+  j["capture"] = target.capture;
+  j["ignore_waits"] = json::array();
+  for (const auto type : target.ignore_waits) j["ignore_waits"].push_back(waitTypeKey(type));
+  return j.dump();
+}
+
+}  // namespace wctmon

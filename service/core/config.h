@@ -1,0 +1,138 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/wait_model.h"
+
+namespace wctmon {
+
+/// Where alerts go.
+enum class AlertSinkKind { kJournald, kSyslog, kNone };
+
+/// One registered target: which processes, and how they are watched.
+struct TargetConfig {
+  /// A label for logs and alerts; defaults to the selector.
+  std::string name;
+  /// Executable name (comm or basename of exe) or a glob over it.
+  std::optional<std::string> exe;
+  /// ECMAScript regular expression searched in the command line (arguments joined by spaces).
+  std::optional<std::string> cmdline;
+  std::optional<Pid> pid;
+  /// Every process of the system.
+  bool all = false;
+  std::chrono::milliseconds interval{1000};
+  std::chrono::milliseconds hang_threshold{30000};
+  bool out_of_proc = false;
+  bool capture = true;
+  /// Waits that are normal when long (event loops, worker pools): never a hang.
+  std::vector<ObjectType> ignore_waits;
+
+  friend bool operator==(const TargetConfig&, const TargetConfig&) = default;
+};
+
+/// The whole configuration, validated: every field holds a usable value.
+struct Config {
+  std::filesystem::path state_dir = "/var/lib/wctmon";
+
+  struct Sampling {
+    std::chrono::milliseconds interval{1000};
+    /// Worker threads of the scheduler; 0 = one per core.
+    unsigned threads = 0;
+    /// How long one sample may take before it is abandoned; 0 = the target's interval.
+    std::chrono::milliseconds deadline{0};
+    /// How often the process list is scanned for new matches; 0 = the shortest interval.
+    std::chrono::milliseconds discovery_interval{0};
+
+    friend bool operator==(const Sampling&, const Sampling&) = default;
+  } sampling;
+
+  struct Detection {
+    std::chrono::milliseconds hang_threshold{30000};
+    std::vector<ObjectType> ignore_waits;
+
+    friend bool operator==(const Detection&, const Detection&) = default;
+  } detection;
+
+  struct Capture {
+    bool enabled = true;
+    /// At most one capture per process in this time.
+    std::chrono::milliseconds min_interval{60000};
+
+    friend bool operator==(const Capture&, const Capture&) = default;
+  } capture;
+
+  struct Retention {
+    std::chrono::hours max_age{24 * 30};
+    std::size_t max_incidents = 10000;
+
+    friend bool operator==(const Retention&, const Retention&) = default;
+  } retention;
+
+  struct Alerts {
+    AlertSinkKind sink = AlertSinkKind::kJournald;
+    /// At most `max_per_window` alerts per target in each window.
+    std::chrono::milliseconds window{60000};
+    unsigned max_per_window = 10;
+
+    friend bool operator==(const Alerts&, const Alerts&) = default;
+  } alerts;
+
+  struct Log {
+    std::string level = "info";
+    /// Relative paths are under state_dir; empty = no file.
+    std::string file = "wctmon.log";
+    std::size_t max_file_bytes = 10 * 1024 * 1024;
+    std::size_t max_files = 3;
+    std::size_t queue_size = 8192;
+    bool console = true;
+
+    friend bool operator==(const Log&, const Log&) = default;
+  } log;
+
+  std::vector<TargetConfig> targets;
+
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+/// One problem in a configuration: where (a JSON pointer) and why.
+struct ConfigError {
+  std::string pointer;
+  std::string reason;
+
+  [[nodiscard]] std::string toString() const { return (pointer.empty() ? "/" : pointer) + ": " + reason; }
+};
+
+/// The outcome of reading a configuration: a config, or every problem found in it.
+struct ConfigParse {
+  std::optional<Config> config;
+  std::vector<ConfigError> errors;
+};
+
+/// The waits that are ignored for hangs unless a target says otherwise.
+[[nodiscard]] std::vector<ObjectType> defaultIgnoredWaits();
+
+/// The config key of a wait type ("mutex", "poll", "kernel_wait", ...), and back.
+[[nodiscard]] std::string waitTypeKey(ObjectType type);
+[[nodiscard]] std::optional<ObjectType> waitTypeFromKey(std::string_view key);
+
+/// Parses and validates a JSON configuration. Unknown keys are errors (they are typos).
+[[nodiscard]] ConfigParse parseConfig(std::string_view json_text);
+
+/// Reads and parses a configuration file.
+[[nodiscard]] ConfigParse loadConfig(const std::filesystem::path& path);
+
+/// Validates one target given as JSON (runtime registrations use the config's shape).
+[[nodiscard]] std::optional<TargetConfig> parseTarget(std::string_view json_text, const Config& defaults,
+                                                      std::vector<ConfigError>& errors);
+
+/// The JSON form of one target, as parseTarget reads it.
+[[nodiscard]] std::string targetToJson(const TargetConfig& target);
+
+}  // namespace wctmon

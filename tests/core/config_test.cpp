@@ -1,0 +1,141 @@
+#include "core/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace wctmon {
+namespace {
+
+std::vector<std::string> errorsOf(std::string_view json) {
+  std::vector<std::string> out;
+  for (const auto& e : parseConfig(json).errors) out.push_back(e.toString());
+  return out;
+}
+
+TEST(Config, EmptyObjectGivesEveryDefault) {
+  const auto parsed = parseConfig("{}");
+  ASSERT_TRUE(parsed.config.has_value());
+  const auto& c = *parsed.config;
+  EXPECT_EQ(c.state_dir, "/var/lib/wctmon");
+  EXPECT_EQ(c.sampling.interval, std::chrono::milliseconds(1000));
+  EXPECT_EQ(c.sampling.threads, 0U);
+  EXPECT_EQ(c.detection.hang_threshold, std::chrono::seconds(30));
+  EXPECT_EQ(c.detection.ignore_waits, defaultIgnoredWaits());
+  EXPECT_EQ(c.alerts.sink, AlertSinkKind::kJournald);
+  EXPECT_EQ(c.log.level, "info");
+  EXPECT_TRUE(c.targets.empty());
+}
+
+TEST(Config, TargetsInheritTheDefaultsAndOverrideThem) {
+  const auto parsed = parseConfig(R"({
+    "state_dir": "/tmp/w",
+    "sampling": {"interval_ms": 500},
+    "detection": {"hang_threshold_ms": 2000, "ignore_waits": ["poll"]},
+    "capture": {"enabled": false},
+    "targets": [
+      {"exe": "postgres*"},
+      {"name": "api", "cmdline": "java .*-jar api\\.jar", "interval_ms": 250,
+       "hang_threshold_ms": 5000, "out_of_proc": true, "capture": true,
+       "ignore_waits": ["futex", "pipe"]},
+      {"pid": 4242},
+      {"all": true}
+    ]})");
+  ASSERT_TRUE(parsed.config.has_value()) << parsed.errors.front().toString();
+  const auto& t = parsed.config->targets;
+  ASSERT_EQ(t.size(), 4U);
+  EXPECT_EQ(t[0].name, "postgres*");
+  EXPECT_EQ(t[0].exe, "postgres*");
+  EXPECT_EQ(t[0].interval, std::chrono::milliseconds(500));
+  EXPECT_EQ(t[0].hang_threshold, std::chrono::milliseconds(2000));
+  EXPECT_EQ(t[0].ignore_waits, std::vector<ObjectType>{ObjectType::kPoll});
+  EXPECT_FALSE(t[0].capture);
+  EXPECT_EQ(t[1].name, "api");
+  EXPECT_EQ(t[1].interval, std::chrono::milliseconds(250));
+  EXPECT_TRUE(t[1].out_of_proc);
+  EXPECT_TRUE(t[1].capture);
+  EXPECT_EQ(t[1].ignore_waits, (std::vector<ObjectType>{ObjectType::kFutex, ObjectType::kPipe}));
+  EXPECT_EQ(t[2].pid, Pid{4242});
+  EXPECT_EQ(t[2].name, "pid 4242");
+  EXPECT_TRUE(t[3].all);
+}
+
+TEST(Config, ErrorsNameThePointerAndTheReason) {
+  EXPECT_EQ(errorsOf(R"({"sampling": {"interval_ms": "fast"}})"),
+            std::vector<std::string>{"/sampling/interval_ms: must be an integer, not a string"});
+  EXPECT_EQ(errorsOf(R"({"sampling": {"interval_ms": 0}})"),
+            std::vector<std::string>{
+                "/sampling/interval_ms: must be between 10 and 86400000 (got 0)"});
+  EXPECT_EQ(errorsOf(R"({"state_dir": "relative"})"),
+            std::vector<std::string>{"/state_dir: must be an absolute path (got \"relative\")"});
+  EXPECT_EQ(errorsOf(R"({"sampling": {"intervall_ms": 5}})"),
+            std::vector<std::string>{"/sampling/intervall_ms: unknown key"});
+  EXPECT_EQ(errorsOf(R"({"alerts": {"sink": "email"}})"),
+            std::vector<std::string>{
+                "/alerts/sink: must be one of journald, syslog, none (got \"email\")"});
+  EXPECT_EQ(errorsOf(R"({"targets": {}})"),
+            std::vector<std::string>{"/targets: must be an array of targets, not an object"});
+  EXPECT_EQ(errorsOf(R"({"targets": [{"interval_ms": 100}]})"),
+            std::vector<std::string>{
+                "/targets/0: needs a selector: exe, cmdline, pid or \"all\": true"});
+  EXPECT_EQ(errorsOf(R"({"targets": [{"exe": "x"}, {"cmdline": "(["}]})").size(), 1U);
+  EXPECT_EQ(errorsOf(R"({"targets": [{"exe": "x"}, {"cmdline": "(["}]})")[0].rfind(
+                "/targets/1/cmdline: not a valid regular expression", 0),
+            0U);
+  EXPECT_EQ(errorsOf(R"({"targets": [{"exe": "x", "all": true}]})"),
+            std::vector<std::string>{
+                "/targets/0/all: \"all\" cannot be combined with exe, cmdline or pid"});
+  EXPECT_EQ(errorsOf(R"({"targets": [{"exe": "x", "ignore_waits": ["mutexx", 3]}]})"),
+            (std::vector<std::string>{"/targets/0/ignore_waits/0: unknown wait type \"mutexx\"",
+                                      "/targets/0/ignore_waits/1: must be a wait type name, not a number"}));
+  EXPECT_EQ(errorsOf("[]"), std::vector<std::string>{"/: must be an object, not an array"});
+  EXPECT_EQ(errorsOf("{\"a/b\": 1}"), std::vector<std::string>{"/a~1b: unknown key"});
+}
+
+TEST(Config, EveryErrorIsReportedAtOnce) {
+  const auto errors = errorsOf(R"({"sampling": {"interval_ms": -1, "threads": "x"},
+                                   "log": {"level": "loud"}, "extra": 1})");
+  EXPECT_EQ(errors.size(), 4U);
+}
+
+TEST(Config, MalformedJsonIsAnError) {
+  const auto errors = errorsOf("{\"sampling\": ");
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0].rfind("/: not valid JSON", 0), 0U);
+}
+
+TEST(Config, WaitTypeKeys) {
+  EXPECT_EQ(waitTypeKey(ObjectType::kCriticalSection), "critical_section");
+  EXPECT_EQ(waitTypeKey(ObjectType::kKernelWait), "kernel_wait");
+  EXPECT_EQ(waitTypeFromKey("rw_lock"), ObjectType::kRwLock);
+  EXPECT_FALSE(waitTypeFromKey("nope").has_value());
+}
+
+TEST(Config, TargetsRoundTripThroughJson) {
+  const auto defaults = *parseConfig("{}").config;
+  std::vector<ConfigError> errors;
+  auto target = parseTarget(R"({"name": "db", "exe": "postgres", "hang_threshold_ms": 700,
+                                "ignore_waits": ["poll"]})",
+                            defaults, errors);
+  ASSERT_TRUE(target.has_value());
+  auto again = parseTarget(targetToJson(*target), defaults, errors);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(*again, *target);
+  EXPECT_FALSE(parseTarget(R"({"name": "x"})", defaults, errors).has_value());
+  EXPECT_FALSE(errors.empty());
+}
+
+TEST(Config, TheShippedDefaultConfigIsValid) {
+  const auto parsed = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.json");
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front().toString();
+  EXPECT_FALSE(parsed.config->targets.empty());
+}
+
+TEST(Config, AMissingFileIsAnError) {
+  const auto parsed = loadConfig("/nonexistent/wctmon.json");
+  ASSERT_EQ(parsed.errors.size(), 1U);
+  EXPECT_EQ(parsed.errors[0].reason, "cannot read /nonexistent/wctmon.json");
+}
+
+}  // namespace
+}  // namespace wctmon
