@@ -16,13 +16,20 @@ constexpr std::int64_t kMaxMs = 24LL * 3600 * 1000;
 
 std::string typeName(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_float: return "a fractional number";
-    default: return "a number";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::number_float:
+      return "a fractional number";
+    default:
+      return "a number";
   }
 }
 
@@ -213,9 +220,10 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
   if (!selector_given && !target.all) {
     r.fail(pointer, "needs a selector: exe, cmdline, pid or \"all\": true");
   }
-  if (selector && target.all) r.fail(r.child("all"), "\"all\" cannot be combined with exe, cmdline or pid");
+  if (selector && target.all)
+    r.fail(r.child("all"), "\"all\" cannot be combined with exe, cmdline or pid");
   if (target.name.empty() && (selector || target.all)) {
-    target.name = target.all ? "all"
+    target.name = target.all   ? "all"
                   : target.pid ? "pid " + std::to_string(target.pid->value)
                   : target.exe ? *target.exe
                                : *target.cmdline;
@@ -307,9 +315,9 @@ std::string snakeCase(std::string_view camel) {
 std::vector<ObjectType> defaultIgnoredWaits() {
   // Long waits of these kinds are how idle programs look: event loops, worker pools parked on
   // condition variables, sleepers, servers waiting for a request, parents of long children.
-  return {ObjectType::kFutex,      ObjectType::kPoll,       ObjectType::kSignalWait,
-          ObjectType::kSleep,      ObjectType::kEventfd,    ObjectType::kSocketIo,
-          ObjectType::kUnixSocket, ObjectType::kPipe,       ObjectType::kThreadWait,
+  return {ObjectType::kFutex,       ObjectType::kPoll,    ObjectType::kSignalWait,
+          ObjectType::kSleep,       ObjectType::kEventfd, ObjectType::kSocketIo,
+          ObjectType::kUnixSocket,  ObjectType::kPipe,    ObjectType::kThreadWait,
           ObjectType::kProcessWait, ObjectType::kUnknown};
 }
 

@@ -106,7 +106,9 @@ struct ConfigError {
   std::string pointer;
   std::string reason;
 
-  [[nodiscard]] std::string toString() const { return (pointer.empty() ? "/" : pointer) + ": " + reason; }
+  [[nodiscard]] std::string toString() const {
+    return (pointer.empty() ? "/" : pointer) + ": " + reason;
+  }
 };
 
 /// The outcome of reading a configuration: a config, or every problem found in it.
@@ -129,7 +131,8 @@ struct ConfigParse {
 [[nodiscard]] ConfigParse loadConfig(const std::filesystem::path& path);
 
 /// Validates one target given as JSON (runtime registrations use the config's shape).
-[[nodiscard]] std::optional<TargetConfig> parseTarget(std::string_view json_text, const Config& defaults,
+[[nodiscard]] std::optional<TargetConfig> parseTarget(std::string_view json_text,
+                                                      const Config& defaults,
                                                       std::vector<ConfigError>& errors);
 
 /// The JSON form of one target, as parseTarget reads it.

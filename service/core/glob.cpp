@@ -36,7 +36,9 @@ bool matchBracket(std::string_view pattern, std::size_t& p, char c, bool& malfor
 
 }  // namespace
 
-bool isGlob(std::string_view pattern) { return pattern.find_first_of("*?[") != std::string_view::npos; }
+bool isGlob(std::string_view pattern) {
+  return pattern.find_first_of("*?[") != std::string_view::npos;
+}
 
 bool globMatch(std::string_view pattern, std::string_view text) {
   std::size_t p = 0;

@@ -63,9 +63,9 @@ TEST(Config, TargetsInheritTheDefaultsAndOverrideThem) {
 TEST(Config, ErrorsNameThePointerAndTheReason) {
   EXPECT_EQ(errorsOf(R"({"sampling": {"interval_ms": "fast"}})"),
             std::vector<std::string>{"/sampling/interval_ms: must be an integer, not a string"});
-  EXPECT_EQ(errorsOf(R"({"sampling": {"interval_ms": 0}})"),
-            std::vector<std::string>{
-                "/sampling/interval_ms: must be between 10 and 86400000 (got 0)"});
+  EXPECT_EQ(
+      errorsOf(R"({"sampling": {"interval_ms": 0}})"),
+      std::vector<std::string>{"/sampling/interval_ms: must be between 10 and 86400000 (got 0)"});
   EXPECT_EQ(errorsOf(R"({"state_dir": "relative"})"),
             std::vector<std::string>{"/state_dir: must be an absolute path (got \"relative\")"});
   EXPECT_EQ(errorsOf(R"({"sampling": {"intervall_ms": 5}})"),
@@ -75,9 +75,9 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
                 "/alerts/sink: must be one of journald, syslog, none (got \"email\")"});
   EXPECT_EQ(errorsOf(R"({"targets": {}})"),
             std::vector<std::string>{"/targets: must be an array of targets, not an object"});
-  EXPECT_EQ(errorsOf(R"({"targets": [{"interval_ms": 100}]})"),
-            std::vector<std::string>{
-                "/targets/0: needs a selector: exe, cmdline, pid or \"all\": true"});
+  EXPECT_EQ(
+      errorsOf(R"({"targets": [{"interval_ms": 100}]})"),
+      std::vector<std::string>{"/targets/0: needs a selector: exe, cmdline, pid or \"all\": true"});
   EXPECT_EQ(errorsOf(R"({"targets": [{"exe": "x"}, {"cmdline": "(["}]})").size(), 1U);
   EXPECT_EQ(errorsOf(R"({"targets": [{"exe": "x"}, {"cmdline": "(["}]})")[0].rfind(
                 "/targets/1/cmdline: not a valid regular expression", 0),
@@ -86,8 +86,9 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
             std::vector<std::string>{
                 "/targets/0/all: \"all\" cannot be combined with exe, cmdline or pid"});
   EXPECT_EQ(errorsOf(R"({"targets": [{"exe": "x", "ignore_waits": ["mutexx", 3]}]})"),
-            (std::vector<std::string>{"/targets/0/ignore_waits/0: unknown wait type \"mutexx\"",
-                                      "/targets/0/ignore_waits/1: must be a wait type name, not a number"}));
+            (std::vector<std::string>{
+                "/targets/0/ignore_waits/0: unknown wait type \"mutexx\"",
+                "/targets/0/ignore_waits/1: must be a wait type name, not a number"}));
   EXPECT_EQ(errorsOf("[]"), std::vector<std::string>{"/: must be an object, not an array"});
   EXPECT_EQ(errorsOf("{\"a/b\": 1}"), std::vector<std::string>{"/a~1b: unknown key"});
 }

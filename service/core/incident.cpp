@@ -1,0 +1,11 @@
+#include "core/incident.h"
+
+namespace wctmon {
+
+const char* toString(IncidentKind kind) { return kind == IncidentKind::kDeadlock ? "deadlock" : "hang"; }
+
+const char* toString(IncidentState state) {
+  return state == IncidentState::kOpen ? "open" : "resolved";
+}
+
+}  // namespace wctmon
