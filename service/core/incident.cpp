@@ -2,7 +2,9 @@
 
 namespace wctmon {
 
-const char* toString(IncidentKind kind) { return kind == IncidentKind::kDeadlock ? "deadlock" : "hang"; }
+const char* toString(IncidentKind kind) {
+  return kind == IncidentKind::kDeadlock ? "deadlock" : "hang";
+}
 
 const char* toString(IncidentState state) {
   return state == IncidentState::kOpen ? "open" : "resolved";

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-
 namespace wctmon {
 namespace {
 
@@ -204,7 +203,8 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
   }
   for (auto it = state.open.begin(); it != state.open.end();) {
     if (it->second.kind == IncidentKind::kHang && !current.contains(it->first)) {
-      events.push_back({IncidentEvent::Type::kResolved, resolved(it->second, "the thread moved on")});
+      events.push_back(
+          {IncidentEvent::Type::kResolved, resolved(it->second, "the thread moved on")});
       it = state.open.erase(it);
     } else {
       ++it;

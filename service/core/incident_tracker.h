@@ -88,7 +88,7 @@ class IncidentTracker {
     bool continued = false;
   };
   struct ProcessState {
-    std::map<std::string, Incident> open;  // by signature
+    std::map<std::string, Incident> open;                   // by signature
     std::unordered_map<std::int32_t, WaitHistory> history;  // by tid
   };
 

@@ -73,6 +73,7 @@ struct WaitNode {
   std::string detail;
 
   [[nodiscard]] bool isThread() const { return type == ObjectType::kThread; }
+  friend bool operator==(const WaitNode&, const WaitNode&) = default;
 };
 
 /// The chain that starts at one thread: thread -> object -> owning thread -> ...
@@ -84,6 +85,7 @@ struct WaitChain {
   bool truncated = false;
   /// The number of nodes the whole chain needs.
   std::uint32_t node_count = 0;
+  friend bool operator==(const WaitChain&, const WaitChain&) = default;
 };
 
 /// One cycle of the wait graph and the threads that wait on it from outside.
@@ -97,6 +99,7 @@ struct Deadlock {
 struct RegisterValue {
   std::string name;
   std::uint64_t value = 0;
+  friend bool operator==(const RegisterValue&, const RegisterValue&) = default;
 };
 
 /// One frame of a captured stack.
@@ -105,6 +108,7 @@ struct StackFrame {
   std::string function;  // demangled; empty when unknown
   std::string module;
   std::uint64_t offset = 0;  // pc - function start
+  friend bool operator==(const StackFrame&, const StackFrame&) = default;
 };
 
 /// Evidence taken from one thread while it was briefly stopped.
@@ -117,6 +121,7 @@ struct ThreadCapture {
   std::vector<StackFrame> frames;
   std::chrono::nanoseconds stop_time{0};
   std::int32_t tracer_pid = 0;
+  friend bool operator==(const ThreadCapture&, const ThreadCapture&) = default;
 };
 
 /// Everything one analysis found.

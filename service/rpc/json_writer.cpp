@@ -281,15 +281,9 @@ void writeCapture(Json& j, const ThreadCapture& c) {
   j.endObject();
 }
 
-void writeAnalysis(Json& j, const AnalysisResult& result) {
-  j.beginObject();
-  j.field("pid", result.pid.value);
-  j.field("process_name", result.process_name);
-  j.field("process_count", result.process_count);
-  j.field("thread_count", result.thread_count);
-  j.key("chains");
+void writeChains(Json& j, const std::vector<WaitChain>& chains) {
   j.beginArray();
-  for (const auto& chain : result.chains) {
+  for (const auto& chain : chains) {
     j.beginObject();
     j.field("pid", chain.start.pid.value);
     j.field("tid", chain.start.tid.value);
@@ -303,6 +297,56 @@ void writeAnalysis(Json& j, const AnalysisResult& result) {
     j.endObject();
   }
   j.endArray();
+}
+
+void writeCaptures(Json& j, const std::vector<ThreadCapture>& captures) {
+  j.beginArray();
+  for (const auto& c : captures) writeCapture(j, c);
+  j.endArray();
+}
+
+void writeThreadRefs(Json& j, const std::vector<ThreadRef>& threads) {
+  j.beginArray();
+  for (const auto& t : threads) writeThreadRef(j, t);
+  j.endArray();
+}
+
+void writeIncident(Json& j, const Incident& incident) {
+  j.beginObject();
+  j.field64("id", static_cast<std::uint64_t>(incident.id));
+  j.field("kind", incident.kind == IncidentKind::kDeadlock ? "INCIDENT_KIND_DEADLOCK"
+                                                           : "INCIDENT_KIND_HANG");
+  j.field("state", incident.state == IncidentState::kOpen ? "INCIDENT_STATE_OPEN"
+                                                          : "INCIDENT_STATE_RESOLVED");
+  j.field("pid", incident.process.pid.value);
+  j.field64("process_start_time", incident.process.start_time);
+  j.field("process_name", incident.process_name);
+  j.field("target", incident.target);
+  j.field("signature", incident.signature);
+  j.key("threads");
+  writeThreadRefs(j, incident.threads);
+  j.key("spurs");
+  writeThreadRefs(j, incident.spurs);
+  j.field("opened_at", timestamp(incident.opened_at));
+  j.field("updated_at", timestamp(incident.updated_at));
+  if (incident.resolved_at) j.field("resolved_at", timestamp(*incident.resolved_at));
+  j.field("resolution", incident.resolution);
+  j.field("summary", incident.summary);
+  j.key("chains");
+  writeChains(j, incident.chains);
+  j.key("evidence");
+  writeCaptures(j, incident.evidence);
+  j.endObject();
+}
+
+void writeAnalysis(Json& j, const AnalysisResult& result) {
+  j.beginObject();
+  j.field("pid", result.pid.value);
+  j.field("process_name", result.process_name);
+  j.field("process_count", result.process_count);
+  j.field("thread_count", result.thread_count);
+  j.key("chains");
+  writeChains(j, result.chains);
   j.key("deadlocks");
   j.beginArray();
   for (const auto& d : result.deadlocks) {
@@ -320,9 +364,7 @@ void writeAnalysis(Json& j, const AnalysisResult& result) {
   }
   j.endArray();
   j.key("captures");
-  j.beginArray();
-  for (const auto& c : result.captures) writeCapture(j, c);
-  j.endArray();
+  writeCaptures(j, result.captures);
   j.key("warnings");
   j.beginArray();
   for (const auto& w : result.warnings) j.string(w);
@@ -398,6 +440,30 @@ void writeAnalysisJson(const AnalysisResult& result, std::FILE* out) {
   Json j(out);
   writeAnalysis(j, result);
   j.flush();
+}
+
+std::string chainsToJson(const std::vector<WaitChain>& chains) {
+  Json j;
+  writeChains(j, chains);
+  return j.take();
+}
+
+std::string capturesToJson(const std::vector<ThreadCapture>& captures) {
+  Json j;
+  writeCaptures(j, captures);
+  return j.take();
+}
+
+std::string incidentsToJson(const std::vector<Incident>& incidents) {
+  Json j;
+  j.beginObject();
+  j.key("incidents");
+  j.beginArray();
+  for (const auto& incident : incidents) writeIncident(j, incident);
+  j.endArray();
+  j.endObject();
+  j.terminate();
+  return j.take();
 }
 
 }  // namespace wctmon::rpc

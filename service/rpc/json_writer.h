@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/incident.h"
 #include "core/wait_model.h"
 
 namespace wctmon::rpc {
@@ -15,6 +16,12 @@ namespace wctmon::rpc {
 
 /// The same, streamed to `out` in blocks as it is written.
 void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
+
+/// The proto3 JSON mapping of a list of chains, of captures (how incidents keep them), and of a
+/// wctmon.v1.IncidentList.
+[[nodiscard]] std::string chainsToJson(const std::vector<WaitChain>& chains);
+[[nodiscard]] std::string capturesToJson(const std::vector<ThreadCapture>& captures);
+[[nodiscard]] std::string incidentsToJson(const std::vector<Incident>& incidents);
 
 /// The proto3 JSON names of the domain enums ("OBJECT_TYPE_MUTEX", "OBJECT_STATUS_OWNED").
 [[nodiscard]] const std::string& protoName(ObjectType type);

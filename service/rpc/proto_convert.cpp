@@ -54,6 +54,20 @@ void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
   out->set_tracer_pid(capture.tracer_pid);
 }
 
+google::protobuf::Timestamp toTimestamp(std::chrono::system_clock::time_point t) {
+  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+void fill(const WaitChain& chain, v1::WaitChain* c) {
+  c->set_pid(chain.start.pid.value);
+  c->set_tid(chain.start.tid.value);
+  for (const auto& node : chain.nodes) fill(node, c->add_nodes());
+  c->set_is_cycle(chain.is_cycle);
+  c->set_truncated(chain.truncated);
+  c->set_node_count(chain.node_count);
+}
+
 }  // namespace
 
 v1::ObjectType toProto(ObjectType type) {
@@ -132,21 +146,37 @@ v1::ObjectStatus toProto(ObjectStatus status) {
   return v1::OBJECT_STATUS_UNKNOWN;
 }
 
+v1::Incident toProto(const Incident& incident) {
+  v1::Incident out;
+  out.set_id(incident.id);
+  out.set_kind(incident.kind == IncidentKind::kDeadlock ? v1::INCIDENT_KIND_DEADLOCK
+                                                        : v1::INCIDENT_KIND_HANG);
+  out.set_state(incident.state == IncidentState::kOpen ? v1::INCIDENT_STATE_OPEN
+                                                       : v1::INCIDENT_STATE_RESOLVED);
+  out.set_pid(incident.process.pid.value);
+  out.set_process_start_time(incident.process.start_time);
+  out.set_process_name(validUtf8(incident.process_name));
+  out.set_target(validUtf8(incident.target));
+  out.set_signature(validUtf8(incident.signature));
+  for (const auto& t : incident.threads) fill(t, out.add_threads());
+  for (const auto& t : incident.spurs) fill(t, out.add_spurs());
+  *out.mutable_opened_at() = toTimestamp(incident.opened_at);
+  *out.mutable_updated_at() = toTimestamp(incident.updated_at);
+  if (incident.resolved_at) *out.mutable_resolved_at() = toTimestamp(*incident.resolved_at);
+  out.set_resolution(validUtf8(incident.resolution));
+  out.set_summary(validUtf8(incident.summary));
+  for (const auto& chain : incident.chains) fill(chain, out.add_chains());
+  for (const auto& capture : incident.evidence) fill(capture, out.add_evidence());
+  return out;
+}
+
 v1::AnalyzeResult toProto(const AnalysisResult& result) {
   v1::AnalyzeResult out;
   out.set_pid(result.pid.value);
   out.set_process_name(validUtf8(result.process_name));
   out.set_process_count(result.process_count);
   out.set_thread_count(result.thread_count);
-  for (const auto& chain : result.chains) {
-    auto* c = out.add_chains();
-    c->set_pid(chain.start.pid.value);
-    c->set_tid(chain.start.tid.value);
-    for (const auto& node : chain.nodes) fill(node, c->add_nodes());
-    c->set_is_cycle(chain.is_cycle);
-    c->set_truncated(chain.truncated);
-    c->set_node_count(chain.node_count);
-  }
+  for (const auto& chain : result.chains) fill(chain, out.add_chains());
   for (const auto& deadlock : result.deadlocks) {
     auto* d = out.add_deadlocks();
     for (const auto& t : deadlock.threads) fill(t, d->add_threads());
@@ -155,9 +185,7 @@ v1::AnalyzeResult toProto(const AnalysisResult& result) {
   }
   for (const auto& capture : result.captures) fill(capture, out.add_captures());
   for (const auto& w : result.warnings) out.add_warnings(validUtf8(w));
-  *out.mutable_sampled_at() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(result.sampled_at.time_since_epoch())
-          .count());
+  *out.mutable_sampled_at() = toTimestamp(result.sampled_at);
   out.set_analysis_time_us(static_cast<std::uint64_t>(result.analysis_time.count()));
   return out;
 }

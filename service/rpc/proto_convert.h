@@ -2,7 +2,9 @@
 
 #include <string>
 
+#include "core/incident.h"
 #include "core/wait_model.h"
+#include "wctmon/v1/incident.pb.h"
 #include "wctmon/v1/wait_chain.pb.h"
 
 namespace google::protobuf {
@@ -17,6 +19,9 @@ namespace wctmon::rpc {
 
 /// The proto twin of a domain analysis result.
 [[nodiscard]] v1::AnalyzeResult toProto(const AnalysisResult& result);
+
+/// The proto twin of an incident.
+[[nodiscard]] v1::Incident toProto(const Incident& incident);
 
 /// The proto3 JSON mapping of `message`, with field names as in the .proto (snake_case).
 [[nodiscard]] std::string toJson(const google::protobuf::Message& message, bool pretty = true);

@@ -44,7 +44,9 @@ Snapshot abba(std::uint64_t switches = 5) {
       .build();
 }
 
-Snapshot healthy() { return SnapshotBuilder().process(10, "server").running(11).running(12).ownerless(13).build(); }
+Snapshot healthy() {
+  return SnapshotBuilder().process(10, "server").running(11).running(12).ownerless(13).build();
+}
 
 std::vector<Type> types(const std::vector<IncidentEvent>& events) {
   std::vector<Type> out;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rpc/json_reader.h"
 #include "rpc/proto_convert.h"
 
 namespace wctmon::rpc {
@@ -117,6 +118,56 @@ TEST(JsonWriter, EnumNamesAreTheProtoEnumValueNames) {
     const auto status = static_cast<ObjectStatus>(i);
     EXPECT_EQ(protoName(status), v1::ObjectStatus_Name(toProto(status)));
   }
+}
+
+Incident incident(IncidentState state) {
+  const auto r = sample();
+  Incident i;
+  i.id = 12345678901LL;
+  i.kind = IncidentKind::kDeadlock;
+  i.state = state;
+  i.process = ProcessIdentity{Pid{42}, 9876543210ULL};
+  i.process_name = "server";
+  i.target = "db";
+  i.signature = "deadlock [42:43] [7:7]";
+  i.threads = r.deadlocks[0].threads;
+  i.spurs = r.deadlocks[0].spurs;
+  i.opened_at = std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+  i.updated_at = i.opened_at + std::chrono::milliseconds(1500);
+  if (state == IncidentState::kResolved) {
+    i.resolved_at = i.opened_at + std::chrono::seconds(90);
+    i.resolution = "the cycle is gone";
+  }
+  i.summary = "deadlock of 2 thread(s)";
+  i.chains = r.chains;
+  i.evidence = r.captures;
+  return i;
+}
+
+TEST(JsonWriter, IncidentsMatchTheProtobufMapping) {
+  const std::vector<Incident> incidents{incident(IncidentState::kOpen),
+                                        incident(IncidentState::kResolved)};
+  v1::IncidentList list;
+  for (const auto& i : incidents) *list.add_incidents() = toProto(i);
+  const auto fast = nlohmann::json::parse(incidentsToJson(incidents));
+  const auto reference = nlohmann::json::parse(toJson(list));
+  EXPECT_EQ(fast, reference) << "fast:\n" << fast.dump(1) << "\nprotobuf:\n" << reference.dump(1);
+  EXPECT_FALSE(fast["incidents"][0].contains("resolved_at"));
+  EXPECT_EQ(fast["incidents"][1]["state"], "INCIDENT_STATE_RESOLVED");
+}
+
+TEST(JsonReader, ChainsAndCapturesComeBackAsTheyWent) {
+  auto r = sample();
+  r.chains[0].nodes[0].thread_name = "worker 1";  // valid UTF-8 round-trips exactly
+  r.chains[0].nodes[2].thread_name = "second";
+  const auto chains = chainsFromJson(chainsToJson(r.chains));
+  ASSERT_TRUE(chains.ok()) << chains.error().message;
+  EXPECT_EQ(*chains, r.chains);
+  const auto captures = capturesFromJson(capturesToJson(r.captures));
+  ASSERT_TRUE(captures.ok()) << captures.error().message;
+  EXPECT_EQ(*captures, r.captures);
+  EXPECT_FALSE(chainsFromJson("{not json").ok());
+  EXPECT_FALSE(capturesFromJson("[{\"captured\": true}]").ok());
 }
 
 TEST(JsonWriter, InvalidUtf8BecomesReplacementCharacters) {

@@ -1,0 +1,15 @@
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "core/wait_model.h"
+
+namespace wctmon::rpc {
+
+/// Reads back what chainsToJson / capturesToJson wrote (the proto3 JSON mapping).
+[[nodiscard]] Result<std::vector<WaitChain>> chainsFromJson(std::string_view text);
+[[nodiscard]] Result<std::vector<ThreadCapture>> capturesFromJson(std::string_view text);
+
+}  // namespace wctmon::rpc
