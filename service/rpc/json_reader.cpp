@@ -52,7 +52,8 @@ WaitNode node(const json& j) {
   n.name = j.value("name", "");
   if (j.contains("timeout_ms")) n.timeout = std::chrono::milliseconds(unsigned64(j, "timeout_ms"));
   n.alertable = j.value("alertable", false);
-  for (const auto& pid : j.value("owner_pids", json::array())) n.owner_pids.push_back(Pid{pid.get<int>()});
+  for (const auto& pid : j.value("owner_pids", json::array()))
+    n.owner_pids.push_back(Pid{pid.get<int>()});
   n.detail = j.value("detail", "");
   return n;
 }

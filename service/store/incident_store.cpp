@@ -1,0 +1,380 @@
+#include "store/incident_store.h"
+
+#include <algorithm>
+
+#include "rpc/json_reader.h"
+#include "rpc/json_writer.h"
+
+namespace wctmon {
+namespace {
+
+/// Schema steps, applied in order inside one transaction each; step i brings the schema to
+/// version i + 1. Never edit a released step: add one.
+const char* const kMigrations[] = {
+    R"sql(
+CREATE TABLE incidents (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('deadlock', 'hang')),
+  state TEXT NOT NULL CHECK (state IN ('open', 'resolved')),
+  pid INTEGER NOT NULL,
+  process_start_time INTEGER NOT NULL,
+  process_name TEXT NOT NULL,
+  target TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  threads TEXT NOT NULL,
+  spurs TEXT NOT NULL,
+  opened_at_ns INTEGER NOT NULL,
+  updated_at_ns INTEGER NOT NULL,
+  resolved_at_ns INTEGER,
+  resolution TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  chains TEXT NOT NULL,
+  evidence TEXT NOT NULL
+);
+CREATE INDEX incidents_by_state ON incidents(state, opened_at_ns);
+CREATE TABLE targets (
+  name TEXT PRIMARY KEY,
+  spec TEXT NOT NULL,
+  created_at_ns INTEGER NOT NULL
+);
+)sql",
+};
+
+static_assert(std::size(kMigrations) == IncidentStore::kSchemaVersion);
+
+std::int64_t toNs(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+std::chrono::system_clock::time_point fromNs(std::int64_t ns) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(ns)));
+}
+
+std::string threadsText(const std::vector<ThreadRef>& threads) {
+  std::string out;
+  for (const auto& t : threads) {
+    out += (out.empty() ? "" : " ") + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value);
+  }
+  return out;
+}
+
+std::vector<ThreadRef> threadsFromText(const std::string& text) {
+  std::vector<ThreadRef> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    const auto item = text.substr(pos, end - pos);
+    const auto colon = item.find(':');
+    if (colon != std::string::npos) {
+      out.push_back(ThreadRef{Pid{std::stoi(item.substr(0, colon))},
+                              Tid{std::stoi(item.substr(colon + 1))}});
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+/// A prepared statement, finalized on every path.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  [[nodiscard]] bool ok() const { return rc_ == SQLITE_OK; }
+  Statement& bind(int i, std::int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  Statement& bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& bindNull(int i) {
+    sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
+  int step() { return sqlite3_step(stmt_); }
+  [[nodiscard]] std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+  [[nodiscard]] bool isNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  [[nodiscard]] std::string text(int col) const {
+    const auto* p = sqlite3_column_text(stmt_, col);
+    return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p));
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_ERROR;
+};
+
+constexpr const char* kColumns =
+    "id, kind, state, pid, process_start_time, process_name, target, signature, threads, spurs, "
+    "opened_at_ns, updated_at_ns, resolved_at_ns, resolution, summary, chains, evidence";
+
+/// Binds the incident's fields to ?1..?16 in the order of kColumns without the id.
+void bindIncident(Statement& s, const Incident& i) {
+  s.bind(1, std::string(toString(i.kind)))
+      .bind(2, std::string(toString(i.state)))
+      .bind(3, static_cast<std::int64_t>(i.process.pid.value))
+      .bind(4, static_cast<std::int64_t>(i.process.start_time))
+      .bind(5, i.process_name)
+      .bind(6, i.target)
+      .bind(7, i.signature)
+      .bind(8, threadsText(i.threads))
+      .bind(9, threadsText(i.spurs))
+      .bind(10, toNs(i.opened_at))
+      .bind(11, toNs(i.updated_at));
+  if (i.resolved_at) {
+    s.bind(12, toNs(*i.resolved_at));
+  } else {
+    s.bindNull(12);
+  }
+  s.bind(13, i.resolution)
+      .bind(14, i.summary)
+      .bind(15, rpc::chainsToJson(i.chains))
+      .bind(16, rpc::capturesToJson(i.evidence));
+}
+
+Incident readIncident(const Statement& s) {
+  Incident i;
+  i.id = s.integer(0);
+  i.kind = s.text(1) == "hang" ? IncidentKind::kHang : IncidentKind::kDeadlock;
+  i.state = s.text(2) == "resolved" ? IncidentState::kResolved : IncidentState::kOpen;
+  i.process = ProcessIdentity{Pid{static_cast<std::int32_t>(s.integer(3))},
+                              static_cast<std::uint64_t>(s.integer(4))};
+  i.process_name = s.text(5);
+  i.target = s.text(6);
+  i.signature = s.text(7);
+  i.threads = threadsFromText(s.text(8));
+  i.spurs = threadsFromText(s.text(9));
+  i.opened_at = fromNs(s.integer(10));
+  i.updated_at = fromNs(s.integer(11));
+  if (!s.isNull(12)) i.resolved_at = fromNs(s.integer(12));
+  i.resolution = s.text(13);
+  i.summary = s.text(14);
+  if (auto chains = rpc::chainsFromJson(s.text(15))) i.chains = std::move(chains).value();
+  if (auto evidence = rpc::capturesFromJson(s.text(16))) i.evidence = std::move(evidence).value();
+  return i;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(file.c_str(), &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return makeError(ErrorCode::kIo, "cannot open the incident store " + file.string() + ": " + message);
+  }
+  std::unique_ptr<IncidentStore> store(new IncidentStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  // WAL: readers (wctmon incidents) never block the service; FULL: a committed incident is on
+  // disk before the call returns.
+  if (auto s = store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s) return s.error();
+  if (auto s = store->migrate(); !s) return s.error();
+  return store;
+}
+
+Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(const std::filesystem::path& file) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return makeError(rc == SQLITE_CANTOPEN ? ErrorCode::kNoSuchProcess : ErrorCode::kIo,
+                     "cannot open the incident store " + file.string() + ": " + message);
+  }
+  std::unique_ptr<IncidentStore> store(new IncidentStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  Statement version(db, "SELECT version FROM schema_version");
+  if (!version.ok() || version.step() != SQLITE_ROW) {
+    return makeError(ErrorCode::kIo, file.string() + " is not a wctmon incident store");
+  }
+  store->schema_version_ = static_cast<int>(version.integer(0));
+  if (store->schema_version_ > kSchemaVersion) {
+    return makeError(ErrorCode::kUnsupported,
+                     file.string() + " has schema version " + std::to_string(store->schema_version_) +
+                         ", newer than this wctmon understands (" + std::to_string(kSchemaVersion) + ")");
+  }
+  return store;
+}
+
+IncidentStore::~IncidentStore() { sqlite3_close(db_); }
+
+Error IncidentStore::sqlError(const std::string& what) const {
+  return makeError(ErrorCode::kIo, what + ": " + sqlite3_errmsg(db_));
+}
+
+Status IncidentStore::exec(const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string text = message != nullptr ? message : "unknown error";
+    sqlite3_free(message);
+    return makeError(ErrorCode::kIo, "incident store: " + text);
+  }
+  return std::monostate{};
+}
+
+Status IncidentStore::migrate() {
+  if (auto s = exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"); !s) {
+    return s;
+  }
+  {
+    Statement current(db_, "SELECT version FROM schema_version");
+    if (current.ok() && current.step() == SQLITE_ROW) schema_version_ = static_cast<int>(current.integer(0));
+  }
+  if (schema_version_ > kSchemaVersion) {
+    return makeError(ErrorCode::kUnsupported,
+                     "the incident store has schema version " + std::to_string(schema_version_) +
+                         ", newer than this wctmon (" + std::to_string(kSchemaVersion) + ")");
+  }
+  while (schema_version_ < kSchemaVersion) {
+    if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
+    auto step = exec(kMigrations[schema_version_]);
+    if (step) {
+      const std::string set = schema_version_ == 0
+                                  ? "INSERT INTO schema_version VALUES (1)"
+                                  : "UPDATE schema_version SET version = " +
+                                        std::to_string(schema_version_ + 1);
+      step = exec(set.c_str());
+    }
+    if (!step) {
+      (void)exec("ROLLBACK");
+      return step;
+    }
+    if (auto s = exec("COMMIT"); !s) return s;
+    ++schema_version_;
+  }
+  return std::monostate{};
+}
+
+Result<std::int64_t> IncidentStore::insert(const Incident& incident) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "INSERT INTO incidents (kind, state, pid, process_start_time, process_name, target, "
+              "signature, threads, spurs, opened_at_ns, updated_at_ns, resolved_at_ns, resolution, "
+              "summary, chains, evidence) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+              "?12, ?13, ?14, ?15, ?16)");
+  if (!s.ok()) return sqlError("cannot store an incident");
+  bindIncident(s, incident);
+  if (s.step() != SQLITE_DONE) return sqlError("cannot store an incident");
+  return sqlite3_last_insert_rowid(db_);
+}
+
+Status IncidentStore::update(const Incident& incident) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "UPDATE incidents SET kind = ?1, state = ?2, pid = ?3, process_start_time = ?4, "
+              "process_name = ?5, target = ?6, signature = ?7, threads = ?8, spurs = ?9, "
+              "opened_at_ns = ?10, updated_at_ns = ?11, resolved_at_ns = ?12, resolution = ?13, "
+              "summary = ?14, chains = ?15, evidence = ?16 WHERE id = ?17");
+  if (!s.ok()) return sqlError("cannot update incident " + std::to_string(incident.id));
+  bindIncident(s, incident);
+  s.bind(17, incident.id);
+  if (s.step() != SQLITE_DONE) return sqlError("cannot update incident " + std::to_string(incident.id));
+  if (sqlite3_changes(db_) == 0) {
+    return makeError(ErrorCode::kInvalidArgument, "no incident " + std::to_string(incident.id));
+  }
+  return std::monostate{};
+}
+
+Result<std::vector<Incident>> IncidentStore::list(const IncidentQuery& query) {
+  std::lock_guard lock(mutex_);
+  std::string sql = std::string("SELECT ") + kColumns + " FROM incidents WHERE 1 = 1";
+  if (query.state) sql += " AND state = ?1";
+  if (query.process) sql += " AND pid = ?2 AND process_start_time = ?3";
+  sql += " ORDER BY opened_at_ns DESC, id DESC";
+  if (query.limit > 0) sql += " LIMIT " + std::to_string(query.limit);
+  Statement s(db_, sql.c_str());
+  if (!s.ok()) return sqlError("cannot list incidents");
+  if (query.state) s.bind(1, std::string(toString(*query.state)));
+  if (query.process) {
+    s.bind(2, static_cast<std::int64_t>(query.process->pid.value));
+    s.bind(3, static_cast<std::int64_t>(query.process->start_time));
+  }
+  std::vector<Incident> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(readIncident(s));
+  if (rc != SQLITE_DONE) return sqlError("cannot list incidents");
+  return out;
+}
+
+Result<std::optional<Incident>> IncidentStore::get(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM incidents WHERE id = ?1";
+  Statement s(db_, sql.c_str());
+  if (!s.ok()) return sqlError("cannot read incident " + std::to_string(id));
+  s.bind(1, id);
+  const int rc = s.step();
+  if (rc == SQLITE_ROW) return std::optional<Incident>(readIncident(s));
+  if (rc == SQLITE_DONE) return std::optional<Incident>();
+  return sqlError("cannot read incident " + std::to_string(id));
+}
+
+Result<std::size_t> IncidentStore::applyRetention(std::chrono::system_clock::time_point now,
+                                                  std::chrono::hours max_age,
+                                                  std::size_t max_count) {
+  std::lock_guard lock(mutex_);
+  std::size_t removed = 0;
+  {
+    Statement old(db_, "DELETE FROM incidents WHERE state = 'resolved' AND resolved_at_ns < ?1");
+    old.bind(1, toNs(now - max_age));
+    if (!old.ok() || old.step() != SQLITE_DONE) return sqlError("cannot apply retention");
+    removed += static_cast<std::size_t>(sqlite3_changes(db_));
+  }
+  {
+    // Beyond the count, the oldest resolved incidents go first; open ones are never dropped.
+    Statement excess(db_,
+                     "DELETE FROM incidents WHERE id IN (SELECT id FROM incidents WHERE state = "
+                     "'resolved' ORDER BY opened_at_ns ASC, id ASC LIMIT MAX(0, (SELECT COUNT(*) "
+                     "FROM incidents) - ?1))");
+    excess.bind(1, static_cast<std::int64_t>(max_count));
+    if (!excess.ok() || excess.step() != SQLITE_DONE) return sqlError("cannot apply retention");
+    removed += static_cast<std::size_t>(sqlite3_changes(db_));
+  }
+  return removed;
+}
+
+Status IncidentStore::putTarget(const TargetConfig& target) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "INSERT INTO targets (name, spec, created_at_ns) VALUES (?1, ?2, ?3) "
+              "ON CONFLICT(name) DO UPDATE SET spec = excluded.spec");
+  if (!s.ok()) return sqlError("cannot store target " + target.name);
+  s.bind(1, target.name).bind(2, targetToJson(target)).bind(3, toNs(std::chrono::system_clock::now()));
+  if (s.step() != SQLITE_DONE) return sqlError("cannot store target " + target.name);
+  return std::monostate{};
+}
+
+Result<bool> IncidentStore::removeTarget(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, "DELETE FROM targets WHERE name = ?1");
+  if (!s.ok()) return sqlError("cannot remove target " + name);
+  s.bind(1, name);
+  if (s.step() != SQLITE_DONE) return sqlError("cannot remove target " + name);
+  return sqlite3_changes(db_) > 0;
+}
+
+Result<std::vector<TargetConfig>> IncidentStore::targets(const Config& defaults) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, "SELECT name, spec FROM targets ORDER BY created_at_ns, name");
+  if (!s.ok()) return sqlError("cannot read targets");
+  std::vector<TargetConfig> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    std::vector<ConfigError> errors;
+    if (auto target = parseTarget(s.text(1), defaults, errors)) out.push_back(std::move(*target));
+  }
+  if (rc != SQLITE_DONE) return sqlError("cannot read targets");
+  return out;
+}
+
+}  // namespace wctmon

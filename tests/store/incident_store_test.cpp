@@ -1,0 +1,271 @@
+// The incident store on real SQLite files.
+#include "store/incident_store.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <thread>
+
+namespace wctmon {
+namespace {
+
+using namespace std::chrono_literals;
+
+class TempDir {
+ public:
+  TempDir() {
+    char dir[] = "/tmp/wctmon-store-XXXXXX";
+    path_ = ::mkdtemp(dir);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  [[nodiscard]] std::filesystem::path file() const { return path_ / "incidents.db"; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+const auto kT0 = std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+
+Incident makeIncident(int pid, IncidentState state, std::chrono::system_clock::time_point opened) {
+  Incident i;
+  i.kind = pid % 2 == 0 ? IncidentKind::kDeadlock : IncidentKind::kHang;
+  i.state = state;
+  i.process = ProcessIdentity{Pid{pid}, 1000U + static_cast<unsigned>(pid)};
+  i.process_name = "proc" + std::to_string(pid);
+  i.target = "t";
+  i.signature = "deadlock [" + std::to_string(pid) + ":1]";
+  i.threads = {ThreadRef{Pid{pid}, Tid{pid + 1}}, ThreadRef{Pid{pid}, Tid{pid + 2}}};
+  i.spurs = {ThreadRef{Pid{pid}, Tid{pid}}};
+  i.opened_at = opened;
+  i.updated_at = opened + 1s;
+  if (state == IncidentState::kResolved) {
+    i.resolved_at = opened + 2s;
+    i.resolution = "the cycle is gone";
+  }
+  i.summary = "summary";
+  WaitChain chain;
+  chain.start = i.threads[0];
+  WaitNode node;
+  node.type = ObjectType::kThread;
+  node.status = ObjectStatus::kBlocked;
+  node.thread = i.threads[0];
+  node.thread_name = "worker";
+  node.wait_time = 1500ms;
+  chain.nodes.push_back(node);
+  chain.node_count = 1;
+  i.chains.push_back(chain);
+  ThreadCapture capture;
+  capture.thread = i.threads[0];
+  capture.captured = true;
+  capture.architecture = "x86_64";
+  capture.registers = {{"rip", 0x401000}};
+  capture.frames = {{0x401000, "main", "/bin/x", 4}};
+  capture.stop_time = 40us;
+  i.evidence.push_back(capture);
+  return i;
+}
+
+void expectSame(const Incident& a, const Incident& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.process, b.process);
+  EXPECT_EQ(a.process_name, b.process_name);
+  EXPECT_EQ(a.signature, b.signature);
+  EXPECT_EQ(a.threads, b.threads);
+  EXPECT_EQ(a.spurs, b.spurs);
+  EXPECT_EQ(a.opened_at, b.opened_at);
+  EXPECT_EQ(a.updated_at, b.updated_at);
+  EXPECT_EQ(a.resolved_at, b.resolved_at);
+  EXPECT_EQ(a.resolution, b.resolution);
+  EXPECT_EQ(a.chains, b.chains);
+  EXPECT_EQ(a.evidence, b.evidence);
+}
+
+TEST(IncidentStore, StoresReadsAndUpdatesIncidents) {
+  TempDir dir;
+  auto store = IncidentStore::open(dir.file());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ((*store)->schemaVersion(), IncidentStore::kSchemaVersion);
+  auto incident = makeIncident(10, IncidentState::kOpen, kT0);
+  auto id = (*store)->insert(incident);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  incident.id = *id;
+  auto got = (*store)->get(*id);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  expectSame(**got, incident);
+
+  incident.state = IncidentState::kResolved;
+  incident.resolved_at = kT0 + 5s;
+  incident.resolution = "the process exited";
+  ASSERT_TRUE((*store)->update(incident).ok());
+  got = (*store)->get(*id);
+  expectSame(**got, incident);
+
+  Incident missing = incident;
+  missing.id = 999;
+  EXPECT_FALSE((*store)->update(missing).ok());
+  EXPECT_FALSE((*store)->get(999)->has_value());
+}
+
+TEST(IncidentStore, ListsNewestFirstWithFilters) {
+  TempDir dir;
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(store
+                    ->insert(makeIncident(i, i % 3 == 0 ? IncidentState::kOpen : IncidentState::kResolved,
+                                          kT0 + std::chrono::seconds(i)))
+                    .ok());
+  }
+  auto all = store->list({});
+  ASSERT_EQ(all->size(), 6U);
+  EXPECT_EQ((*all)[0].process.pid, Pid{5});
+  EXPECT_EQ(store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->size(), 2U);
+  EXPECT_EQ(store->list({.state = IncidentState::kResolved, .process = {}, .limit = 3})->size(), 3U);
+  const auto one = store->list({.state = {}, .process = ProcessIdentity{Pid{4}, 1004}, .limit = 0});
+  ASSERT_EQ(one->size(), 1U);
+  EXPECT_EQ((*one)[0].process_name, "proc4");
+}
+
+TEST(IncidentStore, IncidentsSurviveAReopen) {
+  TempDir dir;
+  std::int64_t id = 0;
+  {
+    auto store = std::move(IncidentStore::open(dir.file())).value();
+    id = *store->insert(makeIncident(3, IncidentState::kOpen, kT0));
+  }
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  const auto open = store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  ASSERT_EQ(open->size(), 1U);
+  EXPECT_EQ((*open)[0].id, id);
+}
+
+TEST(IncidentStore, RetentionDropsOldAndExcessResolvedIncidentsButNeverOpenOnes) {
+  TempDir dir;
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  ASSERT_TRUE(store->insert(makeIncident(1, IncidentState::kResolved, kT0 - 48h)).ok());
+  ASSERT_TRUE(store->insert(makeIncident(2, IncidentState::kOpen, kT0 - 48h)).ok());
+  for (int i = 3; i < 8; ++i) {
+    ASSERT_TRUE(store->insert(makeIncident(i, IncidentState::kResolved, kT0 + std::chrono::seconds(i))).ok());
+  }
+  auto removed = store->applyRetention(kT0 + 1h, 24h, 4);
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(*removed, 3U);  // the old one, then the two oldest beyond 4
+  const auto left = *store->list({});
+  ASSERT_EQ(left.size(), 4U);
+  std::set<int> pids;
+  for (const auto& i : left) pids.insert(i.process.pid.value);
+  EXPECT_EQ(pids, (std::set<int>{2, 5, 6, 7}));
+}
+
+TEST(IncidentStore, RuntimeTargetsPersist) {
+  TempDir dir;
+  const auto defaults = *parseConfig("{}").config;
+  {
+    auto store = std::move(IncidentStore::open(dir.file())).value();
+    std::vector<ConfigError> errors;
+    auto t = parseTarget(R"({"name": "db", "exe": "postgres", "interval_ms": 200})", defaults, errors);
+    ASSERT_TRUE(store->putTarget(*t).ok());
+    t->interval = 300ms;
+    ASSERT_TRUE(store->putTarget(*t).ok());  // same name: replaced
+    auto u = parseTarget(R"({"name": "api", "pid": 42})", defaults, errors);
+    ASSERT_TRUE(store->putTarget(*u).ok());
+  }
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  auto targets = store->targets(defaults);
+  ASSERT_EQ(targets->size(), 2U);
+  EXPECT_EQ((*targets)[0].name, "db");
+  EXPECT_EQ((*targets)[0].interval, 300ms);
+  EXPECT_EQ(*store->removeTarget("db"), true);
+  EXPECT_EQ(*store->removeTarget("db"), false);
+  EXPECT_EQ(store->targets(defaults)->size(), 1U);
+}
+
+TEST(IncidentStore, ReadOnlyOpenWorksBesideAWriterAndRefusesNonStores) {
+  TempDir dir;
+  auto writer = std::move(IncidentStore::open(dir.file())).value();
+  ASSERT_TRUE(writer->insert(makeIncident(1, IncidentState::kOpen, kT0)).ok());
+  auto reader = IncidentStore::openReadOnly(dir.file());
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  EXPECT_EQ((*reader)->list({})->size(), 1U);
+  ASSERT_TRUE(writer->insert(makeIncident(2, IncidentState::kOpen, kT0)).ok());
+  EXPECT_EQ((*reader)->list({})->size(), 2U);
+
+  EXPECT_FALSE(IncidentStore::openReadOnly(dir.file().parent_path() / "missing.db").ok());
+  const auto junk = dir.file().parent_path() / "junk.db";
+  { std::ofstream(junk) << "not sqlite"; }
+  EXPECT_FALSE(IncidentStore::openReadOnly(junk).ok());
+}
+
+TEST(IncidentStore, ANewerSchemaIsRefused) {
+  TempDir dir;
+  { auto store = std::move(IncidentStore::open(dir.file())).value(); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(dir.file().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const auto store = IncidentStore::open(dir.file());
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message.find("schema version 99"), std::string::npos);
+}
+
+TEST(IncidentStore, KillNineMidWriteLosesNothingCommittedAndCorruptsNothing) {
+  std::mt19937 random(42);
+  for (int round = 0; round < 8; ++round) {
+    TempDir dir;
+    int committed[2];
+    ASSERT_EQ(::pipe(committed), 0);
+    const pid_t writer = ::fork();
+    if (writer == 0) {
+      ::close(committed[0]);
+      auto store = std::move(IncidentStore::open(dir.file())).value();
+      for (int i = 0;; ++i) {
+        auto id = store->insert(makeIncident(i, IncidentState::kOpen, kT0));
+        if (!id) _exit(3);
+        auto incident = makeIncident(i, IncidentState::kResolved, kT0);
+        incident.id = *id;
+        if (!store->update(incident)) _exit(4);
+        // Reported only once both writes returned: committed.
+        const std::int64_t value = *id;
+        if (::write(committed[1], &value, sizeof(value)) != sizeof(value)) _exit(5);
+      }
+    }
+    ::close(committed[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 80));
+    ::kill(writer, SIGKILL);
+    int status = 0;
+    ::waitpid(writer, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "writer failed with " << WEXITSTATUS(status);
+    std::vector<std::int64_t> ids;
+    std::int64_t value = 0;
+    while (::read(committed[0], &value, sizeof(value)) == sizeof(value)) ids.push_back(value);
+    ::close(committed[0]);
+
+    auto store = IncidentStore::open(dir.file());
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    for (const auto id : ids) {
+      const auto got = (*store)->get(id);
+      ASSERT_TRUE(got.ok() && got->has_value()) << "lost committed incident " << id;
+      EXPECT_EQ((**got).state, IncidentState::kResolved);
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* check = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &check, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(check), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(check, 0)), "ok");
+    sqlite3_finalize(check);
+    sqlite3_close(db);
+    EXPECT_FALSE(ids.empty());
+  }
+}
+
+}  // namespace
+}  // namespace wctmon
