@@ -27,11 +27,12 @@ ThreadSample* findThread(Snapshot& snapshot, ThreadRef ref) {
 
 }  // namespace
 
-Result<AnalysisResult> WaitChainAnalyzer::analyze(Pid pid, const AnalyzeOptions& options) {
+Result<AnalysisResult> WaitChainAnalyzer::analyze(Pid pid, const AnalyzeOptions& options,
+                                                  std::vector<ThreadSample>* samples) {
   const auto started = std::chrono::steady_clock::now();
   auto snapshot = source_.sample(pid, SampleOptions{.out_of_proc = options.out_of_proc});
   if (!snapshot) return snapshot.error();
-  auto result = finish(std::move(snapshot).value(), {pid}, options);
+  auto result = finish(std::move(snapshot).value(), {pid}, options, samples);
   result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started);
   return result;
@@ -45,8 +46,9 @@ Result<AnalysisResult> WaitChainAnalyzer::analyzeAll(const AnalyzeOptions& optio
   for (const auto& p : snapshot->processes) roots.push_back(p.pid);
   AnalyzeOptions all = options;
   all.out_of_proc = true;
-  auto result = finish(std::move(snapshot).value(), std::move(roots), all);
+  auto result = finish(std::move(snapshot).value(), std::move(roots), all, nullptr);
   result.pid = Pid{0};
+  result.process_start_time = 0;
   result.process_name.clear();
   result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - started);
@@ -54,7 +56,8 @@ Result<AnalysisResult> WaitChainAnalyzer::analyzeAll(const AnalyzeOptions& optio
 }
 
 AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roots,
-                                         const AnalyzeOptions& options) {
+                                         const AnalyzeOptions& options,
+                                         std::vector<ThreadSample>* samples) {
   AnalysisResult result;
   result.sampled_at = std::chrono::system_clock::now();
   const GraphOptions graph_options{.max_nodes = options.max_nodes,
@@ -100,7 +103,9 @@ AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roo
   }
   if (!snapshot.processes.empty()) {
     result.pid = snapshot.processes.front().pid;
+    result.process_start_time = snapshot.processes.front().start_time;
     result.process_name = snapshot.processes.front().name;
+    if (samples != nullptr) *samples = snapshot.processes.front().threads;
   }
   result.chains = std::move(graph.chains);
   result.deadlocks = std::move(graph.deadlocks);

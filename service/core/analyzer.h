@@ -28,14 +28,17 @@ class WaitChainAnalyzer {
   WaitChainAnalyzer(WaitChainSource& source, ThreadInspector* inspector)
       : source_(source), inspector_(inspector) {}
 
-  /// Analyses one process.
-  [[nodiscard]] Result<AnalysisResult> analyze(Pid pid, const AnalyzeOptions& options);
+  /// Analyses one process; with `samples`, also hands back its threads as read (after
+  /// confirmation), which the service keeps as history.
+  [[nodiscard]] Result<AnalysisResult> analyze(Pid pid, const AnalyzeOptions& options,
+                                               std::vector<ThreadSample>* samples = nullptr);
 
   /// Analyses every process of the system, following chains across processes.
   [[nodiscard]] Result<AnalysisResult> analyzeAll(const AnalyzeOptions& options);
 
  private:
-  AnalysisResult finish(Snapshot snapshot, std::vector<Pid> roots, const AnalyzeOptions& options);
+  AnalysisResult finish(Snapshot snapshot, std::vector<Pid> roots, const AnalyzeOptions& options,
+                        std::vector<ThreadSample>* samples);
 
   WaitChainSource& source_;
   ThreadInspector* inspector_;

@@ -127,6 +127,8 @@ struct ThreadCapture {
 /// Everything one analysis found.
 struct AnalysisResult {
   Pid pid;  // 0 for a whole-system analysis
+  /// With the pid, identifies the process across PID reuse.
+  std::uint64_t process_start_time = 0;
   std::string process_name;
   std::uint32_t process_count = 0;
   std::uint32_t thread_count = 0;

@@ -371,6 +371,7 @@ void writeAnalysis(Json& j, const AnalysisResult& result) {
   j.endArray();
   j.field("sampled_at", timestamp(result.sampled_at));
   j.field64("analysis_time_us", static_cast<std::uint64_t>(result.analysis_time.count()));
+  j.field64("process_start_time", result.process_start_time);
   j.endObject();
   j.terminate();
 }

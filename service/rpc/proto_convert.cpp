@@ -187,6 +187,7 @@ v1::AnalyzeResult toProto(const AnalysisResult& result) {
   for (const auto& w : result.warnings) out.add_warnings(validUtf8(w));
   *out.mutable_sampled_at() = toTimestamp(result.sampled_at);
   out.set_analysis_time_us(static_cast<std::uint64_t>(result.analysis_time.count()));
+  out.set_process_start_time(result.process_start_time);
   return out;
 }
 

@@ -35,6 +35,7 @@ WaitNode object(ObjectType type, ObjectStatus status, std::string name) {
 AnalysisResult sample() {
   AnalysisResult r;
   r.pid = Pid{42};
+  r.process_start_time = 123456789;
   r.process_name = "server";
   r.process_count = 1;
   r.thread_count = 3;

@@ -1,0 +1,65 @@
+#include "platform/linux/linux_process_catalog.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <vector>
+
+#include "platform/linux/proc_text.h"
+
+namespace wctmon::linux_platform {
+namespace {
+
+constexpr std::uint32_t kPfKthread = 0x00200000;
+
+}  // namespace
+
+std::optional<ProcessInfo> LinuxProcessCatalog::get(Pid pid, bool with_cmdline) {
+  const std::string dir = "/proc/" + std::to_string(pid.value);
+  std::array<char, 1024> buf{};
+  const long n = readSmallFile(AT_FDCWD, (dir + "/stat").c_str(), buf);
+  if (n <= 0) return std::nullopt;
+  auto stat = parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+  if (!stat || (stat->flags & kPfKthread) != 0) return std::nullopt;
+  ProcessInfo info;
+  info.identity = ProcessIdentity{pid, stat->start_time};
+  info.comm = stat->comm;
+  std::array<char, 4096> exe{};
+  const ssize_t len = ::readlink((dir + "/exe").c_str(), exe.data(), exe.size() - 1);
+  if (len > 0) {
+    std::string_view path(exe.data(), static_cast<std::size_t>(len));
+    if (path.ends_with(" (deleted)")) path.remove_suffix(10);
+    info.exe_name = std::string(path.substr(path.rfind('/') + 1));
+  }
+  if (with_cmdline) {
+    std::vector<char> args(64 * 1024);
+    const long m = readSmallFile(AT_FDCWD, (dir + "/cmdline").c_str(), args);
+    if (m > 0) {
+      info.cmdline.assign(args.data(), static_cast<std::size_t>(m));
+      while (!info.cmdline.empty() && info.cmdline.back() == '\0') info.cmdline.pop_back();
+      for (auto& c : info.cmdline) {
+        if (c == '\0') c = ' ';
+      }
+    }
+  }
+  return info;
+}
+
+std::vector<ProcessInfo> LinuxProcessCatalog::list(bool with_cmdline) {
+  std::vector<ProcessInfo> out;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return out;
+  std::vector<Pid> pids;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (auto pid = parseInt(entry->d_name)) pids.push_back(Pid{static_cast<std::int32_t>(*pid)});
+  }
+  ::closedir(dir);
+  for (const auto pid : pids) {
+    if (auto info = get(pid, with_cmdline)) out.push_back(std::move(*info));
+  }
+  return out;
+}
+
+}  // namespace wctmon::linux_platform
