@@ -4,12 +4,18 @@ namespace wctmon {
 
 const char* messageId(AlertKind kind) {
   switch (kind) {
-    case AlertKind::kDeadlockDetected: return "c2519431cd9d4f02bf613503ae34abfb";
-    case AlertKind::kHangDetected: return "3eea867526074cbfbfd8e8fc2f6a9b6a";
-    case AlertKind::kIncidentResolved: return "28aaba1380694f57b6dc269a05976cf6";
-    case AlertKind::kServiceStarted: return "5ce0be8b13114c75b1abfb9ee90a4e16";
-    case AlertKind::kServiceStopped: return "db880371f45e4e49a46c38ea5049e2db";
-    case AlertKind::kConfigError: return "82613676a43f4554a6d0a2ef4b02c60b";
+    case AlertKind::kDeadlockDetected:
+      return "c2519431cd9d4f02bf613503ae34abfb";
+    case AlertKind::kHangDetected:
+      return "3eea867526074cbfbfd8e8fc2f6a9b6a";
+    case AlertKind::kIncidentResolved:
+      return "28aaba1380694f57b6dc269a05976cf6";
+    case AlertKind::kServiceStarted:
+      return "5ce0be8b13114c75b1abfb9ee90a4e16";
+    case AlertKind::kServiceStopped:
+      return "db880371f45e4e49a46c38ea5049e2db";
+    case AlertKind::kConfigError:
+      return "82613676a43f4554a6d0a2ef4b02c60b";
   }
   return "00000000000000000000000000000000";
 }

@@ -53,6 +53,12 @@ class AlertRateLimiter {
   /// True when `alert` may be sent now; counts it.
   [[nodiscard]] bool admit(const Alert& alert);
 
+  /// Changes the limits; the current windows carry on.
+  void setLimits(std::chrono::milliseconds window, unsigned max_per_window) {
+    window_ = window;
+    max_ = max_per_window;
+  }
+
   /// Alerts held back so far.
   [[nodiscard]] std::size_t suppressed() const { return suppressed_; }
 

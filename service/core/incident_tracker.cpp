@@ -269,6 +269,14 @@ void IncidentTracker::assignId(const ProcessIdentity& process, const std::string
   if (it != p->second.open.end()) it->second.id = id;
 }
 
+void IncidentTracker::attachEvidence(const ProcessIdentity& process, const std::string& signature,
+                                     const std::vector<ThreadCapture>& evidence) {
+  auto p = processes_.find(process);
+  if (p == processes_.end()) return;
+  auto it = p->second.open.find(signature);
+  if (it != p->second.open.end()) it->second.evidence = evidence;
+}
+
 std::vector<Incident> IncidentTracker::openIncidents() const {
   std::vector<Incident> out;
   for (const auto& [process, state] : processes_) {

@@ -70,6 +70,10 @@ class IncidentTracker {
   /// Records the id the store gave an incident.
   void assignId(const ProcessIdentity& process, const std::string& signature, std::int64_t id);
 
+  /// Records the evidence captured for an open incident, so later records keep it.
+  void attachEvidence(const ProcessIdentity& process, const std::string& signature,
+                      const std::vector<ThreadCapture>& evidence);
+
   [[nodiscard]] std::vector<Incident> openIncidents() const;
 
   /// Processes with history or open incidents.

@@ -48,13 +48,15 @@ std::int64_t toNs(std::chrono::system_clock::time_point t) {
 
 std::chrono::system_clock::time_point fromNs(std::int64_t ns) {
   return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(ns)));
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(ns)));
 }
 
 std::string threadsText(const std::vector<ThreadRef>& threads) {
   std::string out;
   for (const auto& t : threads) {
-    out += (out.empty() ? "" : " ") + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value);
+    out +=
+        (out.empty() ? "" : " ") + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value);
   }
   return out;
 }
@@ -68,8 +70,8 @@ std::vector<ThreadRef> threadsFromText(const std::string& text) {
     const auto item = text.substr(pos, end - pos);
     const auto colon = item.find(':');
     if (colon != std::string::npos) {
-      out.push_back(ThreadRef{Pid{std::stoi(item.substr(0, colon))},
-                              Tid{std::stoi(item.substr(colon + 1))}});
+      out.push_back(
+          ThreadRef{Pid{std::stoi(item.substr(0, colon))}, Tid{std::stoi(item.substr(colon + 1))}});
     }
     pos = end + 1;
   }
@@ -79,7 +81,9 @@ std::vector<ThreadRef> threadsFromText(const std::string& text) {
 /// A prepared statement, finalized on every path.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  Statement(sqlite3* db, const char* sql) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -99,7 +103,9 @@ class Statement {
   }
   int step() { return sqlite3_step(stmt_); }
   [[nodiscard]] std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
-  [[nodiscard]] bool isNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  [[nodiscard]] bool isNull(int col) const {
+    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+  }
   [[nodiscard]] std::string text(int col) const {
     const auto* p = sqlite3_column_text(stmt_, col);
     return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p));
@@ -166,26 +172,30 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(file.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(file.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
-    return makeError(ErrorCode::kIo, "cannot open the incident store " + file.string() + ": " + message);
+    return makeError(ErrorCode::kIo,
+                     "cannot open the incident store " + file.string() + ": " + message);
   }
   std::unique_ptr<IncidentStore> store(new IncidentStore(db));
   sqlite3_busy_timeout(db, 5000);
   // WAL: readers (wctmon incidents) never block the service; FULL: a committed incident is on
   // disk before the call returns.
-  if (auto s = store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s) return s.error();
+  if (auto s = store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s)
+    return s.error();
   if (auto s = store->migrate(); !s) return s.error();
   return store;
 }
 
-Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(const std::filesystem::path& file) {
+Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(
+    const std::filesystem::path& file) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
@@ -200,9 +210,10 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(const std::fi
   }
   store->schema_version_ = static_cast<int>(version.integer(0));
   if (store->schema_version_ > kSchemaVersion) {
-    return makeError(ErrorCode::kUnsupported,
-                     file.string() + " has schema version " + std::to_string(store->schema_version_) +
-                         ", newer than this wctmon understands (" + std::to_string(kSchemaVersion) + ")");
+    return makeError(ErrorCode::kUnsupported, file.string() + " has schema version " +
+                                                  std::to_string(store->schema_version_) +
+                                                  ", newer than this wctmon understands (" +
+                                                  std::to_string(kSchemaVersion) + ")");
   }
   return store;
 }
@@ -229,7 +240,8 @@ Status IncidentStore::migrate() {
   }
   {
     Statement current(db_, "SELECT version FROM schema_version");
-    if (current.ok() && current.step() == SQLITE_ROW) schema_version_ = static_cast<int>(current.integer(0));
+    if (current.ok() && current.step() == SQLITE_ROW)
+      schema_version_ = static_cast<int>(current.integer(0));
   }
   if (schema_version_ > kSchemaVersion) {
     return makeError(ErrorCode::kUnsupported,
@@ -240,10 +252,9 @@ Status IncidentStore::migrate() {
     if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
     auto step = exec(kMigrations[schema_version_]);
     if (step) {
-      const std::string set = schema_version_ == 0
-                                  ? "INSERT INTO schema_version VALUES (1)"
-                                  : "UPDATE schema_version SET version = " +
-                                        std::to_string(schema_version_ + 1);
+      const std::string set = schema_version_ == 0 ? "INSERT INTO schema_version VALUES (1)"
+                                                   : "UPDATE schema_version SET version = " +
+                                                         std::to_string(schema_version_ + 1);
       step = exec(set.c_str());
     }
     if (!step) {
@@ -279,7 +290,8 @@ Status IncidentStore::update(const Incident& incident) {
   if (!s.ok()) return sqlError("cannot update incident " + std::to_string(incident.id));
   bindIncident(s, incident);
   s.bind(17, incident.id);
-  if (s.step() != SQLITE_DONE) return sqlError("cannot update incident " + std::to_string(incident.id));
+  if (s.step() != SQLITE_DONE)
+    return sqlError("cannot update incident " + std::to_string(incident.id));
   if (sqlite3_changes(db_) == 0) {
     return makeError(ErrorCode::kInvalidArgument, "no incident " + std::to_string(incident.id));
   }
@@ -349,7 +361,9 @@ Status IncidentStore::putTarget(const TargetConfig& target) {
               "INSERT INTO targets (name, spec, created_at_ns) VALUES (?1, ?2, ?3) "
               "ON CONFLICT(name) DO UPDATE SET spec = excluded.spec");
   if (!s.ok()) return sqlError("cannot store target " + target.name);
-  s.bind(1, target.name).bind(2, targetToJson(target)).bind(3, toNs(std::chrono::system_clock::now()));
+  s.bind(1, target.name)
+      .bind(2, targetToJson(target))
+      .bind(3, toNs(std::chrono::system_clock::now()));
   if (s.step() != SQLITE_DONE) return sqlError("cannot store target " + target.name);
   return std::monostate{};
 }

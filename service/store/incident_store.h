@@ -38,7 +38,8 @@ class IncidentStore {
   static constexpr int kSchemaVersion = 1;
 
   /// Opens (creating and migrating when needed) the store at `file`.
-  [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> open(const std::filesystem::path& file);
+  [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> open(
+      const std::filesystem::path& file);
 
   /// Opens an existing store read-only, for listing while the service may be writing.
   [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> openReadOnly(

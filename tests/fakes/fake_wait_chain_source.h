@@ -14,6 +14,7 @@ class FakeWaitChainSource final : public WaitChainSource {
   void setSample(Result<Snapshot> s) { sample_ = std::move(s); }
   /// Each resample() answers from the next queued snapshot (the last one repeats).
   void queueResample(Snapshot s) { resamples_.push_back(std::move(s)); }
+  void clearResamples() { resamples_.clear(); }
 
   Result<Snapshot> sample(Pid, const SampleOptions& options) override {
     last_options = options;

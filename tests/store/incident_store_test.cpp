@@ -119,16 +119,18 @@ TEST(IncidentStore, ListsNewestFirstWithFilters) {
   TempDir dir;
   auto store = std::move(IncidentStore::open(dir.file())).value();
   for (int i = 0; i < 6; ++i) {
-    ASSERT_TRUE(store
-                    ->insert(makeIncident(i, i % 3 == 0 ? IncidentState::kOpen : IncidentState::kResolved,
-                                          kT0 + std::chrono::seconds(i)))
-                    .ok());
+    ASSERT_TRUE(
+        store
+            ->insert(makeIncident(i, i % 3 == 0 ? IncidentState::kOpen : IncidentState::kResolved,
+                                  kT0 + std::chrono::seconds(i)))
+            .ok());
   }
   auto all = store->list({});
   ASSERT_EQ(all->size(), 6U);
   EXPECT_EQ((*all)[0].process.pid, Pid{5});
   EXPECT_EQ(store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->size(), 2U);
-  EXPECT_EQ(store->list({.state = IncidentState::kResolved, .process = {}, .limit = 3})->size(), 3U);
+  EXPECT_EQ(store->list({.state = IncidentState::kResolved, .process = {}, .limit = 3})->size(),
+            3U);
   const auto one = store->list({.state = {}, .process = ProcessIdentity{Pid{4}, 1004}, .limit = 0});
   ASSERT_EQ(one->size(), 1U);
   EXPECT_EQ((*one)[0].process_name, "proc4");
@@ -153,7 +155,9 @@ TEST(IncidentStore, RetentionDropsOldAndExcessResolvedIncidentsButNeverOpenOnes)
   ASSERT_TRUE(store->insert(makeIncident(1, IncidentState::kResolved, kT0 - 48h)).ok());
   ASSERT_TRUE(store->insert(makeIncident(2, IncidentState::kOpen, kT0 - 48h)).ok());
   for (int i = 3; i < 8; ++i) {
-    ASSERT_TRUE(store->insert(makeIncident(i, IncidentState::kResolved, kT0 + std::chrono::seconds(i))).ok());
+    ASSERT_TRUE(
+        store->insert(makeIncident(i, IncidentState::kResolved, kT0 + std::chrono::seconds(i)))
+            .ok());
   }
   auto removed = store->applyRetention(kT0 + 1h, 24h, 4);
   ASSERT_TRUE(removed.ok()) << removed.error().message;
@@ -171,7 +175,8 @@ TEST(IncidentStore, RuntimeTargetsPersist) {
   {
     auto store = std::move(IncidentStore::open(dir.file())).value();
     std::vector<ConfigError> errors;
-    auto t = parseTarget(R"({"name": "db", "exe": "postgres", "interval_ms": 200})", defaults, errors);
+    auto t =
+        parseTarget(R"({"name": "db", "exe": "postgres", "interval_ms": 200})", defaults, errors);
     ASSERT_TRUE(store->putTarget(*t).ok());
     t->interval = 300ms;
     ASSERT_TRUE(store->putTarget(*t).ok());  // same name: replaced
@@ -209,7 +214,8 @@ TEST(IncidentStore, ANewerSchemaIsRefused) {
   { auto store = std::move(IncidentStore::open(dir.file())).value(); }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(dir.file().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   const auto store = IncidentStore::open(dir.file());
   ASSERT_FALSE(store.ok());

@@ -13,10 +13,14 @@ namespace {
 
 int priorityOf(AlertSeverity severity) {
   switch (severity) {
-    case AlertSeverity::kInfo: return LOG_INFO;
-    case AlertSeverity::kWarning: return LOG_WARNING;
-    case AlertSeverity::kError: return LOG_ERR;
-    case AlertSeverity::kCritical: return LOG_CRIT;
+    case AlertSeverity::kInfo:
+      return LOG_INFO;
+    case AlertSeverity::kWarning:
+      return LOG_WARNING;
+    case AlertSeverity::kError:
+      return LOG_ERR;
+    case AlertSeverity::kCritical:
+      return LOG_CRIT;
   }
   return LOG_INFO;
 }

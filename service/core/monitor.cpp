@@ -1,0 +1,298 @@
+#include "core/monitor.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+namespace wctmon {
+namespace {
+
+std::string threadsField(const std::vector<ThreadRef>& threads) {
+  std::string out;
+  for (const auto& t : threads) {
+    out += (out.empty() ? "" : " ") + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value);
+  }
+  return out;
+}
+
+}  // namespace
+
+Monitor::Monitor(Dependencies deps, Config config)
+    : deps_(deps),
+      analyzer_(deps.source, nullptr),
+      config_(std::move(config)),
+      tracker_(deps.clock),
+      limiter_(deps.clock, config_.alerts.window, config_.alerts.max_per_window) {
+  if (deps_.store != nullptr) {
+    if (auto targets = deps_.store->targets(config_)) {
+      runtime_targets_ = std::move(targets).value();
+    } else {
+      spdlog::warn("cannot read runtime targets: {}", targets.error().message);
+    }
+  }
+  rebuildMatcher();
+}
+
+void Monitor::rebuildMatcher() {
+  auto all = config_.targets;
+  all.insert(all.end(), runtime_targets_.begin(), runtime_targets_.end());
+  matcher_ = std::make_unique<TargetMatcher>(std::move(all));
+}
+
+Monitor::Discovery Monitor::discover() {
+  bool with_cmdline = false;
+  {
+    std::lock_guard lock(mutex_);
+    with_cmdline = matcher_->needsCmdline();
+  }
+  // The slow part, outside the lock: samples go on while the process list is read.
+  const auto processes = deps_.catalog.list(with_cmdline);
+
+  std::lock_guard lock(mutex_);
+  Discovery out;
+  std::set<ProcessIdentity> alive;
+  std::set<ProcessIdentity> matching;
+  for (const auto& p : processes) {
+    alive.insert(p.identity);
+    const TargetConfig* target = matcher_->match(p);
+    if (target == nullptr) continue;
+    matching.insert(p.identity);
+    auto it = watched_.find(p.identity);
+    if (it == watched_.end()) {
+      WatchedProcess w{p, *target};
+      watched_.emplace(p.identity, w);
+      out.added.push_back(std::move(w));
+      spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value, target->name);
+    } else if (!(it->second.target == *target)) {
+      it->second.target = *target;  // reconfigured
+    }
+  }
+  for (auto it = watched_.begin(); it != watched_.end();) {
+    if (matching.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    const bool exited = !alive.contains(it->first);
+    spdlog::info("no longer watching pid {}: {}", it->first.pid.value,
+                 exited ? "it exited" : "no target selects it");
+    handle(tracker_.forget(it->first, exited ? "the process exited" : "the process is no longer watched"));
+    out.removed.push_back(it->first);
+    it = watched_.erase(it);
+  }
+  // Incidents adopted from the store whose process is gone.
+  for (const auto& id : tracker_.trackedProcesses()) {
+    if (!alive.contains(id) && !watched_.contains(id)) handle(tracker_.forget(id, "the process exited"));
+  }
+  stats_.watched = watched_.size();
+  return out;
+}
+
+bool Monitor::sample(const ProcessIdentity& process) {
+  WatchedProcess w;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = watched_.find(process);
+    if (it == watched_.end()) return false;
+    w = it->second;
+  }
+  std::vector<ThreadSample> samples;
+  const AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
+                               .out_of_proc = w.target.out_of_proc,
+                               .capture = false,
+                               .confirm_attempts = AnalyzeOptions{}.confirm_attempts};
+  auto result = analyzer_.analyze(process.pid, options, &samples);
+
+  std::lock_guard lock(mutex_);
+  ++stats_.samples;
+  const bool replaced = result && result->process_start_time != process.start_time;
+  if ((!result && result.error().code == ErrorCode::kNoSuchProcess) || replaced) {
+    handle(tracker_.forget(process, "the process exited"));
+    watched_.erase(process);
+    stats_.watched = watched_.size();
+    return false;
+  }
+  if (!result) {
+    ++stats_.sample_errors;
+    spdlog::warn("sampling pid {} failed: {}", process.pid.value, result.error().message);
+    return true;
+  }
+  ProcessObservation o;
+  o.process = process;
+  o.process_name = result->process_name;
+  o.target = w.target.name;
+  o.hang_threshold = w.target.hang_threshold;
+  o.ignore_waits = w.target.ignore_waits;
+  o.threads = std::move(samples);
+  o.deadlocks = std::move(result->deadlocks);
+  o.chains = std::move(result->chains);
+  handle(tracker_.observe(o));
+  return true;
+}
+
+void Monitor::handle(std::vector<IncidentEvent> events) {
+  for (auto& event : events) {
+    auto& incident = event.incident;
+    if (event.type == IncidentEvent::Type::kOpened) {
+      ++stats_.incidents_opened;
+      if (incident.kind == IncidentKind::kDeadlock) captureEvidence(incident);
+      spdlog::warn("{} incident opened: {}", toString(incident.kind), incident.summary);
+    } else if (event.type == IncidentEvent::Type::kResolved) {
+      ++stats_.incidents_resolved;
+      spdlog::info("{} incident resolved ({}): {}", toString(incident.kind), incident.resolution,
+                   incident.summary);
+    }
+    if (deps_.store != nullptr) {
+      if (incident.id == 0) {
+        auto id = deps_.store->insert(incident);
+        if (id) {
+          incident.id = *id;
+          tracker_.assignId(incident.process, incident.signature, *id);
+        } else {
+          ++stats_.store_errors;
+          spdlog::error("{}", id.error().message);
+        }
+      } else if (auto s = deps_.store->update(incident); !s) {
+        ++stats_.store_errors;
+        spdlog::error("{}", s.error().message);
+      }
+    }
+    if (event.type == IncidentEvent::Type::kOpened && !incident.evidence.empty()) {
+      // Records are rewritten whole; the tracker's copy must carry the evidence too.
+      tracker_.attachEvidence(incident.process, incident.signature, incident.evidence);
+    }
+    alert(event);
+  }
+}
+
+void Monitor::captureEvidence(Incident& incident) {
+  if (deps_.inspector == nullptr || !config_.capture.enabled) return;
+  auto w = watched_.find(incident.process);
+  if (w != watched_.end() && !w->second.target.capture) return;
+  const auto now = deps_.clock.now();
+  auto last = last_capture_.find(incident.process);
+  if (last != last_capture_.end() && now - last->second < config_.capture.min_interval) {
+    spdlog::info("evidence of pid {} was captured {} ms ago; not again", incident.process.pid.value,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(now - last->second).count());
+    return;
+  }
+  last_capture_[incident.process] = now;
+  incident.evidence = deps_.inspector->capture(incident.threads);
+  ++stats_.captures;
+}
+
+void Monitor::alert(const IncidentEvent& event) {
+  if (deps_.alerts == nullptr || event.type == IncidentEvent::Type::kUpdated) return;
+  const auto& i = event.incident;
+  Alert a;
+  a.target = i.target;
+  if (event.type == IncidentEvent::Type::kOpened) {
+    a.kind = i.kind == IncidentKind::kDeadlock ? AlertKind::kDeadlockDetected : AlertKind::kHangDetected;
+    a.severity = i.kind == IncidentKind::kDeadlock ? AlertSeverity::kCritical : AlertSeverity::kError;
+    a.message = i.summary;
+  } else {
+    a.kind = AlertKind::kIncidentResolved;
+    a.severity = AlertSeverity::kInfo;
+    a.message = std::string(toString(i.kind)) + " resolved (" + i.resolution + "): " + i.summary;
+  }
+  a.fields = {{"INCIDENT_ID", std::to_string(i.id)},
+              {"INCIDENT_KIND", toString(i.kind)},
+              {"PID", std::to_string(i.process.pid.value)},
+              {"PROCESS", i.process_name},
+              {"THREADS", threadsField(i.threads)}};
+  if (!limiter_.admit(a)) {
+    stats_.alerts_suppressed = limiter_.suppressed();
+    return;
+  }
+  deps_.alerts->send(a);
+}
+
+void Monitor::reconfigure(Config config) {
+  std::lock_guard lock(mutex_);
+  config_ = std::move(config);
+  limiter_.setLimits(config_.alerts.window, config_.alerts.max_per_window);
+  rebuildMatcher();
+}
+
+Status Monitor::addTarget(const TargetConfig& target) {
+  std::lock_guard lock(mutex_);
+  if (deps_.store != nullptr) {
+    if (auto s = deps_.store->putTarget(target); !s) return s;
+  }
+  std::erase_if(runtime_targets_, [&](const TargetConfig& t) { return t.name == target.name; });
+  runtime_targets_.push_back(target);
+  rebuildMatcher();
+  return std::monostate{};
+}
+
+Result<bool> Monitor::removeTarget(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  if (deps_.store != nullptr) {
+    auto removed = deps_.store->removeTarget(name);
+    if (!removed) return removed;
+  }
+  const auto erased =
+      std::erase_if(runtime_targets_, [&](const TargetConfig& t) { return t.name == name; });
+  rebuildMatcher();
+  return erased > 0;
+}
+
+std::vector<TargetConfig> Monitor::targets() const {
+  std::lock_guard lock(mutex_);
+  return matcher_->targets();
+}
+
+std::vector<WatchedProcess> Monitor::watched() const {
+  std::lock_guard lock(mutex_);
+  std::vector<WatchedProcess> out;
+  for (const auto& [id, w] : watched_) out.push_back(w);
+  return out;
+}
+
+std::optional<WatchedProcess> Monitor::watchedProcess(const ProcessIdentity& process) const {
+  std::lock_guard lock(mutex_);
+  auto it = watched_.find(process);
+  if (it == watched_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<Incident> Monitor::openIncidents() const {
+  std::lock_guard lock(mutex_);
+  return tracker_.openIncidents();
+}
+
+MonitorStats Monitor::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+Config Monitor::config() const {
+  std::lock_guard lock(mutex_);
+  return config_;
+}
+
+void Monitor::applyRetention() {
+  if (deps_.store == nullptr) return;
+  Config c = config();
+  auto removed = deps_.store->applyRetention(deps_.clock.now(), c.retention.max_age,
+                                             c.retention.max_incidents);
+  if (!removed) {
+    spdlog::error("{}", removed.error().message);
+  } else if (*removed > 0) {
+    spdlog::info("retention removed {} resolved incident(s)", *removed);
+  }
+}
+
+void Monitor::adoptStoredIncidents() {
+  if (deps_.store == nullptr) return;
+  auto open = deps_.store->list(IncidentQuery{.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  if (!open) {
+    spdlog::error("{}", open.error().message);
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  tracker_.adopt(*open);
+  if (!open->empty()) spdlog::info("{} incident(s) were open when the service stopped", open->size());
+}
+
+}  // namespace wctmon
