@@ -2,6 +2,6 @@
 add_library(wctmon_warnings INTERFACE)
 target_compile_options(wctmon_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
-  -Wunused -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2
+  -Wunused -Woverloaded-virtual -Wdouble-promotion -Wformat=2
   $<$<BOOL:${WCTMON_WERROR}>:-Werror>)
 option(WCTMON_WERROR "Treat warnings as errors" OFF)

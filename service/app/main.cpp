@@ -1,7 +1,13 @@
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 
+#include "app/incidents_command.h"
 #include "app/text_report.h"
 #include "core/analyzer.h"
 #include "platform/platform_factory.h"
@@ -62,6 +68,19 @@ int runAnalyze(const AnalyzeArgs& args) {
   return result->deadlocks.empty() ? kExitOk : kExitDeadlock;
 }
 
+/// `wctmon run` is the service binary, wctmond, next to this one: exec keeps the pid, the
+/// foreground and the signals, and the command-line tool does not carry the service's libraries.
+int execService(const std::string& config) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto service = (ec ? std::filesystem::path("/usr/bin") : self.parent_path()) / "wctmond";
+  const std::string path = service.string();
+  const char* const args[] = {path.c_str(), "--config", config.c_str(), nullptr};
+  ::execv(path.c_str(), const_cast<char* const*>(args));
+  std::cerr << "wctmon: cannot start the service " << path << ": " << std::strerror(errno) << "\n";
+  return kExitError;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,6 +103,22 @@ int main(int argc, char** argv) {
   analyze->add_flag("--json", args.json, "Print the result as JSON (proto3 JSON mapping)");
   analyze->add_flag("--brief", args.brief, "Print only the chains that lead somewhere");
 
+  std::string run_config;
+  auto* run = app.add_subcommand("run", "Run the monitoring service in the foreground");
+  run->add_option("--config,-c", run_config, "Configuration file")->required();
+
+  std::string validate_file;
+  auto* validate = app.add_subcommand("validate-config", "Check a configuration file");
+  validate->add_option("file", validate_file, "Configuration file")->required();
+
+  wctmon::app::IncidentsArgs incidents_args;
+  auto* incidents = app.add_subcommand("incidents", "List recorded incidents from the store");
+  incidents->add_option("--config,-c", incidents_args.config, "Configuration file")->required();
+  incidents->add_flag("--json", incidents_args.json, "Print the proto3 JSON of an IncidentList");
+  incidents->add_option("--state", incidents_args.state, "open, resolved or all")
+      ->check(CLI::IsMember({"open", "resolved", "all"}));
+  incidents->add_option("--limit", incidents_args.limit, "Most recent N only");
+
   try {
     app.parse(argc, argv);
     if (analyze->parsed() && !args.all && args.pid == 0) {
@@ -102,6 +137,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (analyze->parsed()) return runAnalyze(args);
+    if (run->parsed()) return execService(run_config);
+    if (validate->parsed()) return wctmon::app::runValidateConfig(validate_file);
+    if (incidents->parsed()) return wctmon::app::runIncidents(incidents_args);
   } catch (const std::exception& e) {
     std::cerr << "wctmon: " << e.what() << "\n";
     return kExitError;

@@ -11,7 +11,8 @@ namespace {
 std::string threadsField(const std::vector<ThreadRef>& threads) {
   std::string out;
   for (const auto& t : threads) {
-    out += (out.empty() ? "" : " ") + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value);
+    out +=
+        (out.empty() ? "" : " ") + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value);
   }
   return out;
 }
@@ -63,7 +64,8 @@ Monitor::Discovery Monitor::discover() {
       WatchedProcess w{p, *target};
       watched_.emplace(p.identity, w);
       out.added.push_back(std::move(w));
-      spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value, target->name);
+      spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value,
+                   target->name);
     } else if (!(it->second.target == *target)) {
       it->second.target = *target;  // reconfigured
     }
@@ -76,13 +78,15 @@ Monitor::Discovery Monitor::discover() {
     const bool exited = !alive.contains(it->first);
     spdlog::info("no longer watching pid {}: {}", it->first.pid.value,
                  exited ? "it exited" : "no target selects it");
-    handle(tracker_.forget(it->first, exited ? "the process exited" : "the process is no longer watched"));
+    handle(tracker_.forget(it->first,
+                           exited ? "the process exited" : "the process is no longer watched"));
     out.removed.push_back(it->first);
     it = watched_.erase(it);
   }
   // Incidents adopted from the store whose process is gone.
   for (const auto& id : tracker_.trackedProcesses()) {
-    if (!alive.contains(id) && !watched_.contains(id)) handle(tracker_.forget(id, "the process exited"));
+    if (!alive.contains(id) && !watched_.contains(id))
+      handle(tracker_.forget(id, "the process exited"));
   }
   stats_.watched = watched_.size();
   return out;
@@ -187,8 +191,10 @@ void Monitor::alert(const IncidentEvent& event) {
   Alert a;
   a.target = i.target;
   if (event.type == IncidentEvent::Type::kOpened) {
-    a.kind = i.kind == IncidentKind::kDeadlock ? AlertKind::kDeadlockDetected : AlertKind::kHangDetected;
-    a.severity = i.kind == IncidentKind::kDeadlock ? AlertSeverity::kCritical : AlertSeverity::kError;
+    a.kind =
+        i.kind == IncidentKind::kDeadlock ? AlertKind::kDeadlockDetected : AlertKind::kHangDetected;
+    a.severity =
+        i.kind == IncidentKind::kDeadlock ? AlertSeverity::kCritical : AlertSeverity::kError;
     a.message = i.summary;
   } else {
     a.kind = AlertKind::kIncidentResolved;
@@ -285,14 +291,16 @@ void Monitor::applyRetention() {
 
 void Monitor::adoptStoredIncidents() {
   if (deps_.store == nullptr) return;
-  auto open = deps_.store->list(IncidentQuery{.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  auto open =
+      deps_.store->list(IncidentQuery{.state = IncidentState::kOpen, .process = {}, .limit = 0});
   if (!open) {
     spdlog::error("{}", open.error().message);
     return;
   }
   std::lock_guard lock(mutex_);
   tracker_.adopt(*open);
-  if (!open->empty()) spdlog::info("{} incident(s) were open when the service stopped", open->size());
+  if (!open->empty())
+    spdlog::info("{} incident(s) were open when the service stopped", open->size());
 }
 
 }  // namespace wctmon

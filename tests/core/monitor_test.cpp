@@ -34,11 +34,14 @@ Snapshot abba() {
       .build();
 }
 
-Snapshot healthy() { return SnapshotBuilder().process(10, "server").running(11).running(12).build(); }
+Snapshot healthy() {
+  return SnapshotBuilder().process(10, "server").running(11).running(12).build();
+}
 
 Config configWith(const std::string& targets) {
-  auto parsed = parseConfig(R"({"capture": {"min_interval_ms": 60000}, "alerts": {"max_per_window": 2}, "targets": )" +
-                            targets + "}");
+  auto parsed = parseConfig(
+      R"({"capture": {"min_interval_ms": 60000}, "alerts": {"max_per_window": 2}, "targets": )" +
+      targets + "}");
   if (!parsed.config) throw std::runtime_error(parsed.errors.front().toString());
   return *parsed.config;
 }
@@ -76,7 +79,8 @@ class MonitorTest : public ::testing::Test {
 TEST_F(MonitorTest, DiscoveryWatchesWhatTheTargetsSelect) {
   catalog_.set({processInfo(10, "postgres"), processInfo(11, "java", "java -jar api.jar"),
                 processInfo(12, "bash"), processInfo(13, "java", "java -jar batch.jar")});
-  auto monitor = makeMonitor(configWith(R"([{"exe": "post*"}, {"name": "api", "cmdline": "api\\.jar"}])"));
+  auto monitor =
+      makeMonitor(configWith(R"([{"exe": "post*"}, {"name": "api", "cmdline": "api\\.jar"}])"));
   auto d = monitor->discover();
   ASSERT_EQ(d.added.size(), 2U);
   EXPECT_EQ(d.added[0].process.identity.pid, Pid{10});
