@@ -3,6 +3,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "app/text_report.h"
 #include "rpc/json_writer.h"
 #include "store/incident_store.h"
 
@@ -25,13 +26,17 @@ void writeText(const std::vector<Incident>& incidents) {
   }
   for (const auto& i : incidents) {
     std::cout << "#" << i.id << " " << toString(i.kind) << " " << toString(i.state) << "  pid "
-              << i.process.pid.value << " (" << i.process_name << ")  opened " << localTime(i.opened_at);
-    if (i.resolved_at) std::cout << ", resolved " << localTime(*i.resolved_at) << " (" << i.resolution << ")";
+              << i.process.pid.value << " (" << i.process_name << ")  opened "
+              << localTime(i.opened_at);
+    if (i.resolved_at)
+      std::cout << ", resolved " << localTime(*i.resolved_at) << " (" << i.resolution << ")";
     std::cout << "\n    " << i.summary << "\n";
+    for (const auto& chain : i.chains) writeChain(std::cout, chain, 4);
     if (!i.evidence.empty()) {
       std::size_t captured = 0;
       for (const auto& c : i.evidence) captured += c.captured ? 1 : 0;
-      std::cout << "    evidence: " << captured << " of " << i.evidence.size() << " thread(s) captured\n";
+      std::cout << "    evidence: " << captured << " of " << i.evidence.size()
+                << " thread(s) captured\n";
     }
   }
 }
@@ -51,7 +56,8 @@ int runValidateConfig(const std::string& file) {
 int runIncidents(const IncidentsArgs& args) {
   const auto parsed = loadConfig(args.config);
   if (!parsed.config) {
-    for (const auto& e : parsed.errors) std::cerr << "wctmon: " << args.config << ": " << e.toString() << "\n";
+    for (const auto& e : parsed.errors)
+      std::cerr << "wctmon: " << args.config << ": " << e.toString() << "\n";
     return 1;
   }
   const auto file = parsed.config->state_dir / "incidents.db";

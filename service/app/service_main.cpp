@@ -1,8 +1,8 @@
 // wctmond: the monitoring service, as `wctmon run --config FILE` starts it (in the foreground,
 // under systemd or by hand). SIGTERM/SIGINT stop it gracefully, SIGHUP reloads the config.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
@@ -42,7 +42,8 @@ std::string statusLine(const wctmon::MonitorStats& m, const wctmon::SchedulerSta
 int run(const std::string& config_path) {
   auto parsed = wctmon::loadConfig(config_path);
   if (!parsed.config) {
-    for (const auto& e : parsed.errors) std::cerr << "wctmon: " << config_path << ": " << e.toString() << "\n";
+    for (const auto& e : parsed.errors)
+      std::cerr << "wctmon: " << config_path << ": " << e.toString() << "\n";
     return kExitError;
   }
   Config config = std::move(*parsed.config);
@@ -83,7 +84,8 @@ int run(const std::string& config_path) {
   options.deadline = config.sampling.deadline;
   if (auto interval = host->watchdogInterval()) {
     options.health_interval = std::min<std::chrono::milliseconds>(
-        options.health_interval, std::chrono::duration_cast<std::chrono::milliseconds>(*interval / 3));
+        options.health_interval,
+        std::chrono::duration_cast<std::chrono::milliseconds>(*interval / 3));
   }
   options.on_health = [&](bool healthy, const wctmon::SchedulerStats& s) {
     if (healthy) host->watchdog();
@@ -101,7 +103,8 @@ int run(const std::string& config_path) {
           auto reloaded = wctmon::loadConfig(config_path);
           if (!reloaded.config) {
             for (const auto& e : reloaded.errors) {
-              spdlog::error("reload refused, keeping the running config: {}: {}", config_path, e.toString());
+              spdlog::error("reload refused, keeping the running config: {}: {}", config_path,
+                            e.toString());
             }
             if (alerts) {
               wctmon::Alert a;
@@ -112,7 +115,8 @@ int run(const std::string& config_path) {
             }
           } else {
             monitor.reconfigure(*reloaded.config);
-            scheduler.setOptions(discoveryInterval(*reloaded.config), reloaded.config->sampling.deadline);
+            scheduler.setOptions(discoveryInterval(*reloaded.config),
+                                 reloaded.config->sampling.deadline);
             spdlog::info("configuration reloaded from {}", config_path);
           }
           host->ready("running");
@@ -126,7 +130,8 @@ int run(const std::string& config_path) {
 
   scheduler.start();
   host->ready("running");
-  spdlog::info("wctmon service started (config {}, state {})", config_path, config.state_dir.string());
+  spdlog::info("wctmon service started (config {}, state {})", config_path,
+               config.state_dir.string());
   if (alerts) {
     wctmon::Alert a;
     a.kind = wctmon::AlertKind::kServiceStarted;

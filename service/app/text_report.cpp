@@ -39,6 +39,19 @@ bool interesting(const WaitChain& chain) { return chain.nodes.size() > 2 || chai
 
 }  // namespace
 
+void writeChain(std::ostream& out, const WaitChain& chain, std::size_t indent) {
+  for (std::size_t i = 0; i < chain.nodes.size(); ++i) {
+    out << std::string(indent + (i == 0 ? 0 : 2 + 2 * (i - 1)), ' ') << (i == 0 ? "" : "-> ")
+        << describe(chain.nodes[i], i + 1 < chain.nodes.size() ? &chain.nodes[i + 1] : nullptr);
+    if (i + 1 == chain.nodes.size() && chain.is_cycle) out << "  <== CYCLE";
+    out << "\n";
+  }
+  if (chain.truncated) {
+    out << std::string(indent + 2, ' ') << "... chain truncated at " << chain.nodes.size() << " of "
+        << chain.node_count << " nodes\n";
+  }
+}
+
 void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_waiting) {
   if (result.pid.value != 0) {
     out << "process " << result.pid.value << " (" << result.process_name << "): ";
@@ -80,16 +93,7 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
   out << "\n";
   for (const auto& chain : result.chains) {
     if (only_waiting && !interesting(chain)) continue;
-    for (std::size_t i = 0; i < chain.nodes.size(); ++i) {
-      out << std::string(i == 0 ? 0 : 2 + 2 * (i - 1), ' ') << (i == 0 ? "" : "-> ")
-          << describe(chain.nodes[i], i + 1 < chain.nodes.size() ? &chain.nodes[i + 1] : nullptr);
-      if (i + 1 == chain.nodes.size() && chain.is_cycle) out << "  <== CYCLE";
-      out << "\n";
-    }
-    if (chain.truncated) {
-      out << "  ... chain truncated at " << chain.nodes.size() << " of " << chain.node_count
-          << " nodes\n";
-    }
+    writeChain(out, chain);
   }
 }
 

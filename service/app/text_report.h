@@ -11,4 +11,7 @@ namespace wctmon::app {
 /// ownerless wait are left out.
 void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_waiting);
 
+/// Writes one chain as an indented tree, `indent` spaces in.
+void writeChain(std::ostream& out, const WaitChain& chain, std::size_t indent = 0);
+
 }  // namespace wctmon::app

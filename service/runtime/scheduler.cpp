@@ -15,8 +15,8 @@ Scheduler::Scheduler(Monitor& monitor, Options options)
       discovery_timer_(io_),
       health_timer_(io_),
       retention_timer_(io_) {
-  base_threads_ = options_.threads != 0 ? options_.threads
-                                        : std::max(1U, std::thread::hardware_concurrency());
+  base_threads_ =
+      options_.threads != 0 ? options_.threads : std::max(1U, std::thread::hardware_concurrency());
 }
 
 Scheduler::~Scheduler() { stop(); }
@@ -62,7 +62,8 @@ void Scheduler::stop() {
     threads.swap(threads_);
   }
   if (active_samples_ > 0) {
-    spdlog::warn("{} sample(s) still running at shutdown; leaving them behind", active_samples_.load());
+    spdlog::warn("{} sample(s) still running at shutdown; leaving them behind",
+                 active_samples_.load());
     for (auto& t : threads) t.detach();
   } else {
     for (auto& t : threads) t.join();
@@ -199,7 +200,8 @@ void Scheduler::checkHealth() {
       ++stuck;
       if (!job->overdue.exchange(true)) {
         ++stats_.samples_overdue;
-        spdlog::warn("sample of pid {} has run past its {} ms deadline", id.pid.value, deadline.count());
+        spdlog::warn("sample of pid {} has run past its {} ms deadline", id.pid.value,
+                     deadline.count());
       }
     }
     threads = threads_.size();

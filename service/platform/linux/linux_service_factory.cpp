@@ -14,7 +14,8 @@ std::unique_ptr<AlertSink> makeAlertSink(AlertSinkKind kind) {
     case AlertSinkKind::kNone:
       return nullptr;
     case AlertSinkKind::kJournald:
-      if (linux_platform::journaldAvailable()) return std::make_unique<linux_platform::JournaldAlertSink>();
+      if (linux_platform::journaldAvailable())
+        return std::make_unique<linux_platform::JournaldAlertSink>();
       return std::make_unique<linux_platform::SyslogAlertSink>();
     case AlertSinkKind::kSyslog:
       return std::make_unique<linux_platform::SyslogAlertSink>();

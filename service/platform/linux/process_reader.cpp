@@ -228,7 +228,7 @@ class WaitResolver {
     std::vector<RawThread*> futex_waiters;
     for (auto& raw : threads) {
       if (raw.sample.status != ObjectStatus::kBlocked || !raw.syscall) continue;
-      if (raw.sample.state == RunState::kSleeping &&
+      if (raw.sample.state != RunState::kDiskSleep &&
           raw.syscall->kind == SyscallState::Kind::kInSyscall && raw.syscall->number == SYS_futex) {
         futex_waiters.push_back(&raw);
         continue;
@@ -237,8 +237,16 @@ class WaitResolver {
     }
     resolveFutexes(futex_waiters);
     for (auto& raw : threads) {
-      if (raw.sample.wait && raw.sample.state == RunState::kSleeping)
-        raw.sample.wait->alertable = true;
+      if (!raw.sample.wait) continue;
+      if (raw.sample.state == RunState::kSleeping) raw.sample.wait->alertable = true;
+      // A stopped thread keeps its system call: once continued it goes back to the same wait,
+      // so the wait is what it waits on, and the stop is said alongside.
+      if ((raw.sample.state == RunState::kStopped || raw.sample.state == RunState::kTraced) &&
+          raw.sample.wait->type != ObjectType::kKernelWait) {
+        raw.sample.wait->detail += raw.sample.state == RunState::kStopped
+                                       ? "; the thread is stopped (SIGSTOP)"
+                                       : "; the thread is stopped by a tracer";
+      }
     }
   }
 
@@ -342,7 +350,8 @@ class WaitResolver {
                            : "uninterruptible sleep (D) outside a syscall");
       return w;
     }
-    if (raw.sample.state == RunState::kStopped || raw.sample.state == RunState::kTraced) {
+    if ((raw.sample.state == RunState::kStopped || raw.sample.state == RunState::kTraced) &&
+        sc.kind != SyscallState::Kind::kInSyscall) {
       return noOwner(ObjectType::kKernelWait,
                      raw.sample.state == RunState::kStopped ? "stopped" : "tracing stop",
                      raw.sample.state == RunState::kStopped ? "stopped by a signal (job control)"

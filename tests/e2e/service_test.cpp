@@ -1,0 +1,284 @@
+// The monitoring service end to end: `wctmon run` on a temporary config and state directory,
+// real fixtures that deadlock or hang, incidents read back with `wctmon incidents --json`.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <optional>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "support/subprocess.h"
+
+namespace wctmon {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FixtureProcess;
+using testing::runCommand;
+using testing::wctmonPath;
+using Clock = std::chrono::system_clock;
+
+constexpr int kIntervalMs = 300;
+
+/// A temporary state directory and config for one service.
+class ServiceDir {
+ public:
+  ServiceDir() {
+    char dir[] = "/tmp/wctmon-service-XXXXXX";
+    dir_ = ::mkdtemp(dir);
+    writeConfig(R"([{"name": "fixtures", "exe": "wctmon-fixture", "hang_threshold_ms": 1000}])");
+  }
+  ~ServiceDir() { std::filesystem::remove_all(dir_); }
+
+  void writeConfig(const std::string& targets, const std::string& extra = "") const {
+    std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
+                            << R"(", "sampling": {"interval_ms": )" << kIntervalMs
+                            << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)" << extra
+                            << R"( "targets": )" << targets << "}";
+    // `wctmon incidents` reads its own copy, so that it works while the service's is broken.
+    std::ofstream(queryConfig()) << R"({"state_dir": ")" << (dir_ / "state").string() << R"("})";
+  }
+  [[nodiscard]] std::string queryConfig() const { return (dir_ / "query.json").string(); }
+  void writeRaw(const std::string& text) const { std::ofstream(config()) << text; }
+  [[nodiscard]] std::string config() const { return (dir_ / "wctmon.json").string(); }
+  [[nodiscard]] std::filesystem::path log() const { return dir_ / "service.log"; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+/// `wctmon run` in the background, its stderr in a file.
+class Service {
+ public:
+  explicit Service(const ServiceDir& dir) : dir_(dir) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int fd = ::open(dir.log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, STDERR_FILENO);
+      ::dup2(fd, STDOUT_FILENO);
+      const std::string config = dir.config();
+      ::execl(wctmonPath(), wctmonPath(), "run", "--config", config.c_str(), nullptr);
+      _exit(127);
+    }
+  }
+  ~Service() {
+    if (pid_ > 0) kill(SIGKILL);
+  }
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  /// Sends `signal`; for SIGTERM/SIGKILL, waits and returns the exit status.
+  int kill(int signal) {
+    ::kill(pid_, signal);
+    if (signal == SIGHUP) return 0;
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+  [[nodiscard]] bool alive() const {
+    int status = 0;
+    return pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0;
+  }
+
+ private:
+  const ServiceDir& dir_;
+  pid_t pid_ = -1;
+};
+
+nlohmann::json incidents(const ServiceDir& dir) {
+  const auto r = runCommand({wctmonPath(), "incidents", "--config", dir.queryConfig(), "--json"});
+  if (r.exit_code != 0) throw std::runtime_error("wctmon incidents failed: " + r.err);
+  return nlohmann::json::parse(r.out)["incidents"];
+}
+
+/// Incidents of `pid` of `kind` (and `state` when given).
+std::vector<nlohmann::json> incidentsOf(const ServiceDir& dir, int pid, const std::string& kind,
+                                        const std::string& state = "") {
+  std::vector<nlohmann::json> out;
+  for (const auto& i : incidents(dir)) {
+    if (i["pid"] == pid && i["kind"] == kind && (state.empty() || i["state"] == state)) out.push_back(i);
+  }
+  return out;
+}
+
+bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout = 15s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return done();
+}
+
+Clock::time_point parseTime(const std::string& rfc3339) {
+  std::tm tm{};
+  std::istringstream in(rfc3339);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  auto t = Clock::from_time_t(::timegm(&tm));
+  const auto dot = rfc3339.find('.');
+  if (dot != std::string::npos) {
+    const auto digits = rfc3339.substr(dot + 1, rfc3339.size() - dot - 2);
+    t += std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(
+        std::stoll(digits) * static_cast<long long>(std::pow(10, 9 - digits.size()))));
+  }
+  return t;
+}
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Service, CatchesADeadlockWithinTwoIntervalsAndResolvesItWhenTheProcessDies) {
+  ServiceDir dir;
+  Service service(dir);
+  ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(dir.log()) && readFile(dir.log()).find("service started") != std::string::npos; }))
+      << readFile(dir.log());
+  std::optional<FixtureProcess> fx;
+  fx.emplace("mutex-abba");
+  const auto formed = Clock::now();
+  const int pid = fx->pid();
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").empty(); }))
+      << readFile(dir.log());
+  auto found = incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK");
+  ASSERT_EQ(found.size(), 1U);
+  const auto& i = found[0];
+  EXPECT_EQ(i["state"], "INCIDENT_STATE_OPEN");
+  EXPECT_EQ(i["process_name"], "wctmon-fixture");
+  ASSERT_EQ(i["threads"].size(), 2U);
+  EXPECT_EQ(i["threads"][0]["tid"], fx->tid("a"));
+  EXPECT_EQ(i["threads"][1]["tid"], fx->tid("b"));
+  EXPECT_EQ(i["evidence"].size(), 2U);
+  EXPECT_TRUE(i["evidence"][0]["captured"].get<bool>()) << i["evidence"][0].dump();
+  const auto opened = parseTime(i["opened_at"]);
+  EXPECT_LE(opened - formed, std::chrono::milliseconds(2 * kIntervalMs + 500));
+
+  fx.reset();  // killed
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED").empty(); }));
+  const auto resolved = incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK")[0];
+  EXPECT_EQ(resolved["resolution"], "the process exited");
+  EXPECT_EQ(resolved["id"], i["id"]);
+  EXPECT_TRUE(service.alive());
+  EXPECT_EQ(service.kill(SIGTERM), 0);
+}
+
+TEST(Service, AThreadStuckPastTheThresholdIsAHang) {
+  ServiceDir dir;
+  Service service(dir);
+  FixtureProcess fx("long-chain", "2");  // t0 waits for t1's mutex; t1 pauses for good
+  const int pid = fx.pid();
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_HANG").empty(); }))
+      << readFile(dir.log());
+  const auto hangs = incidentsOf(dir, pid, "INCIDENT_KIND_HANG");
+  ASSERT_EQ(hangs.size(), 1U);
+  ASSERT_EQ(hangs[0]["threads"].size(), 1U);
+  EXPECT_EQ(hangs[0]["threads"][0]["tid"], fx.tid("t0"));
+  EXPECT_TRUE(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").empty());
+  const auto& first = hangs[0]["chains"][0]["nodes"][0];
+  EXPECT_GE(std::stoull(first["wait_time_ms"].get<std::string>()), 1000U);
+}
+
+TEST(Service, IncidentsSurviveARestartAndAKillNineWithoutDuplicates) {
+  ServiceDir dir;
+  FixtureProcess fx("mutex-abba");
+  const int pid = fx.pid();
+  {
+    Service service(dir);
+    ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").empty(); }));
+    EXPECT_EQ(service.kill(SIGTERM), 0);
+  }
+  EXPECT_EQ(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_OPEN").size(), 1U);
+  {
+    Service service(dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4 * kIntervalMs));
+    EXPECT_EQ(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").size(), 1U);  // continued, not doubled
+    service.kill(SIGKILL);
+  }
+  EXPECT_EQ(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_OPEN").size(), 1U);
+  Service service(dir);
+  std::this_thread::sleep_for(std::chrono::milliseconds(4 * kIntervalMs));
+  EXPECT_EQ(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").size(), 1U);
+  fx.kill();
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED").empty(); }));
+}
+
+TEST(Service, AnInvalidConfigAtStartIsAClearErrorAndAnInvalidReloadKeepsTheRunningOne) {
+  ServiceDir dir;
+  dir.writeRaw(R"({"sampling": {"interval_ms": "fast"}})");
+  const auto r = runCommand({wctmonPath(), "run", "--config", dir.config()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/sampling/interval_ms: must be an integer, not a string"), std::string::npos) << r.err;
+  const auto v = runCommand({wctmonPath(), "validate-config", dir.config()});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_NE(v.err.find("/sampling/interval_ms"), std::string::npos);
+
+  dir.writeConfig(R"([{"name": "fixtures", "exe": "wctmon-fixture"}])");
+  Service service(dir);
+  ASSERT_TRUE(waitFor([&] { return readFile(dir.log()).find("service started") != std::string::npos; }));
+  dir.writeRaw("{ not json");
+  service.kill(SIGHUP);
+  ASSERT_TRUE(waitFor([&] { return readFile(dir.log()).find("reload refused") != std::string::npos; }))
+      << readFile(dir.log());
+  // Still running on the old config: it still watches the fixtures.
+  FixtureProcess fx("mutex-abba");
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, fx.pid(), "INCIDENT_KIND_DEADLOCK").empty(); }));
+  EXPECT_TRUE(service.alive());
+
+  // A valid reload applies: the fixtures are no longer a target.
+  dir.writeConfig(R"([{"name": "nothing", "exe": "no-such-program"}])");
+  service.kill(SIGHUP);
+  ASSERT_TRUE(waitFor([&] { return readFile(dir.log()).find("configuration reloaded") != std::string::npos; }));
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, fx.pid(), "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED").empty(); }));
+  EXPECT_EQ(incidentsOf(dir, fx.pid(), "INCIDENT_KIND_DEADLOCK")[0]["resolution"],
+            "the process is no longer watched");
+}
+
+TEST(Service, TargetsThatExitOrStopMidSampleNeverHangOrCrashIt) {
+  ServiceDir dir;
+  Service service(dir);
+  // Processes that keep exiting under the sampler.
+  for (int i = 0; i < 10; ++i) FixtureProcess("churn", "50");
+  // A deadlocked process that is stopped (SIGSTOP) before it is captured: the capture must
+  // neither hang on it nor leave it traced.
+  FixtureProcess stopped("mutex-abba");
+  ::kill(stopped.pid(), SIGSTOP);
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, stopped.pid(), "INCIDENT_KIND_DEADLOCK").empty(); }))
+      << readFile(dir.log());
+  FixtureProcess other("self-deadlock");
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, other.pid(), "INCIDENT_KIND_DEADLOCK").empty(); }))
+      << readFile(dir.log());
+  ::kill(stopped.pid(), SIGCONT);
+  std::this_thread::sleep_for(100ms);
+  std::ifstream status("/proc/" + std::to_string(stopped.pid()) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("TracerPid:", 0) == 0) {
+      EXPECT_EQ(line, "TracerPid:\t0");
+    }
+    if (line.rfind("State:", 0) == 0) {
+      EXPECT_EQ(line.find("stopped"), std::string::npos) << line;
+    }
+  }
+  EXPECT_TRUE(service.alive());
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(service.kill(SIGTERM), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+}
+
+}  // namespace
+}  // namespace wctmon
