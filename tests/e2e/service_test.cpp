@@ -1,21 +1,20 @@
 // The monitoring service end to end: `wctmon run` on a temporary config and state directory,
 // real fixtures that deadlock or hang, incidents read back with `wctmon incidents --json`.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
-
 #include <chrono>
 #include <cmath>
-#include <iomanip>
-#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -38,15 +37,24 @@ class ServiceDir {
   ServiceDir() {
     char dir[] = "/tmp/wctmon-service-XXXXXX";
     dir_ = ::mkdtemp(dir);
-    writeConfig(R"([{"name": "fixtures", "exe": "wctmon-fixture", "hang_threshold_ms": 1000}])");
+    tag_ = "--tag=" + dir_.filename().string();
+    writeConfig(R"([{"name": "fixtures", "cmdline": ")" + tag_ +
+                R"(", "hang_threshold_ms": 1000}])");
   }
+
+  /// Starts a fixture this service, and only this one, watches.
+  [[nodiscard]] std::unique_ptr<FixtureProcess> fixture(const std::string& scenario,
+                                                        const std::string& arg = "") const {
+    return std::make_unique<FixtureProcess>(scenario, arg, tag_);
+  }
+  [[nodiscard]] const std::string& tag() const { return tag_; }
   ~ServiceDir() { std::filesystem::remove_all(dir_); }
 
   void writeConfig(const std::string& targets, const std::string& extra = "") const {
     std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
                             << R"(", "sampling": {"interval_ms": )" << kIntervalMs
-                            << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)" << extra
-                            << R"( "targets": )" << targets << "}";
+                            << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)"
+                            << extra << R"( "targets": )" << targets << "}";
     // `wctmon incidents` reads its own copy, so that it works while the service's is broken.
     std::ofstream(queryConfig()) << R"({"state_dir": ")" << (dir_ / "state").string() << R"("})";
   }
@@ -57,6 +65,7 @@ class ServiceDir {
 
  private:
   std::filesystem::path dir_;
+  std::string tag_;
 };
 
 /// `wctmon run` in the background, its stderr in a file.
@@ -109,7 +118,8 @@ std::vector<nlohmann::json> incidentsOf(const ServiceDir& dir, int pid, const st
                                         const std::string& state = "") {
   std::vector<nlohmann::json> out;
   for (const auto& i : incidents(dir)) {
-    if (i["pid"] == pid && i["kind"] == kind && (state.empty() || i["state"] == state)) out.push_back(i);
+    if (i["pid"] == pid && i["kind"] == kind && (state.empty() || i["state"] == state))
+      out.push_back(i);
   }
   return out;
 }
@@ -147,10 +157,11 @@ std::string readFile(const std::filesystem::path& p) {
 TEST(Service, CatchesADeadlockWithinTwoIntervalsAndResolvesItWhenTheProcessDies) {
   ServiceDir dir;
   Service service(dir);
-  ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(dir.log()) && readFile(dir.log()).find("service started") != std::string::npos; }))
-      << readFile(dir.log());
-  std::optional<FixtureProcess> fx;
-  fx.emplace("mutex-abba");
+  ASSERT_TRUE(waitFor([&] {
+    return std::filesystem::exists(dir.log()) &&
+           readFile(dir.log()).find("service started") != std::string::npos;
+  })) << readFile(dir.log());
+  auto fx = dir.fixture("mutex-abba");
   const auto formed = Clock::now();
   const int pid = fx->pid();
   ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").empty(); }))
@@ -169,7 +180,9 @@ TEST(Service, CatchesADeadlockWithinTwoIntervalsAndResolvesItWhenTheProcessDies)
   EXPECT_LE(opened - formed, std::chrono::milliseconds(2 * kIntervalMs + 500));
 
   fx.reset();  // killed
-  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED").empty(); }));
+  ASSERT_TRUE(waitFor([&] {
+    return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED").empty();
+  }));
   const auto resolved = incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK")[0];
   EXPECT_EQ(resolved["resolution"], "the process exited");
   EXPECT_EQ(resolved["id"], i["id"]);
@@ -180,14 +193,14 @@ TEST(Service, CatchesADeadlockWithinTwoIntervalsAndResolvesItWhenTheProcessDies)
 TEST(Service, AThreadStuckPastTheThresholdIsAHang) {
   ServiceDir dir;
   Service service(dir);
-  FixtureProcess fx("long-chain", "2");  // t0 waits for t1's mutex; t1 pauses for good
-  const int pid = fx.pid();
+  auto fx = dir.fixture("long-chain", "2");  // t0 waits for t1's mutex; t1 pauses for good
+  const int pid = fx->pid();
   ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_HANG").empty(); }))
       << readFile(dir.log());
   const auto hangs = incidentsOf(dir, pid, "INCIDENT_KIND_HANG");
   ASSERT_EQ(hangs.size(), 1U);
   ASSERT_EQ(hangs[0]["threads"].size(), 1U);
-  EXPECT_EQ(hangs[0]["threads"][0]["tid"], fx.tid("t0"));
+  EXPECT_EQ(hangs[0]["threads"][0]["tid"], fx->tid("t0"));
   EXPECT_TRUE(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").empty());
   const auto& first = hangs[0]["chains"][0]["nodes"][0];
   EXPECT_GE(std::stoull(first["wait_time_ms"].get<std::string>()), 1000U);
@@ -195,8 +208,8 @@ TEST(Service, AThreadStuckPastTheThresholdIsAHang) {
 
 TEST(Service, IncidentsSurviveARestartAndAKillNineWithoutDuplicates) {
   ServiceDir dir;
-  FixtureProcess fx("mutex-abba");
-  const int pid = fx.pid();
+  auto fx = dir.fixture("mutex-abba");
+  const int pid = fx->pid();
   {
     Service service(dir);
     ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").empty(); }));
@@ -206,15 +219,18 @@ TEST(Service, IncidentsSurviveARestartAndAKillNineWithoutDuplicates) {
   {
     Service service(dir);
     std::this_thread::sleep_for(std::chrono::milliseconds(4 * kIntervalMs));
-    EXPECT_EQ(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").size(), 1U);  // continued, not doubled
+    EXPECT_EQ(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").size(),
+              1U);  // continued, not doubled
     service.kill(SIGKILL);
   }
   EXPECT_EQ(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_OPEN").size(), 1U);
   Service service(dir);
   std::this_thread::sleep_for(std::chrono::milliseconds(4 * kIntervalMs));
   EXPECT_EQ(incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").size(), 1U);
-  fx.kill();
-  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED").empty(); }));
+  fx->kill();
+  ASSERT_TRUE(waitFor([&] {
+    return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED").empty();
+  }));
 }
 
 TEST(Service, AnInvalidConfigAtStartIsAClearErrorAndAnInvalidReloadKeepsTheRunningOne) {
@@ -222,29 +238,38 @@ TEST(Service, AnInvalidConfigAtStartIsAClearErrorAndAnInvalidReloadKeepsTheRunni
   dir.writeRaw(R"({"sampling": {"interval_ms": "fast"}})");
   const auto r = runCommand({wctmonPath(), "run", "--config", dir.config()});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("/sampling/interval_ms: must be an integer, not a string"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/sampling/interval_ms: must be an integer, not a string"),
+            std::string::npos)
+      << r.err;
   const auto v = runCommand({wctmonPath(), "validate-config", dir.config()});
   EXPECT_EQ(v.exit_code, 1);
   EXPECT_NE(v.err.find("/sampling/interval_ms"), std::string::npos);
 
-  dir.writeConfig(R"([{"name": "fixtures", "exe": "wctmon-fixture"}])");
+  dir.writeConfig(R"([{"name": "fixtures", "cmdline": ")" + dir.tag() + R"("}])");
   Service service(dir);
-  ASSERT_TRUE(waitFor([&] { return readFile(dir.log()).find("service started") != std::string::npos; }));
+  ASSERT_TRUE(
+      waitFor([&] { return readFile(dir.log()).find("service started") != std::string::npos; }));
   dir.writeRaw("{ not json");
   service.kill(SIGHUP);
-  ASSERT_TRUE(waitFor([&] { return readFile(dir.log()).find("reload refused") != std::string::npos; }))
-      << readFile(dir.log());
+  ASSERT_TRUE(waitFor([&] {
+    return readFile(dir.log()).find("reload refused") != std::string::npos;
+  })) << readFile(dir.log());
   // Still running on the old config: it still watches the fixtures.
-  FixtureProcess fx("mutex-abba");
-  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, fx.pid(), "INCIDENT_KIND_DEADLOCK").empty(); }));
+  auto fx = dir.fixture("mutex-abba");
+  ASSERT_TRUE(
+      waitFor([&] { return !incidentsOf(dir, fx->pid(), "INCIDENT_KIND_DEADLOCK").empty(); }));
   EXPECT_TRUE(service.alive());
 
   // A valid reload applies: the fixtures are no longer a target.
   dir.writeConfig(R"([{"name": "nothing", "exe": "no-such-program"}])");
   service.kill(SIGHUP);
-  ASSERT_TRUE(waitFor([&] { return readFile(dir.log()).find("configuration reloaded") != std::string::npos; }));
-  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, fx.pid(), "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED").empty(); }));
-  EXPECT_EQ(incidentsOf(dir, fx.pid(), "INCIDENT_KIND_DEADLOCK")[0]["resolution"],
+  ASSERT_TRUE(waitFor(
+      [&] { return readFile(dir.log()).find("configuration reloaded") != std::string::npos; }));
+  ASSERT_TRUE(waitFor([&] {
+    return !incidentsOf(dir, fx->pid(), "INCIDENT_KIND_DEADLOCK", "INCIDENT_STATE_RESOLVED")
+                .empty();
+  }));
+  EXPECT_EQ(incidentsOf(dir, fx->pid(), "INCIDENT_KIND_DEADLOCK")[0]["resolution"],
             "the process is no longer watched");
 }
 
@@ -252,16 +277,20 @@ TEST(Service, TargetsThatExitOrStopMidSampleNeverHangOrCrashIt) {
   ServiceDir dir;
   Service service(dir);
   // Processes that keep exiting under the sampler.
-  for (int i = 0; i < 10; ++i) FixtureProcess("churn", "50");
+  for (int i = 0; i < 10; ++i) (void)dir.fixture("churn", "50");
   // A deadlocked process that is stopped (SIGSTOP) before it is captured: the capture must
   // neither hang on it nor leave it traced.
-  FixtureProcess stopped("mutex-abba");
+  auto stopped_fixture = dir.fixture("mutex-abba");
+  auto& stopped = *stopped_fixture;
   ::kill(stopped.pid(), SIGSTOP);
-  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, stopped.pid(), "INCIDENT_KIND_DEADLOCK").empty(); }))
-      << readFile(dir.log());
-  FixtureProcess other("self-deadlock");
-  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, other.pid(), "INCIDENT_KIND_DEADLOCK").empty(); }))
-      << readFile(dir.log());
+  ASSERT_TRUE(waitFor([&] {
+    return !incidentsOf(dir, stopped.pid(), "INCIDENT_KIND_DEADLOCK").empty();
+  })) << readFile(dir.log());
+  auto other_fixture = dir.fixture("self-deadlock");
+  auto& other = *other_fixture;
+  ASSERT_TRUE(waitFor([&] {
+    return !incidentsOf(dir, other.pid(), "INCIDENT_KIND_DEADLOCK").empty();
+  })) << readFile(dir.log());
   ::kill(stopped.pid(), SIGCONT);
   std::this_thread::sleep_for(100ms);
   std::ifstream status("/proc/" + std::to_string(stopped.pid()) + "/status");

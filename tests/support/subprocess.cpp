@@ -26,14 +26,15 @@ std::vector<char*> cArgs(const std::vector<std::string>& argv) {
 }  // namespace
 
 FixtureProcess::FixtureProcess(const std::string& scenario, const std::string& arg,
-                               std::chrono::milliseconds timeout) {
+                               const std::string& tag, std::chrono::milliseconds timeout) {
   int out_pipe[2];
   int in_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(in_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error("pipe failed");
   }
   std::vector<std::string> argv{fixturePath(), scenario};
-  if (!arg.empty()) argv.push_back(arg);
+  if (!arg.empty() || !tag.empty()) argv.push_back(arg);
+  if (!tag.empty()) argv.push_back(tag);
   auto args = cArgs(argv);
   pid_ = ::fork();
   if (pid_ == 0) {

@@ -17,7 +17,10 @@ const char* wctmonPath();
 class FixtureProcess {
  public:
   /// Starts `wctmon-fixture scenario arg` and waits for its report line (up to `timeout`).
+  /// `tag`, when given, is one more argument the fixture ignores: a service test selects its own
+  /// fixtures by it (a `cmdline` target), never those of tests running beside it.
   FixtureProcess(const std::string& scenario, const std::string& arg = "",
+                 const std::string& tag = "",
                  std::chrono::milliseconds timeout = std::chrono::seconds(20));
   FixtureProcess(const FixtureProcess&) = delete;
   FixtureProcess& operator=(const FixtureProcess&) = delete;
