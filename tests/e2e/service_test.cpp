@@ -2,13 +2,17 @@
 // real fixtures that deadlock or hang, incidents read back with `wctmon incidents --json`.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -71,9 +75,12 @@ class ServiceDir {
 /// `wctmon run` in the background, its stderr in a file.
 class Service {
  public:
-  explicit Service(const ServiceDir& dir) : dir_(dir) {
+  explicit Service(const ServiceDir& dir,
+                   const std::vector<std::pair<std::string, std::string>>& env = {})
+      : dir_(dir) {
     pid_ = ::fork();
     if (pid_ == 0) {
+      for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
       const int fd = ::open(dir.log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(fd, STDERR_FILENO);
       ::dup2(fd, STDOUT_FILENO);
@@ -307,6 +314,62 @@ TEST(Service, TargetsThatExitOrStopMidSampleNeverHangOrCrashIt) {
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(service.kill(SIGTERM), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+}
+
+/// A socket standing in for systemd's notification socket.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const std::filesystem::path& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  }
+  ~NotifySocket() { ::close(fd_); }
+  NotifySocket(const NotifySocket&) = delete;
+  NotifySocket& operator=(const NotifySocket&) = delete;
+
+  /// The next datagram, or "" after `timeout`.
+  std::string next(std::chrono::milliseconds timeout) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return {};
+    char buf[4096];
+    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+  }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+TEST(Service, TellsSystemdItIsReadyFeedsTheWatchdogAndSaysWhenItStops) {
+  ServiceDir dir;
+  const auto path = std::filesystem::path(dir.config()).parent_path() / "notify.sock";
+  NotifySocket notify(path);
+  Service service(dir, {{"NOTIFY_SOCKET", path.string()}, {"WATCHDOG_USEC", "600000"}});
+  std::vector<std::string> seen;
+  int watchdogs = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (watchdogs < 3 && std::chrono::steady_clock::now() < deadline) {
+    const auto message = notify.next(1s);
+    if (message.empty()) continue;
+    seen.push_back(message);
+    if (message == "WATCHDOG=1") ++watchdogs;
+  }
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front().rfind("READY=1", 0), 0U) << seen.front();
+  EXPECT_EQ(watchdogs, 3);
+  bool status = false;
+  for (const auto& m : seen) status = status || m.rfind("STATUS=watching", 0) == 0;
+  EXPECT_TRUE(status);
+  service.kill(SIGTERM);
+  bool stopping = false;
+  for (std::string m = notify.next(2s); !m.empty(); m = notify.next(500ms)) {
+    stopping = stopping || m == "STOPPING=1";
+  }
+  EXPECT_TRUE(stopping);
 }
 
 }  // namespace
