@@ -30,7 +30,8 @@ ThreadSample* findThread(Snapshot& snapshot, ThreadRef ref) {
 Result<AnalysisResult> WaitChainAnalyzer::analyze(Pid pid, const AnalyzeOptions& options,
                                                   std::vector<ThreadSample>* samples) {
   const auto started = std::chrono::steady_clock::now();
-  auto snapshot = source_.sample(pid, SampleOptions{.out_of_proc = options.out_of_proc});
+  auto snapshot = source_.sample(
+      pid, SampleOptions{.out_of_proc = options.out_of_proc, .cache = options.cache});
   if (!snapshot) return snapshot.error();
   auto result = finish(std::move(snapshot).value(), {pid}, options, samples);
   result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(

@@ -18,6 +18,8 @@ struct AnalyzeOptions {
   bool capture = false;
   /// How many re-reads a cycle may take to be confirmed before it is dropped as unconfirmed.
   int confirm_attempts = 4;
+  /// The process's sample cache, when it is sampled again and again (the service).
+  SampleCache* cache = nullptr;
 };
 
 /// Samples a process, builds its chains, confirms each cycle by a second read and, when asked,

@@ -61,7 +61,7 @@ Monitor::Discovery Monitor::discover() {
     matching.insert(p.identity);
     auto it = watched_.find(p.identity);
     if (it == watched_.end()) {
-      WatchedProcess w{p, *target};
+      WatchedProcess w{p, *target, deps_.source.makeCache()};
       watched_.emplace(p.identity, w);
       out.added.push_back(std::move(w));
       spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value,
@@ -104,7 +104,8 @@ bool Monitor::sample(const ProcessIdentity& process) {
   const AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
                                .out_of_proc = w.target.out_of_proc,
                                .capture = false,
-                               .confirm_attempts = AnalyzeOptions{}.confirm_attempts};
+                               .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
+                               .cache = w.cache.get()};
   auto result = analyzer_.analyze(process.pid, options, &samples);
 
   std::lock_guard lock(mutex_);

@@ -24,6 +24,8 @@ namespace wctmon {
 struct WatchedProcess {
   ProcessInfo process;
   TargetConfig target;
+  /// What the source keeps between samples of this process.
+  std::shared_ptr<SampleCache> cache;
 };
 
 /// Counters the service reports about itself.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -9,10 +10,20 @@
 
 namespace wctmon {
 
+/// What a source may keep between samples of the same process to make the next one cheaper
+/// (kept-open descriptors, the last reading of each thread). Opaque to its users; one sample at
+/// a time per cache.
+class SampleCache {
+ public:
+  virtual ~SampleCache() = default;
+};
+
 /// How far a sample reaches.
 struct SampleOptions {
   /// Also sample the processes that the waits of the sampled ones lead to (WCT_OUT_OF_PROC_FLAG).
   bool out_of_proc = false;
+  /// The cache of the sampled process, for repeated samples (the service); nullptr for one-shot.
+  SampleCache* cache = nullptr;
 };
 
 /// Reads the wait state of live processes without stopping them: /proc and process memory on
@@ -24,6 +35,9 @@ class WaitChainSource {
   /// Samples every thread of `pid` (first in the snapshot) and, with out_of_proc, the processes
   /// its waits lead to. Fails with kNoSuchProcess or kAccessDenied when the process cannot be read.
   [[nodiscard]] virtual Result<Snapshot> sample(Pid pid, const SampleOptions& options) = 0;
+
+  /// A new, empty cache for repeated samples of one process.
+  [[nodiscard]] virtual std::unique_ptr<SampleCache> makeCache() { return nullptr; }
 
   /// Samples every process of the system.
   [[nodiscard]] virtual Result<Snapshot> sampleAll() = 0;

@@ -27,7 +27,8 @@ std::vector<Pid> ownerProcesses(const ProcessSample& process) {
 Result<Snapshot> LinuxWaitChainSource::sample(Pid pid, const SampleOptions& options) {
   SampleContext context;
   ProcessReader reader(context);
-  auto first = reader.read(pid);
+  auto* cache = dynamic_cast<ThreadCache*>(options.cache);
+  auto first = cache != nullptr ? reader.readCached(pid, *cache) : reader.read(pid);
   if (!first) return first.error();
 
   Snapshot snapshot;
@@ -58,6 +59,10 @@ Result<Snapshot> LinuxWaitChainSource::sample(Pid pid, const SampleOptions& opti
     snapshot.processes.push_back(std::move(process).value());
   }
   return snapshot;
+}
+
+std::unique_ptr<SampleCache> LinuxWaitChainSource::makeCache() {
+  return std::make_unique<ThreadCache>();
 }
 
 Result<Snapshot> LinuxWaitChainSource::sampleAll() {

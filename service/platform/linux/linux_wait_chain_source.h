@@ -11,6 +11,7 @@ class LinuxWaitChainSource final : public WaitChainSource {
   static constexpr std::size_t kMaxFollowedProcesses = 256;
 
   [[nodiscard]] Result<Snapshot> sample(Pid pid, const SampleOptions& options) override;
+  [[nodiscard]] std::unique_ptr<SampleCache> makeCache() override;
   [[nodiscard]] Result<Snapshot> sampleAll() override;
   [[nodiscard]] std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) override;
 };

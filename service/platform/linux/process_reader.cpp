@@ -2,11 +2,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -601,6 +603,15 @@ bool ProcessReader::isKernelThread(Pid pid) {
 }
 
 Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
+  return readWith(pid, only, nullptr);
+}
+
+Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache) {
+  return readWith(pid, {}, &cache);
+}
+
+Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only,
+                                              ThreadCache* cache) {
   const auto path = "/proc/" + std::to_string(pid.value);
   UniqueFd proc_fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!proc_fd.valid()) {
@@ -624,24 +635,63 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
   out.start_time = identity->start_time;
 
   std::vector<RawThread> raws;
-  if (only.empty()) {
+  std::vector<ThreadSample> reused;
+  if (!only.empty()) {
+    for (const auto tid : only) raws.push_back(readThread(task_fd.get(), pid, tid.value));
+  } else if (cache != nullptr) {
+    if (cache->start_time_ != identity->start_time) {
+      cache->clear();
+      cache->start_time_ = identity->start_time;
+    }
+    const bool full = cache->samples_++ % ThreadCache::kFullRefreshEvery == 0;
+    const auto& tids = tasks.all();
+    // The run count is read before anything else: if the thread runs after it, the next
+    // sample sees the count move and reads the thread again.
+    for (const auto tid : tids) {
+      auto& entry = cache->threads_[tid];
+      const auto runs = cache->runs(task_fd.get(), tid, entry);
+      if (!full && runs && entry.runs == runs && entry.last &&
+          entry.last->status == ObjectStatus::kBlocked) {
+        reused.push_back(*entry.last);
+        continue;
+      }
+      entry.runs = runs;
+      auto raw = readThread(task_fd.get(), pid, tid);
+      raw.sample.context_switches = runs;
+      raws.push_back(std::move(raw));
+    }
+    for (auto it = cache->threads_.begin(); it != cache->threads_.end();) {
+      if (std::binary_search(tids.begin(), tids.end(), it->first)) {
+        ++it;
+      } else {
+        cache->close(it->second);
+        it = cache->threads_.erase(it);
+      }
+    }
+    cache->reused_ = reused.size();
+    cache->reread_ = raws.size();
+  } else {
     raws.reserve(tasks.all().size());
     for (const auto tid : tasks.all()) raws.push_back(readThread(task_fd.get(), pid, tid));
+  }
+  if (only.empty()) {
     // A thread that exited between the listing and its read is simply no longer there.
     std::erase_if(raws, [](const RawThread& r) {
       return r.sample.status == ObjectStatus::kError && r.sample.name == "(exited)";
     });
-  } else {
-    for (const auto tid : only) raws.push_back(readThread(task_fd.get(), pid, tid.value));
   }
   WaitResolver(context_, pid, task_fd.get(), tasks).resolve(raws);
-  // Only a thread waiting on an owner can be part of a cycle and need the run count that
-  // confirms one; reading it for every idle thread would add a third of the cost of a sample.
-  for (auto& raw : raws) {
-    const auto& w = raw.sample.wait;
-    if (!only.empty() || (w && w->status == ObjectStatus::kOwned)) {
-      raw.sample.context_switches = readRunCount(task_fd.get(), raw.sample.id.tid.value);
+  if (cache == nullptr) {
+    // Only a thread waiting on an owner can be part of a cycle and need the run count that
+    // confirms one; reading it for every idle thread would add a third of the cost of a sample.
+    for (auto& raw : raws) {
+      const auto& w = raw.sample.wait;
+      if (!only.empty() || (w && w->status == ObjectStatus::kOwned)) {
+        raw.sample.context_switches = readRunCount(task_fd.get(), raw.sample.id.tid.value);
+      }
     }
+  } else {
+    for (const auto& raw : raws) cache->threads_[raw.sample.id.tid.value].last = raw.sample;
   }
 
   // The pid may have been reused while we read: the start time tells.
@@ -650,9 +700,67 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
     return makeError(ErrorCode::kNoSuchProcess,
                      "process " + std::to_string(pid.value) + " exited during the read");
   }
-  out.threads.reserve(raws.size());
+  out.threads = std::move(reused);
+  out.threads.reserve(out.threads.size() + raws.size());
   for (auto& raw : raws) out.threads.push_back(std::move(raw.sample));
+  if (cache != nullptr) {
+    std::sort(out.threads.begin(), out.threads.end(),
+              [](const ThreadSample& a, const ThreadSample& b) { return a.id < b.id; });
+  }
   return out;
+}
+
+namespace {
+
+/// Descriptors all caches together may keep open: half the soft limit, the rest is left to
+/// everything else the process does (and the one-shot reads). Beyond it a cache reads through
+/// a fresh descriptor each time, a little slower, never failing.
+std::atomic<long>& descriptorBudget() {
+  static std::atomic<long> budget = [] {
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    return static_cast<long>(limit.rlim_cur / 2);
+  }();
+  return budget;
+}
+
+}  // namespace
+
+ThreadCache::~ThreadCache() { clear(); }
+
+void ThreadCache::close(Entry& entry) {
+  if (entry.schedstat_fd < 0) return;
+  ::close(entry.schedstat_fd);
+  entry.schedstat_fd = -1;
+  ++descriptorBudget();
+}
+
+void ThreadCache::clear() {
+  for (auto& [tid, entry] : threads_) close(entry);
+  threads_.clear();
+  samples_ = 0;
+}
+
+std::size_t ThreadCache::openDescriptors() const {
+  return static_cast<std::size_t>(std::count_if(
+      threads_.begin(), threads_.end(), [](const auto& e) { return e.second.schedstat_fd >= 0; }));
+}
+
+std::optional<std::uint64_t> ThreadCache::runs(int task_fd, std::int32_t tid, Entry& entry) {
+  std::array<char, 128> buf{};
+  if (entry.schedstat_fd < 0 && --descriptorBudget() >= 0) {
+    std::array<char, 32> path{};
+    std::snprintf(path.data(), path.size(), "%d/schedstat", tid);
+    entry.schedstat_fd = ::openat(task_fd, path.data(), O_RDONLY | O_CLOEXEC);
+    if (entry.schedstat_fd < 0) ++descriptorBudget();
+  } else if (entry.schedstat_fd < 0) {
+    ++descriptorBudget();
+    return readRunCount(task_fd, tid);
+  }
+  if (entry.schedstat_fd < 0) return std::nullopt;
+  const ssize_t n = ::pread(entry.schedstat_fd, buf.data(), buf.size(), 0);
+  if (n <= 0) return std::nullopt;
+  return parseSchedstatRuns(std::string_view(buf.data(), static_cast<std::size_t>(n)));
 }
 
 }  // namespace wctmon::linux_platform

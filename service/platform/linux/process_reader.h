@@ -10,6 +10,7 @@
 #include "core/snapshot.h"
 #include "platform/linux/fd_resolver.h"
 #include "platform/linux/proc_text.h"
+#include "platform/wait_chain_source.h"
 
 namespace wctmon::linux_platform {
 
@@ -28,6 +29,44 @@ class SampleContext {
   std::unordered_map<std::int32_t, std::optional<Pid>> tgid_cache_;
 };
 
+/// What a reader keeps between samples of one process: per thread a kept-open schedstat
+/// descriptor (within a process-wide budget of descriptors) and the last reading. A thread whose
+/// run count has not moved has not run since, so its state and wait are the ones read before;
+/// only threads that ran, or are new, are read again. Every kFullRefreshEvery-th sample reads
+/// everything, for what can change without waking a waiter (a pipe's other holders).
+class ThreadCache final : public SampleCache {
+ public:
+  static constexpr std::uint64_t kFullRefreshEvery = 10;
+
+  ThreadCache() = default;
+  ~ThreadCache() override;
+  ThreadCache(const ThreadCache&) = delete;
+  ThreadCache& operator=(const ThreadCache&) = delete;
+
+  /// Threads whose last reading was reused by the latest sample, and those read again.
+  [[nodiscard]] std::size_t reused() const { return reused_; }
+  [[nodiscard]] std::size_t reread() const { return reread_; }
+  [[nodiscard]] std::size_t openDescriptors() const;
+
+ private:
+  friend class ProcessReader;
+  struct Entry {
+    int schedstat_fd = -1;
+    std::optional<std::uint64_t> runs;
+    std::optional<ThreadSample> last;
+  };
+  /// Reads the run count of `tid`, through its kept-open descriptor when the budget allows.
+  std::optional<std::uint64_t> runs(int task_fd, std::int32_t tid, Entry& entry);
+  void close(Entry& entry);
+  void clear();
+
+  std::uint64_t start_time_ = 0;
+  std::uint64_t samples_ = 0;
+  std::size_t reused_ = 0;
+  std::size_t reread_ = 0;
+  std::unordered_map<std::int32_t, Entry> threads_;
+};
+
 /// Reads one process from /proc and its memory, without stopping it: every thread's state,
 /// what it waits on, and who owns that.
 class ProcessReader {
@@ -39,10 +78,16 @@ class ProcessReader {
   /// was replaced during the read, kAccessDenied when /proc refuses it.
   [[nodiscard]] Result<ProcessSample> read(Pid pid, std::span<const Tid> only = {});
 
+  /// Reads every thread of `pid`, reusing what `cache` kept from the previous sample.
+  [[nodiscard]] Result<ProcessSample> readCached(Pid pid, ThreadCache& cache);
+
   /// Whether `pid` is a kernel thread (nothing to analyse in user space).
   [[nodiscard]] static bool isKernelThread(Pid pid);
 
  private:
+  [[nodiscard]] Result<ProcessSample> readWith(Pid pid, std::span<const Tid> only,
+                                               ThreadCache* cache);
+
   SampleContext& context_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "core/analyzer.h"
 #include "platform/linux/linux_wait_chain_source.h"
+#include "platform/linux/process_reader.h"
 #include "platform/linux/ptrace_inspector.h"
 #include "support/subprocess.h"
 
@@ -398,6 +399,57 @@ TEST_F(EngineTest, CaptureTakesRegistersAndStacksAndTheTargetKeepsRunning) {
   ASSERT_EQ(again.deadlocks.size(), 1U);
   for (const auto& c : again.chains) EXPECT_NE(c.nodes[0].status, ObjectStatus::kError);
   EXPECT_EQ(inspector_.capture(std::vector<ThreadRef>{ref(pid, a)})[0].tracer_pid, 0);
+}
+
+TEST_F(EngineTest, RepeatedSamplesReuseWhatCannotHaveChanged) {
+  FixtureProcess fx("idle", "200");
+  auto cache = source_.makeCache();
+  auto* threads = dynamic_cast<linux_platform::ThreadCache*>(cache.get());
+  ASSERT_NE(threads, nullptr);
+  const SampleOptions cached{.out_of_proc = false, .cache = cache.get()};
+  auto first = source_.sample(Pid{fx.pid()}, cached);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(threads->reused(), 0U);
+  auto second = source_.sample(Pid{fx.pid()}, cached);
+  ASSERT_TRUE(second.ok());
+  // The idle workers did not run between the two samples: their readings are reused.
+  EXPECT_GE(threads->reused(), 200U);
+  EXPECT_GE(threads->openDescriptors(), 200U);
+  const auto fresh = source_.sample(Pid{fx.pid()}, {});
+  ASSERT_TRUE(fresh.ok());
+  const auto& a = second->processes.front().threads;
+  const auto& b = fresh->processes.front().threads;
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].id, b[i].id);
+    EXPECT_EQ(a[i].status, b[i].status);
+    EXPECT_EQ(a[i].wait.has_value(), b[i].wait.has_value());
+    if (a[i].wait && b[i].wait) {
+      EXPECT_EQ(a[i].wait->type, b[i].wait->type);
+      EXPECT_EQ(a[i].wait->key, b[i].wait->key);
+    }
+    EXPECT_TRUE(a[i].context_switches.has_value());
+  }
+}
+
+TEST_F(EngineTest, ACachedSampleSeesThreadsThatRanAndDeadlocksThatFormed) {
+  FixtureProcess fx("mutex-abba");
+  auto cache = source_.makeCache();
+  WaitChainAnalyzer analyzer(source_, nullptr);
+  for (int i = 0; i < 12; ++i) {  // past a full refresh too
+    auto r = analyzer.analyze(Pid{fx.pid()}, AnalyzeOptions{.cache = cache.get()});
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->deadlocks.size(), 1U) << i;
+    EXPECT_EQ(r->deadlocks[0].threads,
+              (std::vector<ThreadRef>{ref(fx.pid(), fx.tid("a")), ref(fx.pid(), fx.tid("b"))}));
+  }
+  FixtureProcess busy("hot-locks", "4");
+  auto busy_cache = source_.makeCache();
+  for (int i = 0; i < 50; ++i) {
+    auto r = analyzer.analyze(Pid{busy.pid()}, AnalyzeOptions{.cache = busy_cache.get()});
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->deadlocks.empty());
+  }
 }
 
 /// This test process as the other tracer of one thread, for as long as it lives. A seized
