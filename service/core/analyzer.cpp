@@ -62,7 +62,8 @@ AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roo
   AnalysisResult result;
   result.sampled_at = std::chrono::system_clock::now();
   const GraphOptions graph_options{.max_nodes = options.max_nodes,
-                                   .out_of_proc = options.out_of_proc};
+                                   .out_of_proc = options.out_of_proc,
+                                   .chain_filter = options.chain_filter};
 
   // Reads of different threads are not simultaneous, so a cycle seen once may be an artefact of
   // threads moving between reads. A cycle counts only when a second read finds every thread in

@@ -20,6 +20,8 @@ struct AnalyzeOptions {
   int confirm_attempts = 4;
   /// The process's sample cache, when it is sampled again and again (the service).
   SampleCache* cache = nullptr;
+  /// Which threads get a chain (threads in cycles always do); empty = every thread.
+  std::function<bool(const ThreadSample&)> chain_filter = {};
 };
 
 /// Samples a process, builds its chains, confirms each cycle by a second read and, when asked,

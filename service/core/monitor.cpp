@@ -101,11 +101,18 @@ bool Monitor::sample(const ProcessIdentity& process) {
     w = it->second;
   }
   std::vector<ThreadSample> samples;
-  const AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
-                               .out_of_proc = w.target.out_of_proc,
-                               .capture = false,
-                               .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
-                               .cache = w.cache.get()};
+  AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
+                         .out_of_proc = w.target.out_of_proc,
+                         .capture = false,
+                         .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
+                         .cache = w.cache.get(),
+                         .chain_filter = {}};
+  // Chains matter only where an incident can open: threads waiting on something other than an
+  // idle wait (cycles always get theirs). Idle workers cost no chain every interval.
+  options.chain_filter = [&ignored = w.target.ignore_waits](const ThreadSample& t) {
+    return t.status == ObjectStatus::kBlocked && t.wait &&
+           std::find(ignored.begin(), ignored.end(), t.wait->type) == ignored.end();
+  };
   auto result = analyzer_.analyze(process.pid, options, &samples);
 
   std::lock_guard lock(mutex_);

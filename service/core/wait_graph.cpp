@@ -371,7 +371,12 @@ GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> ro
   ChainBuilder builder(index, stuck, options);
   for (const auto& process : snapshot.processes) {
     if (!root_set.contains(process.pid)) continue;
-    for (const auto& thread : process.threads) out.chains.push_back(builder.build(thread.id));
+    for (const auto& thread : process.threads) {
+      if (options.chain_filter && !options.chain_filter(thread) && !stuck.contains(thread.id)) {
+        continue;
+      }
+      out.chains.push_back(builder.build(thread.id));
+    }
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct GraphOptions {
   std::uint32_t max_nodes = kDefaultMaxNodes;
   /// Follow chains into processes other than the one the chain starts in.
   bool out_of_proc = false;
+  /// Which threads get a chain (stuck ones always do); empty = every thread.
+  std::function<bool(const ThreadSample&)> chain_filter = {};
 };
 
 /// Chains and cycles of one snapshot.

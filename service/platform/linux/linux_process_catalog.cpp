@@ -48,6 +48,7 @@ std::optional<ProcessInfo> LinuxProcessCatalog::get(Pid pid, bool with_cmdline) 
 }
 
 std::vector<ProcessInfo> LinuxProcessCatalog::list(bool with_cmdline) {
+  std::lock_guard lock(mutex_);
   std::vector<ProcessInfo> out;
   DIR* dir = ::opendir("/proc");
   if (dir == nullptr) return out;
@@ -56,9 +57,28 @@ std::vector<ProcessInfo> LinuxProcessCatalog::list(bool with_cmdline) {
     if (auto pid = parseInt(entry->d_name)) pids.push_back(Pid{static_cast<std::int32_t>(*pid)});
   }
   ::closedir(dir);
+  const bool refresh = listings_++ % kRefreshEvery == 0;
+  std::unordered_map<std::int32_t, ProcessInfo> seen;
   for (const auto pid : pids) {
-    if (auto info = get(pid, with_cmdline)) out.push_back(std::move(*info));
+    auto it = known_.find(pid.value);
+    if (!refresh && it != known_.end() && (!with_cmdline || !it->second.cmdline.empty())) {
+      std::array<char, 1024> buf{};
+      const long n =
+          readSmallFile(AT_FDCWD, ("/proc/" + std::to_string(pid.value) + "/stat").c_str(), buf);
+      auto stat = n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)))
+                        : std::nullopt;
+      if (stat && stat->start_time == it->second.identity.start_time) {
+        out.push_back(it->second);
+        seen.emplace(pid.value, it->second);
+        continue;
+      }
+    }
+    if (auto info = get(pid, with_cmdline)) {
+      out.push_back(*info);
+      seen.emplace(pid.value, std::move(*info));
+    }
   }
+  known_ = std::move(seen);
   return out;
 }
 

@@ -1,14 +1,27 @@
 #pragma once
 
+#include <mutex>
+#include <unordered_map>
+
 #include "platform/process_catalog.h"
 
 namespace wctmon::linux_platform {
 
-/// Processes from /proc/PID/{stat,exe,cmdline}; kernel threads are left out.
+/// Processes from /proc/PID/{stat,exe,cmdline}; kernel threads are left out. A listing reads
+/// only `stat` of processes it has seen before (same pid and start time): the executable and
+/// command line of a process do not change without exec, which makes it a new process... nearly:
+/// exec keeps the start time, so the names are read again every kRefreshEvery listings.
 class LinuxProcessCatalog final : public ProcessCatalog {
  public:
+  static constexpr std::uint64_t kRefreshEvery = 10;
+
   [[nodiscard]] std::vector<ProcessInfo> list(bool with_cmdline) override;
   [[nodiscard]] std::optional<ProcessInfo> get(Pid pid, bool with_cmdline) override;
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::int32_t, ProcessInfo> known_;
+  std::uint64_t listings_ = 0;
 };
 
 }  // namespace wctmon::linux_platform

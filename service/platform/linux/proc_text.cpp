@@ -115,7 +115,11 @@ std::optional<StatFields> parseStat(std::string_view text) {
   auto flags = parseNumber<std::uint32_t>(nextToken(rest), 10);
   if (!flags) return std::nullopt;
   out.flags = *flags;
-  for (int field = 10; field < 22; ++field) nextToken(rest);
+  for (int field = 10; field < 20; ++field) nextToken(rest);
+  auto threads = parseNumber<std::uint32_t>(nextToken(rest), 10);
+  if (!threads) return std::nullopt;
+  out.num_threads = *threads;
+  nextToken(rest);  // 21 itrealvalue
   auto start = parseNumber<std::uint64_t>(nextToken(rest), 10);
   if (!start) return std::nullopt;
   out.start_time = *start;

@@ -22,6 +22,7 @@ struct StatFields {
   std::int32_t ppid = 0;
   std::int32_t pgrp = 0;
   std::uint32_t flags = 0;  // PF_* flags; PF_KTHREAD marks kernel threads
+  std::uint32_t num_threads = 0;
   std::uint64_t start_time = 0;
 };
 

@@ -43,6 +43,8 @@ std::vector<std::int32_t> listTasks(int task_fd) {
   std::vector<std::int32_t> out;
   DIR* dir = ::fdopendir(::dup(task_fd));
   if (dir == nullptr) return out;
+  // The duplicate shares the offset with a descriptor that may have been listed before.
+  ::rewinddir(dir);
   while (const dirent* entry = ::readdir(dir)) {
     if (auto tid = parseInt(entry->d_name)) out.push_back(static_cast<std::int32_t>(*tid));
   }
@@ -546,13 +548,13 @@ class WaitResolver {
   TaskList& tasks_;
 };
 
-struct ProcessIdentity {
+struct ProcessHeader {
   std::string name;
   std::uint64_t start_time = 0;
   std::uint32_t flags = 0;
 };
 
-Result<ProcessIdentity> readIdentity(int proc_fd, Pid pid) {
+Result<ProcessHeader> readIdentity(int proc_fd, Pid pid) {
   std::array<char, 1024> buf{};
   const long n = readSmallFile(proc_fd, "stat", buf);
   if (n == -EACCES || n == -EPERM) {
@@ -563,7 +565,27 @@ Result<ProcessIdentity> readIdentity(int proc_fd, Pid pid) {
       n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n))) : std::nullopt;
   if (!stat)
     return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
-  return ProcessIdentity{stat->comm, stat->start_time, stat->flags};
+  return ProcessHeader{stat->comm, stat->start_time, stat->flags};
+}
+
+Error openError(Pid pid) {
+  if (errno == EACCES || errno == EPERM) {
+    return makeError(ErrorCode::kAccessDenied,
+                     "permission denied reading process " + std::to_string(pid.value));
+  }
+  return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+}
+
+Error exitedDuringRead(Pid pid) {
+  return makeError(ErrorCode::kNoSuchProcess,
+                   "process " + std::to_string(pid.value) + " exited during the read");
+}
+
+/// A thread that exited between the listing and its read is simply no longer there.
+void dropExited(std::vector<RawThread>& raws) {
+  std::erase_if(raws, [](const RawThread& r) {
+    return r.sample.status == ObjectStatus::kError && r.sample.name == "(exited)";
+  });
 }
 
 }  // namespace
@@ -612,15 +634,10 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache) {
 
 Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only,
                                               ThreadCache* cache) {
+  if (cache != nullptr) return readThroughCache(pid, *cache);
   const auto path = "/proc/" + std::to_string(pid.value);
   UniqueFd proc_fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!proc_fd.valid()) {
-    if (errno == EACCES || errno == EPERM) {
-      return makeError(ErrorCode::kAccessDenied,
-                       "permission denied reading process " + std::to_string(pid.value));
-    }
-    return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
-  }
+  if (!proc_fd.valid()) return openError(pid);
   auto identity = readIdentity(proc_fd.get(), pid);
   if (!identity) return identity.error();
   UniqueFd task_fd(::openat(proc_fd.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -629,84 +646,124 @@ Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only
   }
   TaskList tasks(task_fd.get());
 
-  ProcessSample out;
-  out.pid = pid;
-  out.name = identity->name;
-  out.start_time = identity->start_time;
-
   std::vector<RawThread> raws;
-  std::vector<ThreadSample> reused;
   if (!only.empty()) {
     for (const auto tid : only) raws.push_back(readThread(task_fd.get(), pid, tid.value));
-  } else if (cache != nullptr) {
-    if (cache->start_time_ != identity->start_time) {
-      cache->clear();
-      cache->start_time_ = identity->start_time;
-    }
-    const bool full = cache->samples_++ % ThreadCache::kFullRefreshEvery == 0;
-    const auto& tids = tasks.all();
-    // The run count is read before anything else: if the thread runs after it, the next
-    // sample sees the count move and reads the thread again.
-    for (const auto tid : tids) {
-      auto& entry = cache->threads_[tid];
-      const auto runs = cache->runs(task_fd.get(), tid, entry);
-      if (!full && runs && entry.runs == runs && entry.last &&
-          entry.last->status == ObjectStatus::kBlocked) {
-        reused.push_back(*entry.last);
-        continue;
-      }
-      entry.runs = runs;
-      auto raw = readThread(task_fd.get(), pid, tid);
-      raw.sample.context_switches = runs;
-      raws.push_back(std::move(raw));
-    }
-    for (auto it = cache->threads_.begin(); it != cache->threads_.end();) {
-      if (std::binary_search(tids.begin(), tids.end(), it->first)) {
-        ++it;
-      } else {
-        cache->close(it->second);
-        it = cache->threads_.erase(it);
-      }
-    }
-    cache->reused_ = reused.size();
-    cache->reread_ = raws.size();
   } else {
     raws.reserve(tasks.all().size());
     for (const auto tid : tasks.all()) raws.push_back(readThread(task_fd.get(), pid, tid));
-  }
-  if (only.empty()) {
-    // A thread that exited between the listing and its read is simply no longer there.
-    std::erase_if(raws, [](const RawThread& r) {
-      return r.sample.status == ObjectStatus::kError && r.sample.name == "(exited)";
-    });
+    dropExited(raws);
   }
   WaitResolver(context_, pid, task_fd.get(), tasks).resolve(raws);
-  if (cache == nullptr) {
-    // Only a thread waiting on an owner can be part of a cycle and need the run count that
-    // confirms one; reading it for every idle thread would add a third of the cost of a sample.
-    for (auto& raw : raws) {
-      const auto& w = raw.sample.wait;
-      if (!only.empty() || (w && w->status == ObjectStatus::kOwned)) {
-        raw.sample.context_switches = readRunCount(task_fd.get(), raw.sample.id.tid.value);
-      }
+  // Only a thread waiting on an owner can be part of a cycle and need the run count that
+  // confirms one; reading it for every idle thread would add a third of the cost of a sample.
+  for (auto& raw : raws) {
+    const auto& w = raw.sample.wait;
+    if (!only.empty() || (w && w->status == ObjectStatus::kOwned)) {
+      raw.sample.context_switches = readRunCount(task_fd.get(), raw.sample.id.tid.value);
     }
-  } else {
-    for (const auto& raw : raws) cache->threads_[raw.sample.id.tid.value].last = raw.sample;
   }
 
   // The pid may have been reused while we read: the start time tells.
   auto after = readIdentity(proc_fd.get(), pid);
-  if (!after || after->start_time != identity->start_time) {
-    return makeError(ErrorCode::kNoSuchProcess,
-                     "process " + std::to_string(pid.value) + " exited during the read");
+  if (!after || after->start_time != identity->start_time) return exitedDuringRead(pid);
+  ProcessSample out;
+  out.pid = pid;
+  out.name = identity->name;
+  out.start_time = identity->start_time;
+  out.threads.reserve(raws.size());
+  for (auto& raw : raws) out.threads.push_back(std::move(raw.sample));
+  return out;
+}
+
+Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cache) {
+  if (!cache.stat_fd_.valid()) {
+    cache.clear();
+    const auto path = "/proc/" + std::to_string(pid.value);
+    cache.proc_fd_ = UniqueFd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!cache.proc_fd_.valid()) return openError(pid);
+    cache.task_fd_ =
+        UniqueFd(::openat(cache.proc_fd_.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    cache.stat_fd_ = UniqueFd(::openat(cache.proc_fd_.get(), "stat", O_RDONLY | O_CLOEXEC));
+    if (!cache.task_fd_.valid() || !cache.stat_fd_.valid()) {
+      cache.stat_fd_.reset();
+      return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+    }
   }
+  const int task_fd = cache.task_fd_.get();
+  auto identity = cache.identity();
+  if (!identity) {
+    cache.stat_fd_.reset();  // the process is gone: the next sample starts afresh
+    return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+  }
+  if (cache.start_time_ != identity->start_time) {
+    cache.clear();
+    cache.start_time_ = identity->start_time;
+  }
+  const bool full = cache.samples_++ % ThreadCache::kFullRefreshEvery == 0;
+
+  // The run count is read before anything else: if the thread runs after it, the next sample
+  // sees the count move and reads the thread again.
+  std::vector<ThreadSample> reused;
+  std::vector<RawThread> raws;
+  bool all_known_alive = true;
+  auto visit = [&](std::int32_t tid) {
+    auto& entry = cache.threads_[tid];
+    const auto runs = cache.runs(task_fd, tid, entry);
+    if (!runs) all_known_alive = false;
+    if (!full && runs && entry.runs == runs && entry.last &&
+        entry.last->status == ObjectStatus::kBlocked) {
+      reused.push_back(*entry.last);
+      return;
+    }
+    entry.runs = runs;
+    auto raw = readThread(task_fd, pid, tid);
+    raw.sample.context_switches = runs;
+    raws.push_back(std::move(raw));
+  };
+  TaskList tasks(task_fd);
+  // Same number of threads, and every known one still there: no thread came or went, so the
+  // task directory need not be listed again.
+  const bool same_threads = !full && identity->num_threads == cache.threads_.size();
+  if (same_threads) {
+    std::vector<std::int32_t> known;
+    known.reserve(cache.threads_.size());
+    for (const auto& [tid, entry] : cache.threads_) known.push_back(tid);
+    for (const auto tid : known) visit(tid);
+  }
+  if (!same_threads || !all_known_alive) {
+    reused.clear();
+    raws.clear();
+    const auto& tids = tasks.all();
+    for (const auto tid : tids) visit(tid);
+    for (auto it = cache.threads_.begin(); it != cache.threads_.end();) {
+      if (std::binary_search(tids.begin(), tids.end(), it->first)) {
+        ++it;
+      } else {
+        cache.close(it->second);
+        it = cache.threads_.erase(it);
+      }
+    }
+  }
+  dropExited(raws);
+  cache.reused_ = reused.size();
+  cache.reread_ = raws.size();
+  WaitResolver(context_, pid, task_fd, tasks).resolve(raws);
+  for (const auto& raw : raws) cache.threads_[raw.sample.id.tid.value].last = raw.sample;
+
+  if (!cache.identity()) {
+    cache.stat_fd_.reset();
+    return exitedDuringRead(pid);
+  }
+  ProcessSample out;
+  out.pid = pid;
+  out.name = identity->comm;
+  out.start_time = identity->start_time;
   out.threads = std::move(reused);
   out.threads.reserve(out.threads.size() + raws.size());
   for (auto& raw : raws) out.threads.push_back(std::move(raw.sample));
-  if (cache != nullptr) {
-    std::sort(out.threads.begin(), out.threads.end(),
-              [](const ThreadSample& a, const ThreadSample& b) { return a.id < b.id; });
-  }
+  std::sort(out.threads.begin(), out.threads.end(),
+            [](const ThreadSample& a, const ThreadSample& b) { return a.id < b.id; });
   return out;
 }
 
@@ -739,6 +796,13 @@ void ThreadCache::clear() {
   for (auto& [tid, entry] : threads_) close(entry);
   threads_.clear();
   samples_ = 0;
+}
+
+std::optional<StatFields> ThreadCache::identity() const {
+  std::array<char, 1024> buf{};
+  const ssize_t n = ::pread(stat_fd_.get(), buf.data(), buf.size(), 0);
+  if (n <= 0) return std::nullopt;
+  return parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
 }
 
 std::size_t ThreadCache::openDescriptors() const {

@@ -10,6 +10,7 @@
 #include "core/snapshot.h"
 #include "platform/linux/fd_resolver.h"
 #include "platform/linux/proc_text.h"
+#include "platform/linux/unique_fd.h"
 #include "platform/wait_chain_source.h"
 
 namespace wctmon::linux_platform {
@@ -59,9 +60,16 @@ class ThreadCache final : public SampleCache {
   std::optional<std::uint64_t> runs(int task_fd, std::int32_t tid, Entry& entry);
   void close(Entry& entry);
   void clear();
+  /// The process's stat, read through the kept-open descriptor; nullopt once it is gone.
+  [[nodiscard]] std::optional<StatFields> identity() const;
 
   std::uint64_t start_time_ = 0;
   std::uint64_t samples_ = 0;
+  // The process's directory, task directory and stat file, kept open: reads through them fail
+  // once the process is gone, so a reused pid can never be mistaken for it.
+  UniqueFd proc_fd_;
+  UniqueFd task_fd_;
+  UniqueFd stat_fd_;
   std::size_t reused_ = 0;
   std::size_t reread_ = 0;
   std::unordered_map<std::int32_t, Entry> threads_;
@@ -87,6 +95,7 @@ class ProcessReader {
  private:
   [[nodiscard]] Result<ProcessSample> readWith(Pid pid, std::span<const Tid> only,
                                                ThreadCache* cache);
+  [[nodiscard]] Result<ProcessSample> readThroughCache(Pid pid, ThreadCache& cache);
 
   SampleContext& context_;
 };

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Benchmarks the monitoring service (wctmond):
+
+1. detection latency: from the moment a deadlock forms in a watched process to the incident being
+   in the store (polled in SQLite every 2 ms), over --runs deadlocks; p50/p99 against the goal
+   of one interval + 100 ms;
+2. steady state: --processes idle processes of --threads threads each, sampled every interval:
+   CPU % of one core and RSS of the service over --seconds.
+
+Per-thread sweep cost next to a full re-read is measured in-process by wctmon-phases-bench."""
+import argparse
+import json
+import os
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def start_service(wctmon, state, interval_ms, tag, extra=""):
+    config = os.path.join(state, "wctmon.json")
+    with open(config, "w") as f:
+        f.write(json.dumps({
+            "state_dir": state,
+            "sampling": {"interval_ms": interval_ms},
+            "alerts": {"sink": "none"},
+            "log": {"level": "warn", "console": False},
+            "targets": [{"name": "bench", "cmdline": tag}],
+        }))
+    service = subprocess.Popen([wctmon, "run", "--config", config], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while not os.path.exists(os.path.join(state, "incidents.db")) and time.time() < deadline:
+        time.sleep(0.05)
+    return service
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def latency(args, wctmon, fixture):
+    with tempfile.TemporaryDirectory() as state:
+        tag = "--tag=latency-" + os.path.basename(state)
+        service = start_service(wctmon, state, args.interval, tag)
+        db = sqlite3.connect(f"file:{os.path.join(state, 'incidents.db')}?mode=ro", uri=True)
+        samples = []
+        try:
+            for _ in range(args.runs):
+                fx = subprocess.Popen([fixture, "abba-on-demand", "", tag], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, start_new_session=True)
+                pid = json.loads(fx.stdout.readline())["pid"]
+                time.sleep(args.interval / 1000 * 1.5 + 0.2)  # discovered and sampled at least once
+                fx.stdin.write(b"go\n")
+                fx.stdin.flush()
+                formed = int(fx.stdout.readline()) / 1e9
+                while True:
+                    row = db.execute("SELECT 1 FROM incidents WHERE pid = ? AND kind = 'deadlock'",
+                                     (pid,)).fetchone()
+                    if row:
+                        samples.append((time.time() - formed) * 1000)
+                        break
+                    if time.time() - formed > 10:
+                        sys.exit("no incident within 10 s")
+                    time.sleep(0.002)
+                os.killpg(fx.pid, signal.SIGKILL)
+                fx.wait()
+        finally:
+            stop(service)
+        samples.sort()
+        p99 = samples[min(len(samples) - 1, int(round(0.99 * (len(samples) - 1))))]
+        print(f"detection latency over {len(samples)} deadlocks at {args.interval} ms interval: "
+              f"p50 {statistics.median(samples):.0f} ms, p99 {p99:.0f} ms, max {max(samples):.0f} ms "
+              f"(goal p99 <= {args.interval + 100} ms)")
+
+
+def proc_cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+
+def proc_status(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def steady(args, wctmon, fixture):
+    with tempfile.TemporaryDirectory() as state:
+        tag = "--tag=steady-" + os.path.basename(state)
+        fixtures = []
+        try:
+            for _ in range(args.processes):
+                fixtures.append(subprocess.Popen([fixture, "idle", str(args.threads), tag],
+                                                 stdout=subprocess.PIPE, start_new_session=True))
+            for fx in fixtures:
+                fx.stdout.readline()
+            service = start_service(wctmon, state, args.interval, tag)
+            try:
+                time.sleep(args.warmup)
+                cpu0, t0 = proc_cpu_seconds(service.pid), time.time()
+                time.sleep(args.seconds)
+                cpu1, t1 = proc_cpu_seconds(service.pid), time.time()
+                rss = proc_status(service.pid, "VmRSS") / 1024
+                hwm = proc_status(service.pid, "VmHWM") / 1024
+                fds = len(os.listdir(f"/proc/{service.pid}/fd"))
+            finally:
+                stop(service)
+        finally:
+            for fx in fixtures:
+                os.killpg(fx.pid, signal.SIGKILL)
+            for fx in fixtures:
+                fx.wait()
+        threads = args.processes * (args.threads + 1)
+        cpu = (cpu1 - cpu0) / (t1 - t0) * 100
+        print(f"steady state: {args.processes} processes / {threads} threads at {args.interval} ms: "
+              f"CPU {cpu:.1f} % of one core (goal <= 5 %), RSS {rss:.1f} MB, peak {hwm:.1f} MB "
+              f"(goal <= 50 MB), {fds} descriptors open")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default="build/default")
+    parser.add_argument("--interval", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=25)
+    parser.add_argument("--processes", type=int, default=500)
+    parser.add_argument("--threads", type=int, default=40)
+    parser.add_argument("--warmup", type=float, default=10)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument("--skip-steady", action="store_true")
+    args = parser.parse_args()
+    wctmon = os.path.join(args.build, "service/wctmon")
+    fixture = os.path.join(args.build, "tests/wctmon-fixture")
+    if not args.skip_latency:
+        latency(args, wctmon, fixture)
+    if not args.skip_steady:
+        steady(args, wctmon, fixture)
+
+
+if __name__ == "__main__":
+    main()
