@@ -52,6 +52,36 @@ void floorRead(int pid) {
   ::closedir(dir);
 }
 
+/// The full re-read the steady-state sweep is compared with: stat + syscall of every thread
+/// through descriptors opened once and kept, read with pread.
+class KeptOpenFullRead {
+ public:
+  explicit KeptOpenFullRead(int pid, std::vector<const char*> files = {"stat", "syscall"}) {
+    const std::string task = "/proc/" + std::to_string(pid) + "/task";
+    DIR* dir = ::opendir(task.c_str());
+    if (dir == nullptr) return;
+    while (const dirent* e = ::readdir(dir)) {
+      if (e->d_name[0] == '.') continue;
+      for (const char* file : files) {
+        const std::string path = task + "/" + e->d_name + "/" + file;
+        const int fd = ::open(path.c_str(), O_RDONLY);
+        if (fd >= 0) fds_.push_back(fd);
+      }
+    }
+    ::closedir(dir);
+  }
+  ~KeptOpenFullRead() {
+    for (int fd : fds_) ::close(fd);
+  }
+  void read() const {
+    char buf[1024];
+    for (int fd : fds_) (void)!::pread(fd, buf, sizeof(buf), 0);
+  }
+
+ private:
+  std::vector<int> fds_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,11 +112,35 @@ int main(int argc, char** argv) {
   wctmon::WaitChainAnalyzer analyzer(source, nullptr);
   const double whole = medianMicros(rounds, [&] { (void)analyzer.analyze(wctmon::Pid{pid}, {}); });
 
+  KeptOpenFullRead kept(pid);
+  const double kept_full = medianMicros(rounds, [&] { kept.read(); });
+  KeptOpenFullRead schedstat(pid, {"schedstat"});
+  const double kept_schedstat = medianMicros(rounds, [&] { schedstat.read(); });
+  auto cache = source.makeCache();
+  const wctmon::SampleOptions cached{.out_of_proc = false, .cache = cache.get()};
+  (void)source.sample(wctmon::Pid{pid}, cached);
+  // Only steady-state sweeps (not the full refresh every tenth) are timed here.
+  std::vector<double> sweeps;
+  for (int i = 0; i < rounds; ++i) {
+    const auto start = Clock::now();
+    (void)source.sample(wctmon::Pid{pid}, cached);
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    if ((i + 2) % wctmon::linux_platform::ThreadCache::kFullRefreshEvery != 0) sweeps.push_back(us);
+  }
+  std::sort(sweeps.begin(), sweeps.end());
+  const double sweep = sweeps[sweeps.size() / 2];
+
   std::printf("threads                 %zu\n", threads);
   std::printf("/proc floor (stat+syscall) %9.0f us  %6.2f us/thread\n", floor, floor / threads);
   std::printf("sample (read + resolve)    %9.0f us  %6.2f us/thread\n", sample, sample / threads);
   std::printf("wait graph + chains        %9.0f us  %6.2f us/thread\n", graph, graph / threads);
   std::printf("JSON                       %9.0f us  %6.2f us/thread\n", json, json / threads);
   std::printf("analyze (with confirm)     %9.0f us  %6.2f us/thread\n", whole, whole / threads);
+  std::printf("full re-read, kept open    %9.0f us  %6.2f us/thread\n", kept_full,
+              kept_full / threads);
+  std::printf("schedstat alone, kept open %9.0f us  %6.2f us/thread\n", kept_schedstat,
+              kept_schedstat / threads);
+  std::printf("steady-state sweep         %9.0f us  %6.2f us/thread  (%.2fx the full re-read)\n",
+              sweep, sweep / threads, sweep / kept_full);
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -677,38 +678,55 @@ Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only
 }
 
 Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cache) {
-  if (!cache.stat_fd_.valid()) {
+  const bool full = cache.samples_ % ThreadCache::kFullRefreshEvery == 0;
+  if (!cache.task_fd_.valid()) {
     cache.clear();
     const auto path = "/proc/" + std::to_string(pid.value);
-    cache.proc_fd_ = UniqueFd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!cache.proc_fd_.valid()) return openError(pid);
-    cache.task_fd_ =
-        UniqueFd(::openat(cache.proc_fd_.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    cache.stat_fd_ = UniqueFd(::openat(cache.proc_fd_.get(), "stat", O_RDONLY | O_CLOEXEC));
+    UniqueFd proc_fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!proc_fd.valid()) return openError(pid);
+    cache.task_fd_ = UniqueFd(::openat(proc_fd.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    cache.stat_fd_ = UniqueFd(::openat(proc_fd.get(), "stat", O_RDONLY | O_CLOEXEC));
     if (!cache.task_fd_.valid() || !cache.stat_fd_.valid()) {
-      cache.stat_fd_.reset();
+      cache.task_fd_.reset();
       return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
     }
   }
+  // Everything below reads through descriptors opened on this very process: once it is gone
+  // they fail, and a new process that takes over the pid is out of their reach. The process's
+  // own stat (which sums over all its threads) is read only when the cache starts and on full
+  // refreshes, for the name.
   const int task_fd = cache.task_fd_.get();
-  auto identity = cache.identity();
-  if (!identity) {
-    cache.stat_fd_.reset();  // the process is gone: the next sample starts afresh
-    return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+  if (full || cache.name_.empty()) {
+    auto stat = cache.identity();
+    if (!stat) {
+      cache.task_fd_.reset();
+      return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+    }
+    if (cache.start_time_ != stat->start_time) {
+      const auto samples = cache.samples_;
+      cache.clear();
+      cache.samples_ = samples;
+      cache.start_time_ = stat->start_time;
+    }
+    cache.name_ = stat->comm;
   }
-  if (cache.start_time_ != identity->start_time) {
-    cache.clear();
-    cache.start_time_ = identity->start_time;
-  }
-  const bool full = cache.samples_++ % ThreadCache::kFullRefreshEvery == 0;
+  ++cache.samples_;
+  // The task directory's link count is 2 + the number of threads, without walking them.
+  struct stat task_stat {};
+  const bool counted = ::fstat(task_fd, &task_stat) == 0 && task_stat.st_nlink > 2;
+  const std::size_t thread_count = counted ? task_stat.st_nlink - 2 : 0;
+  struct {
+    std::string comm;
+    std::uint64_t start_time;
+  } const header{cache.name_, cache.start_time_};
+  const auto* identity = &header;
 
   // The run count is read before anything else: if the thread runs after it, the next sample
   // sees the count move and reads the thread again.
   std::vector<ThreadSample> reused;
   std::vector<RawThread> raws;
   bool all_known_alive = true;
-  auto visit = [&](std::int32_t tid) {
-    auto& entry = cache.threads_[tid];
+  auto visit = [&](std::int32_t tid, ThreadCache::Entry& entry) {
     const auto runs = cache.runs(task_fd, tid, entry);
     if (!runs) all_known_alive = false;
     if (!full && runs && entry.runs == runs && entry.last &&
@@ -724,18 +742,16 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
   TaskList tasks(task_fd);
   // Same number of threads, and every known one still there: no thread came or went, so the
   // task directory need not be listed again.
-  const bool same_threads = !full && identity->num_threads == cache.threads_.size();
+  const bool same_threads = !full && counted && thread_count == cache.threads_.size();
   if (same_threads) {
-    std::vector<std::int32_t> known;
-    known.reserve(cache.threads_.size());
-    for (const auto& [tid, entry] : cache.threads_) known.push_back(tid);
-    for (const auto tid : known) visit(tid);
+    reused.reserve(cache.threads_.size());
+    for (auto& [tid, entry] : cache.threads_) visit(tid, entry);
   }
   if (!same_threads || !all_known_alive) {
     reused.clear();
     raws.clear();
     const auto& tids = tasks.all();
-    for (const auto tid : tids) visit(tid);
+    for (const auto tid : tids) visit(tid, cache.threads_[tid]);
     for (auto it = cache.threads_.begin(); it != cache.threads_.end();) {
       if (std::binary_search(tids.begin(), tids.end(), it->first)) {
         ++it;
@@ -751,19 +767,23 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
   WaitResolver(context_, pid, task_fd, tasks).resolve(raws);
   for (const auto& raw : raws) cache.threads_[raw.sample.id.tid.value].last = raw.sample;
 
-  if (!cache.identity()) {
-    cache.stat_fd_.reset();
+  if (reused.empty() && raws.empty()) {
+    cache.task_fd_.reset();
     return exitedDuringRead(pid);
   }
   ProcessSample out;
   out.pid = pid;
   out.name = identity->comm;
   out.start_time = identity->start_time;
-  out.threads = std::move(reused);
-  out.threads.reserve(out.threads.size() + raws.size());
-  for (auto& raw : raws) out.threads.push_back(std::move(raw.sample));
-  std::sort(out.threads.begin(), out.threads.end(),
-            [](const ThreadSample& a, const ThreadSample& b) { return a.id < b.id; });
+  // Both lists are in tid order already (the cache is ordered, so is the task listing).
+  out.threads.reserve(reused.size() + raws.size());
+  auto r = raws.begin();
+  for (auto& sample : reused) {
+    for (; r != raws.end() && r->sample.id < sample.id; ++r)
+      out.threads.push_back(std::move(r->sample));
+    out.threads.push_back(std::move(sample));
+  }
+  for (; r != raws.end(); ++r) out.threads.push_back(std::move(r->sample));
   return out;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -64,15 +65,16 @@ class ThreadCache final : public SampleCache {
   [[nodiscard]] std::optional<StatFields> identity() const;
 
   std::uint64_t start_time_ = 0;
+  std::string name_;
   std::uint64_t samples_ = 0;
-  // The process's directory, task directory and stat file, kept open: reads through them fail
-  // once the process is gone, so a reused pid can never be mistaken for it.
-  UniqueFd proc_fd_;
+  // The process's task directory and stat file, kept open: reads through them fail once the
+  // process is gone, so a reused pid can never be mistaken for it.
   UniqueFd task_fd_;
   UniqueFd stat_fd_;
   std::size_t reused_ = 0;
   std::size_t reread_ = 0;
-  std::unordered_map<std::int32_t, Entry> threads_;
+  // Ordered by tid: samples come out sorted without a sort.
+  std::map<std::int32_t, Entry> threads_;
 };
 
 /// Reads one process from /proc and its memory, without stopping it: every thread's state,
