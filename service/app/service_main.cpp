@@ -1,6 +1,7 @@
 // wctmond: the monitoring service, as `wctmon run --config FILE` starts it (in the foreground,
 // under systemd or by hand). SIGTERM/SIGINT stop it gracefully, SIGHUP reloads the config.
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -39,7 +40,24 @@ std::string statusLine(const wctmon::MonitorStats& m, const wctmon::SchedulerSta
          std::to_string(s.samples_overdue) + " overdue";
 }
 
+/// Raises the soft descriptor limit to the hard one: the sampler keeps a descriptor per watched
+/// thread open, within a budget taken from this limit.
+void raiseDescriptorLimit() {
+  constexpr rlim_t kWanted = 65536;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  // Raising the hard limit needs CAP_SYS_RESOURCE, which the systemd unit does not grant (it
+  // sets LimitNOFILE instead); by hand as root it works. Either way the soft limit follows.
+  if (limit.rlim_max < kWanted) {
+    rlimit raised{kWanted, kWanted};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return;
+  }
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
 int run(const std::string& config_path) {
+  raiseDescriptorLimit();
   auto parsed = wctmon::loadConfig(config_path);
   if (!parsed.config) {
     for (const auto& e : parsed.errors)

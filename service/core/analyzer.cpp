@@ -107,7 +107,7 @@ AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roo
     result.pid = snapshot.processes.front().pid;
     result.process_start_time = snapshot.processes.front().start_time;
     result.process_name = snapshot.processes.front().name;
-    if (samples != nullptr) *samples = snapshot.processes.front().threads;
+    if (samples != nullptr) *samples = std::move(snapshot.processes.front().threads);
   }
   result.chains = std::move(graph.chains);
   result.deadlocks = std::move(graph.deadlocks);

@@ -83,23 +83,30 @@ std::vector<IncidentEvent> IncidentTracker::observe(const ProcessObservation& o)
 
 void IncidentTracker::updateHistory(const ProcessObservation& o, ProcessState& state,
                                     Clock::TimePoint now) {
-  std::unordered_map<std::int32_t, WaitHistory> next;
+  // Updated in place: a process is sampled every interval and most of its threads sit in the
+  // same wait as last time.
+  const auto sample = ++state.samples;
   for (const auto& t : o.threads) {
     if (t.status != ObjectStatus::kBlocked || !t.wait) continue;
-    WaitHistory h{t.wait->type, t.wait->key, t.wait->name, t.context_switches, now};
-    auto it = state.history.find(t.id.tid.value);
-    if (it != state.history.end()) {
-      const auto& old = it->second;
-      // Same wait, and (when known) not scheduled since: the wait goes on.
-      const bool same_wait = old.type == h.type && old.key == h.key && old.name == h.name;
-      const bool no_progress = !old.switches || !h.switches || *old.switches == *h.switches;
-      h.first = false;
-      h.continued = same_wait && no_progress;
-      if (h.continued) h.since = old.since;
+    auto [it, inserted] = state.history.try_emplace(t.id.tid.value);
+    auto& h = it->second;
+    const bool same_wait =
+        !inserted && h.type == t.wait->type && h.key == t.wait->key && h.name == t.wait->name;
+    // Same wait, and (when known) not scheduled since: the wait goes on.
+    const bool no_progress =
+        !h.switches || !t.context_switches || *h.switches == *t.context_switches;
+    h.first = inserted;
+    h.continued = same_wait && no_progress;
+    if (!h.continued) {
+      h.type = t.wait->type;
+      h.key = t.wait->key;
+      h.name = t.wait->name;
+      h.since = now;
     }
-    next.emplace(t.id.tid.value, std::move(h));
+    h.switches = t.context_switches;
+    h.seen = sample;
   }
-  state.history = std::move(next);
+  std::erase_if(state.history, [sample](const auto& entry) { return entry.second.seen != sample; });
 }
 
 void IncidentTracker::trackDeadlocks(const ProcessObservation& o, ProcessState& state,

@@ -90,8 +90,10 @@ class IncidentTracker {
     bool first = true;
     /// The same wait as in the previous sample, without progress in between.
     bool continued = false;
+    std::uint64_t seen = 0;  // the sample that last saw it
   };
   struct ProcessState {
+    std::uint64_t samples = 0;
     std::map<std::string, Incident> open;                   // by signature
     std::unordered_map<std::int32_t, WaitHistory> history;  // by tid
   };

@@ -61,13 +61,13 @@ Monitor::Discovery Monitor::discover() {
     matching.insert(p.identity);
     auto it = watched_.find(p.identity);
     if (it == watched_.end()) {
-      WatchedProcess w{p, *target, deps_.source.makeCache()};
+      WatchedProcess w{p, std::make_shared<const TargetConfig>(*target), deps_.source.makeCache()};
       watched_.emplace(p.identity, w);
       out.added.push_back(std::move(w));
       spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value,
                    target->name);
-    } else if (!(it->second.target == *target)) {
-      it->second.target = *target;  // reconfigured
+    } else if (!(*it->second.target == *target)) {
+      it->second.target = std::make_shared<const TargetConfig>(*target);  // reconfigured
     }
   }
   for (auto it = watched_.begin(); it != watched_.end();) {
@@ -93,23 +93,25 @@ Monitor::Discovery Monitor::discover() {
 }
 
 bool Monitor::sample(const ProcessIdentity& process) {
-  WatchedProcess w;
+  std::shared_ptr<const TargetConfig> target;
+  std::shared_ptr<SampleCache> cache;
   {
     std::lock_guard lock(mutex_);
     auto it = watched_.find(process);
     if (it == watched_.end()) return false;
-    w = it->second;
+    target = it->second.target;
+    cache = it->second.cache;
   }
   std::vector<ThreadSample> samples;
   AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
-                         .out_of_proc = w.target.out_of_proc,
+                         .out_of_proc = target->out_of_proc,
                          .capture = false,
                          .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
-                         .cache = w.cache.get(),
+                         .cache = cache.get(),
                          .chain_filter = {}};
   // Chains matter only where an incident can open: threads waiting on something other than an
   // idle wait (cycles always get theirs). Idle workers cost no chain every interval.
-  options.chain_filter = [&ignored = w.target.ignore_waits](const ThreadSample& t) {
+  options.chain_filter = [&ignored = target->ignore_waits](const ThreadSample& t) {
     return t.status == ObjectStatus::kBlocked && t.wait &&
            std::find(ignored.begin(), ignored.end(), t.wait->type) == ignored.end();
   };
@@ -132,9 +134,9 @@ bool Monitor::sample(const ProcessIdentity& process) {
   ProcessObservation o;
   o.process = process;
   o.process_name = result->process_name;
-  o.target = w.target.name;
-  o.hang_threshold = w.target.hang_threshold;
-  o.ignore_waits = w.target.ignore_waits;
+  o.target = target->name;
+  o.hang_threshold = target->hang_threshold;
+  o.ignore_waits = target->ignore_waits;
   o.threads = std::move(samples);
   o.deadlocks = std::move(result->deadlocks);
   o.chains = std::move(result->chains);
@@ -180,7 +182,7 @@ void Monitor::handle(std::vector<IncidentEvent> events) {
 void Monitor::captureEvidence(Incident& incident) {
   if (deps_.inspector == nullptr || !config_.capture.enabled) return;
   auto w = watched_.find(incident.process);
-  if (w != watched_.end() && !w->second.target.capture) return;
+  if (w != watched_.end() && !w->second.target->capture) return;
   const auto now = deps_.clock.now();
   auto last = last_capture_.find(incident.process);
   if (last != last_capture_.end() && now - last->second < config_.capture.min_interval) {
@@ -268,6 +270,13 @@ std::optional<WatchedProcess> Monitor::watchedProcess(const ProcessIdentity& pro
   auto it = watched_.find(process);
   if (it == watched_.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<std::chrono::milliseconds> Monitor::intervalOf(const ProcessIdentity& process) const {
+  std::lock_guard lock(mutex_);
+  auto it = watched_.find(process);
+  if (it == watched_.end()) return std::nullopt;
+  return it->second.target->interval;
 }
 
 std::vector<Incident> Monitor::openIncidents() const {

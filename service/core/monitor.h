@@ -23,7 +23,8 @@ namespace wctmon {
 /// A process the monitor watches, with the target that selected it.
 struct WatchedProcess {
   ProcessInfo process;
-  TargetConfig target;
+  /// Shared: every sample reads it, nobody changes it in place (reconfiguring replaces it).
+  std::shared_ptr<const TargetConfig> target;
   /// What the source keeps between samples of this process.
   std::shared_ptr<SampleCache> cache;
 };
@@ -80,6 +81,9 @@ class Monitor {
   [[nodiscard]] std::vector<TargetConfig> targets() const;
   [[nodiscard]] std::vector<WatchedProcess> watched() const;
   [[nodiscard]] std::optional<WatchedProcess> watchedProcess(const ProcessIdentity& process) const;
+  /// The sampling interval of a watched process (cheaper than watchedProcess()).
+  [[nodiscard]] std::optional<std::chrono::milliseconds> intervalOf(
+      const ProcessIdentity& process) const;
   [[nodiscard]] std::vector<Incident> openIncidents() const;
   [[nodiscard]] MonitorStats stats() const;
   [[nodiscard]] Config config() const;

@@ -126,8 +126,7 @@ void Scheduler::removeJob(const ProcessIdentity& process) {
 }
 
 std::chrono::milliseconds Scheduler::intervalOf(const ProcessIdentity& process) const {
-  auto w = monitor_.watchedProcess(process);
-  return w ? w->target.interval : std::chrono::milliseconds(1000);
+  return monitor_.intervalOf(process).value_or(std::chrono::milliseconds(1000));
 }
 
 void Scheduler::arm(const std::shared_ptr<Job>& job, std::chrono::milliseconds delay) {

@@ -85,7 +85,7 @@ TEST_F(MonitorTest, DiscoveryWatchesWhatTheTargetsSelect) {
   ASSERT_EQ(d.added.size(), 2U);
   EXPECT_EQ(d.added[0].process.identity.pid, Pid{10});
   EXPECT_EQ(d.added[1].process.identity.pid, Pid{11});
-  EXPECT_EQ(d.added[1].target.name, "api");
+  EXPECT_EQ(d.added[1].target->name, "api");
   EXPECT_TRUE(monitor->discover().added.empty());  // nothing new
 
   catalog_.set({processInfo(11, "java", "java -jar api.jar"), processInfo(10, "postgres", "", 5)});

@@ -679,6 +679,7 @@ Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only
 
 Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cache) {
   const bool full = cache.samples_ % ThreadCache::kFullRefreshEvery == 0;
+  const bool owners = cache.samples_ % ThreadCache::kOwnersRefreshEvery == 0;
   if (!cache.task_fd_.valid()) {
     cache.clear();
     const auto path = "/proc/" + std::to_string(pid.value);
@@ -729,7 +730,9 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
   auto visit = [&](std::int32_t tid, ThreadCache::Entry& entry) {
     const auto runs = cache.runs(task_fd, tid, entry);
     if (!runs) all_known_alive = false;
-    if (!full && runs && entry.runs == runs && entry.last &&
+    const bool stale_owners =
+        owners && entry.last && entry.last->wait && !entry.last->wait->owner_processes.empty();
+    if (!full && !stale_owners && runs && entry.runs == runs && entry.last &&
         entry.last->status == ObjectStatus::kBlocked) {
       reused.push_back(*entry.last);
       return;
@@ -789,14 +792,16 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
 
 namespace {
 
-/// Descriptors all caches together may keep open: half the soft limit, the rest is left to
-/// everything else the process does (and the one-shot reads). Beyond it a cache reads through
-/// a fresh descriptor each time, a little slower, never failing.
+/// Descriptors all caches together may keep open: the soft limit less 2048 left to everything
+/// else the process does (the one-shot reads, the store, logs), and never more than half of a
+/// small limit. Beyond it a cache reads through a fresh descriptor each time, a little slower,
+/// never failing.
 std::atomic<long>& descriptorBudget() {
   static std::atomic<long> budget = [] {
     rlimit limit{};
     ::getrlimit(RLIMIT_NOFILE, &limit);
-    return static_cast<long>(limit.rlim_cur / 2);
+    const auto soft = static_cast<long>(limit.rlim_cur);
+    return std::max(soft / 2, soft - 2048);
   }();
   return budget;
 }

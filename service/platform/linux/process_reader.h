@@ -34,11 +34,14 @@ class SampleContext {
 /// What a reader keeps between samples of one process: per thread a kept-open schedstat
 /// descriptor (within a process-wide budget of descriptors) and the last reading. A thread whose
 /// run count has not moved has not run since, so its state and wait are the ones read before;
-/// only threads that ran, or are new, are read again. Every kFullRefreshEvery-th sample reads
-/// everything, for what can change without waking a waiter (a pipe's other holders).
+/// only threads that ran, or are new, are read again. What can change without waking a waiter is
+/// refreshed on a slower beat: every kOwnersRefreshEvery-th sample the threads waiting on
+/// objects held by whole processes (a pipe's other holders come and go), every
+/// kFullRefreshEvery-th sample everything (thread names).
 class ThreadCache final : public SampleCache {
  public:
-  static constexpr std::uint64_t kFullRefreshEvery = 10;
+  static constexpr std::uint64_t kOwnersRefreshEvery = 10;
+  static constexpr std::uint64_t kFullRefreshEvery = 60;
 
   ThreadCache() = default;
   ~ThreadCache() override;
