@@ -28,7 +28,9 @@ Result<Snapshot> LinuxWaitChainSource::sample(Pid pid, const SampleOptions& opti
   SampleContext context;
   ProcessReader reader(context);
   auto* cache = dynamic_cast<ThreadCache*>(options.cache);
-  auto first = cache != nullptr ? reader.readCached(pid, *cache) : reader.read(pid);
+  auto first = cache != nullptr
+                   ? reader.readCached(pid, *cache, taskstats_.available() ? &taskstats_ : nullptr)
+                   : reader.read(pid);
   if (!first) return first.error();
 
   Snapshot snapshot;

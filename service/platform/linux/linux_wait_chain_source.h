@@ -1,5 +1,6 @@
 #pragma once
 
+#include "platform/linux/taskstats.h"
 #include "platform/wait_chain_source.h"
 
 namespace wctmon::linux_platform {
@@ -14,6 +15,9 @@ class LinuxWaitChainSource final : public WaitChainSource {
   [[nodiscard]] std::unique_ptr<SampleCache> makeCache() override;
   [[nodiscard]] Result<Snapshot> sampleAll() override;
   [[nodiscard]] std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) override;
+
+ private:
+  TaskstatsClient taskstats_;
 };
 
 }  // namespace wctmon::linux_platform

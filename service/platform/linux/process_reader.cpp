@@ -629,13 +629,14 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
   return readWith(pid, only, nullptr);
 }
 
-Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache) {
-  return readWith(pid, {}, &cache);
+Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
+                                                TaskstatsClient* taskstats) {
+  return readThroughCache(pid, cache, taskstats);
 }
 
 Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only,
                                               ThreadCache* cache) {
-  if (cache != nullptr) return readThroughCache(pid, *cache);
+  if (cache != nullptr) return readThroughCache(pid, *cache, nullptr);
   const auto path = "/proc/" + std::to_string(pid.value);
   UniqueFd proc_fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!proc_fd.valid()) return openError(pid);
@@ -677,7 +678,8 @@ Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only
   return out;
 }
 
-Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cache) {
+Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cache,
+                                                      TaskstatsClient* taskstats) {
   const bool full = cache.samples_ % ThreadCache::kFullRefreshEvery == 0;
   const bool owners = cache.samples_ % ThreadCache::kOwnersRefreshEvery == 0;
   if (!cache.task_fd_.valid()) {
@@ -712,6 +714,29 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
     cache.name_ = stat->comm;
   }
   ++cache.samples_;
+
+  // Activity is read before anything else, like the run counts below: if a thread runs after
+  // it, the next sample sees it move.
+  const bool refresh = full || cache.samples_ % ThreadCache::kOwnersRefreshEvery == 1;
+  const auto activity =
+      taskstats != nullptr ? taskstats->activity(pid) : std::optional<ProcessActivity>();
+  if (!refresh && activity && cache.activity_ == activity && cache.all_blocked_ &&
+      !cache.threads_.empty()) {
+    // No thread ran since the last sample, which found them all blocked: it still holds.
+    ProcessSample out;
+    out.pid = pid;
+    out.name = cache.name_;
+    out.start_time = cache.start_time_;
+    out.threads.reserve(cache.threads_.size());
+    for (const auto& [tid, entry] : cache.threads_) {
+      if (entry.last) out.threads.push_back(*entry.last);
+    }
+    cache.reused_ = out.threads.size();
+    cache.reread_ = 0;
+    return out;
+  }
+  cache.activity_ = activity;
+
   // The task directory's link count is 2 + the number of threads, without walking them.
   struct stat task_stat {};
   const bool counted = ::fstat(task_fd, &task_stat) == 0 && task_stat.st_nlink > 2;
@@ -778,6 +803,11 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
   out.pid = pid;
   out.name = identity->comm;
   out.start_time = identity->start_time;
+  cache.all_blocked_ =
+      std::all_of(raws.begin(), raws.end(),
+                  [](const RawThread& r) { return r.sample.status == ObjectStatus::kBlocked; }) &&
+      std::all_of(reused.begin(), reused.end(),
+                  [](const ThreadSample& t) { return t.status == ObjectStatus::kBlocked; });
   // Both lists are in tid order already (the cache is ordered, so is the task listing).
   out.threads.reserve(reused.size() + raws.size());
   auto r = raws.begin();
@@ -821,6 +851,8 @@ void ThreadCache::clear() {
   for (auto& [tid, entry] : threads_) close(entry);
   threads_.clear();
   samples_ = 0;
+  activity_.reset();
+  all_blocked_ = false;
 }
 
 std::optional<StatFields> ThreadCache::identity() const {

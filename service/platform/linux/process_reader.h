@@ -11,6 +11,7 @@
 #include "core/snapshot.h"
 #include "platform/linux/fd_resolver.h"
 #include "platform/linux/proc_text.h"
+#include "platform/linux/taskstats.h"
 #include "platform/linux/unique_fd.h"
 #include "platform/wait_chain_source.h"
 
@@ -70,6 +71,10 @@ class ThreadCache final : public SampleCache {
   std::uint64_t start_time_ = 0;
   std::string name_;
   std::uint64_t samples_ = 0;
+  /// The process's activity when the last sample began, and whether that sample found every
+  /// thread blocked: then an unchanged activity means nothing can have changed.
+  std::optional<ProcessActivity> activity_;
+  bool all_blocked_ = false;
   // The process's task directory and stat file, kept open: reads through them fail once the
   // process is gone, so a reused pid can never be mistaken for it.
   UniqueFd task_fd_;
@@ -91,8 +96,10 @@ class ProcessReader {
   /// was replaced during the read, kAccessDenied when /proc refuses it.
   [[nodiscard]] Result<ProcessSample> read(Pid pid, std::span<const Tid> only = {});
 
-  /// Reads every thread of `pid`, reusing what `cache` kept from the previous sample.
-  [[nodiscard]] Result<ProcessSample> readCached(Pid pid, ThreadCache& cache);
+  /// Reads every thread of `pid`, reusing what `cache` kept from the previous sample; with
+  /// `taskstats`, a process none of whose threads ran since is not read at all.
+  [[nodiscard]] Result<ProcessSample> readCached(Pid pid, ThreadCache& cache,
+                                                 TaskstatsClient* taskstats = nullptr);
 
   /// Whether `pid` is a kernel thread (nothing to analyse in user space).
   [[nodiscard]] static bool isKernelThread(Pid pid);
@@ -100,7 +107,8 @@ class ProcessReader {
  private:
   [[nodiscard]] Result<ProcessSample> readWith(Pid pid, std::span<const Tid> only,
                                                ThreadCache* cache);
-  [[nodiscard]] Result<ProcessSample> readThroughCache(Pid pid, ThreadCache& cache);
+  [[nodiscard]] Result<ProcessSample> readThroughCache(Pid pid, ThreadCache& cache,
+                                                       TaskstatsClient* taskstats);
 
   SampleContext& context_;
 };

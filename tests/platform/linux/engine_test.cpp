@@ -15,6 +15,7 @@
 #include "platform/linux/linux_wait_chain_source.h"
 #include "platform/linux/process_reader.h"
 #include "platform/linux/ptrace_inspector.h"
+#include "platform/linux/taskstats.h"
 #include "support/subprocess.h"
 
 namespace wctmon {
@@ -430,6 +431,36 @@ TEST_F(EngineTest, RepeatedSamplesReuseWhatCannotHaveChanged) {
     }
     EXPECT_TRUE(a[i].context_switches.has_value());
   }
+}
+
+TEST_F(EngineTest, TaskstatsTellsWhenNoThreadOfAProcessRan) {
+  linux_platform::TaskstatsClient taskstats;
+  if (!taskstats.available()) GTEST_SKIP() << "taskstats needs CAP_NET_ADMIN and CONFIG_TASKSTATS";
+  FixtureProcess idle("idle", "50");
+  const auto a = taskstats.activity(Pid{idle.pid()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto b = taskstats.activity(Pid{idle.pid()});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b);
+  FixtureProcess busy("hot-locks", "2");
+  const auto c = taskstats.activity(Pid{busy.pid()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto d = taskstats.activity(Pid{busy.pid()});
+  ASSERT_TRUE(c && d);
+  EXPECT_NE(*c, *d);
+  EXPECT_FALSE(taskstats.activity(Pid{0x7ffffff0}).has_value());
+
+  // With it, a cached sample of the idle process after the first reads no thread at all, and a
+  // deadlock that forms later is still seen at once.
+  auto cache = source_.makeCache();
+  auto* threads = dynamic_cast<linux_platform::ThreadCache*>(cache.get());
+  const SampleOptions cached{.out_of_proc = false, .cache = cache.get()};
+  ASSERT_TRUE(source_.sample(Pid{idle.pid()}, cached).ok());
+  ASSERT_TRUE(source_.sample(Pid{idle.pid()}, cached).ok());
+  const auto again = source_.sample(Pid{idle.pid()}, cached);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(threads->reread(), 0U);
+  EXPECT_EQ(again->processes.front().threads.size(), 51U);
 }
 
 TEST_F(EngineTest, ACachedSampleSeesThreadsThatRanAndDeadlocksThatFormed) {
