@@ -10,6 +10,7 @@
 Per-thread sweep cost next to a full re-read is measured in-process by wctmon-phases-bench."""
 import argparse
 import json
+import random
 import os
 import signal
 import sqlite3
@@ -58,7 +59,9 @@ def latency(args, wctmon, fixture):
                 fx = subprocess.Popen([fixture, "abba-on-demand", "", tag], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, start_new_session=True)
                 pid = json.loads(fx.stdout.readline())["pid"]
-                time.sleep(args.interval / 1000 * 1.5 + 0.2)  # discovered and sampled at least once
+                # Discovered and sampled at least once, then a random moment within the interval:
+                # the deadlock forms at any phase of the sampling timer.
+                time.sleep(args.interval / 1000 * (1.5 + random.random()) + 0.2)
                 fx.stdin.write(b"go\n")
                 fx.stdin.flush()
                 formed = int(fx.stdout.readline()) / 1e9
