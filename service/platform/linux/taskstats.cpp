@@ -79,7 +79,8 @@ std::string_view receive(int fd, std::array<char, 4096>& buf) {
   if (n < static_cast<ssize_t>(sizeof(nlmsghdr) + sizeof(genlmsghdr))) return {};
   nlmsghdr header{};
   std::memcpy(&header, buf.data(), sizeof(header));
-  if (header.nlmsg_type == NLMSG_ERROR || header.nlmsg_len > static_cast<std::uint32_t>(n)) return {};
+  if (header.nlmsg_type == NLMSG_ERROR || header.nlmsg_len > static_cast<std::uint32_t>(n))
+    return {};
   const std::size_t start = align4(sizeof(nlmsghdr)) + align4(sizeof(genlmsghdr));
   return std::string_view(buf.data() + start, header.nlmsg_len - start);
 }
@@ -113,17 +114,19 @@ std::optional<ProcessActivity> TaskstatsClient::activity(Pid pid) {
   if (!request.send(socket_.get())) return std::nullopt;
   std::array<char, 4096> buf{};
   std::optional<ProcessActivity> out;
-  forEachAttribute(receive(socket_.get(), buf), [&](std::uint16_t type, std::string_view aggregate) {
-    if (type != TASKSTATS_TYPE_AGGR_TGID) return;
-    forEachAttribute(aggregate, [&](std::uint16_t inner, std::string_view payload) {
-      // The kernel's struct only grows at its end: the fields read here are at the same place
-      // in every version that has them.
-      if (inner != TASKSTATS_TYPE_STATS || payload.size() < offsetof(taskstats, nivcsw) + 8) return;
-      taskstats stats{};
-      std::memcpy(&stats, payload.data(), std::min(payload.size(), sizeof(stats)));
-      out = ProcessActivity{stats.nvcsw, stats.nivcsw, stats.ac_utime, stats.ac_stime};
-    });
-  });
+  forEachAttribute(
+      receive(socket_.get(), buf), [&](std::uint16_t type, std::string_view aggregate) {
+        if (type != TASKSTATS_TYPE_AGGR_TGID) return;
+        forEachAttribute(aggregate, [&](std::uint16_t inner, std::string_view payload) {
+          // The kernel's struct only grows at its end: the fields read here are at the same place
+          // in every version that has them.
+          if (inner != TASKSTATS_TYPE_STATS || payload.size() < offsetof(taskstats, nivcsw) + 8)
+            return;
+          taskstats stats{};
+          std::memcpy(&stats, payload.data(), std::min(payload.size(), sizeof(stats)));
+          out = ProcessActivity{stats.nvcsw, stats.nivcsw, stats.ac_utime, stats.ac_stime};
+        });
+      });
   return out;
 }
 
