@@ -7,13 +7,9 @@
 namespace wctmon::app {
 namespace {
 
-std::string ref(ThreadRef t) {
-  return "[" + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value) + "]";
-}
-
 std::string describe(const WaitNode& node, const WaitNode* next) {
   if (node.isThread()) {
-    std::string s = ref(node.thread);
+    std::string s = threadLabel(node.thread);
     if (!node.thread_name.empty()) s += " " + node.thread_name;
     if (!node.process_name.empty()) s += " (" + node.process_name + ")";
     s += " " + std::string(toString(node.status));
@@ -25,7 +21,7 @@ std::string describe(const WaitNode& node, const WaitNode* next) {
     s += " held by pid";
     for (const auto pid : node.owner_pids) s += " " + std::to_string(pid.value);
   } else if (node.status == ObjectStatus::kOwned && next != nullptr) {
-    s += " owned by " + ref(next->thread);
+    s += " owned by " + threadLabel(next->thread);
   } else {
     s += " " + std::string(toString(node.status));
   }
@@ -65,16 +61,16 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
   int n = 0;
   for (const auto& d : result.deadlocks) {
     out << "DEADLOCK #" << ++n << (d.crossProcess() ? " (across processes)" : "") << ":";
-    for (const auto& t : d.threads) out << " " << ref(t);
+    for (const auto& t : d.threads) out << " " << threadLabel(t);
     if (!d.spurs.empty()) {
       out << "; also blocked on it:";
-      for (const auto& t : d.spurs) out << " " << ref(t);
+      for (const auto& t : d.spurs) out << " " << threadLabel(t);
     }
     out << "\n";
   }
 
   for (const auto& c : result.captures) {
-    out << "capture " << ref(c.thread);
+    out << "capture " << threadLabel(c.thread);
     if (!c.captured) {
       out << ": " << c.error << "\n";
       continue;

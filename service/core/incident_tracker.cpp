@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "core/format.h"
+
 namespace wctmon {
 namespace {
-
-std::string threadLabel(ThreadRef t) {
-  return "[" + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value) + "]";
-}
 
 std::string deadlockSignature(const Deadlock& d) {
   std::string s = "deadlock";
@@ -66,6 +64,20 @@ std::vector<ThreadRef> spursOf(const std::vector<WaitChain>& chains,
   return out;
 }
 
+Incident newIncident(IncidentKind kind, const ProcessObservation& o, std::string signature,
+                     std::vector<ThreadRef> threads, Clock::TimePoint now) {
+  Incident incident;
+  incident.kind = kind;
+  incident.process = o.process;
+  incident.process_name = o.process_name;
+  incident.target = o.target;
+  incident.signature = std::move(signature);
+  incident.threads = std::move(threads);
+  incident.opened_at = now;
+  incident.updated_at = now;
+  return incident;
+}
+
 }  // namespace
 
 std::string waitKeyText(const WaitObject& wait) {
@@ -118,16 +130,8 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o, ProcessState& 
     seen.insert(signature);
     auto it = state.open.find(signature);
     if (it == state.open.end()) {
-      Incident incident;
-      incident.kind = IncidentKind::kDeadlock;
-      incident.process = o.process;
-      incident.process_name = o.process_name;
-      incident.target = o.target;
-      incident.signature = signature;
-      incident.threads = d.threads;
+      Incident incident = newIncident(IncidentKind::kDeadlock, o, signature, d.threads, now);
       incident.spurs = d.spurs;
-      incident.opened_at = now;
-      incident.updated_at = now;
       incident.chains = chainsOf(o.chains, d.threads);
       annotateWaitTimes(o.process, incident.chains);
       std::string names;
@@ -189,15 +193,7 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
     }
     if (now - h.since < o.hang_threshold) continue;
     current.insert(signature);
-    Incident incident;
-    incident.kind = IncidentKind::kHang;
-    incident.process = o.process;
-    incident.process_name = o.process_name;
-    incident.target = o.target;
-    incident.signature = signature;
-    incident.threads = {t.id};
-    incident.opened_at = now;
-    incident.updated_at = now;
+    Incident incident = newIncident(IncidentKind::kHang, o, signature, {t.id}, now);
     incident.chains = chainsOf(o.chains, incident.threads);
     incident.spurs = spursOf(o.chains, incident.threads);
     annotateWaitTimes(o.process, incident.chains);

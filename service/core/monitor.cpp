@@ -5,20 +5,9 @@
 #include <algorithm>
 #include <set>
 
+#include "core/format.h"
+
 namespace wctmon {
-namespace {
-
-std::string threadsField(const std::vector<ThreadRef>& threads) {
-  std::string out;
-  for (const auto& t : threads) {
-    out +=
-        (out.empty() ? "" : " ") + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value);
-  }
-  return out;
-}
-
-}  // namespace
-
 Monitor::Monitor(Dependencies deps, Config config)
     : deps_(deps),
       analyzer_(deps.source, nullptr),
@@ -215,7 +204,7 @@ void Monitor::alert(const IncidentEvent& event) {
               {"INCIDENT_KIND", toString(i.kind)},
               {"PID", std::to_string(i.process.pid.value)},
               {"PROCESS", i.process_name},
-              {"THREADS", threadsField(i.threads)}};
+              {"THREADS", threadList(i.threads)}};
   if (!limiter_.admit(a)) {
     stats_.alerts_suppressed = limiter_.suppressed();
     return;

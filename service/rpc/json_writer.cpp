@@ -352,13 +352,9 @@ void writeAnalysis(Json& j, const AnalysisResult& result) {
   for (const auto& d : result.deadlocks) {
     j.beginObject();
     j.key("threads");
-    j.beginArray();
-    for (const auto& t : d.threads) writeThreadRef(j, t);
-    j.endArray();
+    writeThreadRefs(j, d.threads);
     j.key("spurs");
-    j.beginArray();
-    for (const auto& t : d.spurs) writeThreadRef(j, t);
-    j.endArray();
+    writeThreadRefs(j, d.spurs);
     j.field("cross_process", d.crossProcess());
     j.endObject();
   }

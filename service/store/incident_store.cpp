@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/format.h"
 #include "rpc/json_reader.h"
 #include "rpc/json_writer.h"
 
@@ -50,15 +51,6 @@ std::chrono::system_clock::time_point fromNs(std::int64_t ns) {
   return std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::nanoseconds(ns)));
-}
-
-std::string threadsText(const std::vector<ThreadRef>& threads) {
-  std::string out;
-  for (const auto& t : threads) {
-    out +=
-        (out.empty() ? "" : " ") + std::to_string(t.pid.value) + ":" + std::to_string(t.tid.value);
-  }
-  return out;
 }
 
 std::vector<ThreadRef> threadsFromText(const std::string& text) {
@@ -129,8 +121,8 @@ void bindIncident(Statement& s, const Incident& i) {
       .bind(5, i.process_name)
       .bind(6, i.target)
       .bind(7, i.signature)
-      .bind(8, threadsText(i.threads))
-      .bind(9, threadsText(i.spurs))
+      .bind(8, threadList(i.threads))
+      .bind(9, threadList(i.spurs))
       .bind(10, toNs(i.opened_at))
       .bind(11, toNs(i.updated_at));
   if (i.resolved_at) {
