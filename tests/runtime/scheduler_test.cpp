@@ -52,7 +52,8 @@ TEST(Scheduler, AStuckTargetDoesNotStopTheOthersAndIsSkippedNotQueued) {
   FakeProcessCatalog catalog;
   catalog.set({processInfo(10, "a"), processInfo(20, "b"), processInfo(30, "c")});
   SystemClock clock;
-  auto config = *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})").config;
+  auto config =
+      *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})").config;
   Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock}, config);
 
   std::atomic<int> health_checks{0};
@@ -92,7 +93,8 @@ TEST(Scheduler, ProcessesThatExitAreDroppedAndNewOnesPickedUp) {
   FakeProcessCatalog catalog;
   catalog.set({processInfo(10, "a")});
   SystemClock clock;
-  auto config = *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})").config;
+  auto config =
+      *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})").config;
   Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock}, config);
   Scheduler::Options options;
   options.threads = 1;

@@ -715,13 +715,19 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
   }
   ++cache.samples_;
 
+  // The task directory's link count is 2 + the number of threads, without walking them; it
+  // falls to 2 once the process is gone.
+  struct stat task_stat {};
+  const bool counted = ::fstat(task_fd, &task_stat) == 0 && task_stat.st_nlink > 2;
+  const std::size_t thread_count = counted ? task_stat.st_nlink - 2 : 0;
+
   // Activity is read before anything else, like the run counts below: if a thread runs after
   // it, the next sample sees it move.
   const bool refresh = full || cache.samples_ % ThreadCache::kOwnersRefreshEvery == 1;
   const auto activity =
       taskstats != nullptr ? taskstats->activity(pid) : std::optional<ProcessActivity>();
   if (!refresh && activity && cache.activity_ == activity && cache.all_blocked_ &&
-      !cache.threads_.empty()) {
+      !cache.threads_.empty() && counted && thread_count == cache.threads_.size()) {
     // No thread ran since the last sample, which found them all blocked: it still holds.
     ProcessSample out;
     out.pid = pid;
@@ -736,16 +742,6 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
     return out;
   }
   cache.activity_ = activity;
-
-  // The task directory's link count is 2 + the number of threads, without walking them.
-  struct stat task_stat {};
-  const bool counted = ::fstat(task_fd, &task_stat) == 0 && task_stat.st_nlink > 2;
-  const std::size_t thread_count = counted ? task_stat.st_nlink - 2 : 0;
-  struct {
-    std::string comm;
-    std::uint64_t start_time;
-  } const header{cache.name_, cache.start_time_};
-  const auto* identity = &header;
 
   // The run count is read before anything else: if the thread runs after it, the next sample
   // sees the count move and reads the thread again.
@@ -801,8 +797,8 @@ Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cach
   }
   ProcessSample out;
   out.pid = pid;
-  out.name = identity->comm;
-  out.start_time = identity->start_time;
+  out.name = cache.name_;
+  out.start_time = cache.start_time_;
   cache.all_blocked_ =
       std::all_of(raws.begin(), raws.end(),
                   [](const RawThread& r) { return r.sample.status == ObjectStatus::kBlocked; }) &&
