@@ -108,6 +108,9 @@ bool Monitor::sample(const ProcessIdentity& process) {
 
   std::lock_guard lock(mutex_);
   ++stats_.samples;
+  // Dropped while this sample ran (it exited, or a reload unselected it): its incidents were
+  // resolved then, and this late sample must not open them again.
+  if (!watched_.contains(process)) return false;
   const bool replaced = result && result->process_start_time != process.start_time;
   if ((!result && result.error().code == ErrorCode::kNoSuchProcess) || replaced) {
     handle(tracker_.forget(process, "the process exited"));

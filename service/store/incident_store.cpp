@@ -198,6 +198,9 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(
   sqlite3_busy_timeout(db, 5000);
   Statement version(db, "SELECT version FROM schema_version");
   if (!version.ok() || version.step() != SQLITE_ROW) {
+    // A store the service is creating this very moment has no tables yet: it holds nothing.
+    Statement tables(db, "SELECT count(*) FROM sqlite_master");
+    if (tables.ok() && tables.step() == SQLITE_ROW && tables.integer(0) == 0) return store;
     return makeError(ErrorCode::kIo, file.string() + " is not a wctmon incident store");
   }
   store->schema_version_ = static_cast<int>(version.integer(0));
@@ -292,6 +295,7 @@ Status IncidentStore::update(const Incident& incident) {
 
 Result<std::vector<Incident>> IncidentStore::list(const IncidentQuery& query) {
   std::lock_guard lock(mutex_);
+  if (schema_version_ == 0) return std::vector<Incident>{};  // not created yet
   std::string sql = std::string("SELECT ") + kColumns + " FROM incidents WHERE 1 = 1";
   if (query.state) sql += " AND state = ?1";
   if (query.process) sql += " AND pid = ?2 AND process_start_time = ?3";

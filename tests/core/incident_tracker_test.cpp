@@ -59,7 +59,7 @@ TEST(IncidentTracker, OneDeadlockIsOneIncidentFromOpenToResolve) {
   IncidentTracker tracker(clock);
   auto events = tracker.observe(observe(abba()));
   ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
-  const auto& opened = events[0].incident;
+  const auto opened = events[0].incident;
   EXPECT_EQ(opened.kind, IncidentKind::kDeadlock);
   EXPECT_EQ(opened.state, IncidentState::kOpen);
   EXPECT_EQ(opened.process, kProcess);

@@ -204,6 +204,19 @@ TEST(IncidentStore, ReadOnlyOpenWorksBesideAWriterAndRefusesNonStores) {
   EXPECT_EQ((*reader)->list({})->size(), 2U);
 
   EXPECT_FALSE(IncidentStore::openReadOnly(dir.file().parent_path() / "missing.db").ok());
+  // A store being created (the file is there, the tables not yet) reads as empty.
+  const auto fresh = dir.file().parent_path() / "fresh.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(fresh.c_str(), &db), SQLITE_OK);
+  sqlite3_close(db);
+  auto creating = IncidentStore::openReadOnly(fresh);
+  ASSERT_TRUE(creating.ok()) << creating.error().message;
+  EXPECT_TRUE((*creating)->list({})->empty());
+  const auto other = dir.file().parent_path() / "other.db";
+  ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (x INTEGER)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_FALSE(IncidentStore::openReadOnly(other).ok());
   const auto junk = dir.file().parent_path() / "junk.db";
   { std::ofstream(junk) << "not sqlite"; }
   EXPECT_FALSE(IncidentStore::openReadOnly(junk).ok());
