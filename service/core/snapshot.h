@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "core/shared_text.h"
 #include "core/wait_model.h"
 
 namespace wctmon {
@@ -31,7 +32,7 @@ struct WaitObject {
   /// NoAccess.
   ObjectStatus status = ObjectStatus::kUnknown;
   std::string name;
-  std::string detail;
+  SharedText detail;
   std::optional<std::chrono::milliseconds> timeout;
   bool alertable = false;
   /// Threads that hold the object (a lock's owner, the joined thread).
