@@ -43,14 +43,12 @@ void writeText(const std::vector<Incident>& incidents) {
 
 }  // namespace
 
-int runValidateConfig(const std::string& file) {
-  const auto parsed = loadConfig(file);
-  if (parsed.config) {
-    std::cout << file << ": OK (" << parsed.config->targets.size() << " target(s))\n";
-    return 0;
-  }
-  for (const auto& e : parsed.errors) std::cerr << file << ": " << e.toString() << "\n";
-  return 1;
+void addIncidentsOptions(CLI::App& command, IncidentsArgs& args) {
+  command.add_option("--config,-c", args.config, "Configuration file")->required();
+  command.add_flag("--json", args.json, "Print the proto3 JSON of an IncidentList");
+  command.add_option("--state", args.state, "open, resolved or all")
+      ->check(CLI::IsMember({"open", "resolved", "all"}));
+  command.add_option("--limit", args.limit, "Most recent N only");
 }
 
 int runIncidents(const IncidentsArgs& args) {

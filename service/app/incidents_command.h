@@ -1,5 +1,6 @@
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstddef>
 #include <string>
 
@@ -15,7 +16,7 @@ struct IncidentsArgs {
 /// `wctmon incidents`: lists incidents straight from the store, whether the service runs or not.
 [[nodiscard]] int runIncidents(const IncidentsArgs& args);
 
-/// `wctmon validate-config FILE`: 0 when valid, 1 with one line per problem otherwise.
-[[nodiscard]] int runValidateConfig(const std::string& file);
+/// Declares the `incidents` options on `command`, filling `args`.
+void addIncidentsOptions(CLI::App& command, IncidentsArgs& args);
 
 }  // namespace wctmon::app

@@ -7,9 +7,9 @@
 #include <iostream>
 #include <limits>
 
-#include "app/incidents_command.h"
 #include "app/text_report.h"
 #include "core/analyzer.h"
+#include "core/config.h"
 #include "platform/platform_factory.h"
 #include "rpc/json_writer.h"
 
@@ -68,16 +68,31 @@ int runAnalyze(const AnalyzeArgs& args) {
   return result->deadlocks.empty() ? kExitOk : kExitDeadlock;
 }
 
-/// `wctmon run` is the service binary, wctmond, next to this one: exec keeps the pid, the
-/// foreground and the signals, and the command-line tool does not carry the service's libraries.
-int execService(const std::string& config) {
+/// `wctmon run` and `wctmon incidents` are the service binary, wctmond, next to this one: exec
+/// keeps the pid, the foreground and the signals, and this command-line tool does not carry the
+/// service's libraries (their loading alone would slow every `wctmon analyze`).
+int execService(std::vector<std::string> args) {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto service = (ec ? std::filesystem::path("/usr/bin") : self.parent_path()) / "wctmond";
   const std::string path = service.string();
-  const char* const args[] = {path.c_str(), "--config", config.c_str(), nullptr};
-  ::execv(path.c_str(), const_cast<char* const*>(args));
-  std::cerr << "wctmon: cannot start the service " << path << ": " << std::strerror(errno) << "\n";
+  args.insert(args.begin(), path);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(path.c_str(), argv.data());
+  std::cerr << "wctmon: cannot start " << path << ": " << std::strerror(errno) << "\n";
+  return kExitError;
+}
+
+/// `wctmon validate-config FILE`: 0 when valid, 1 with one line per problem otherwise.
+int runValidateConfig(const std::string& file) {
+  const auto parsed = wctmon::loadConfig(file);
+  if (parsed.config) {
+    std::cout << file << ": OK (" << parsed.config->targets.size() << " target(s))\n";
+    return kExitOk;
+  }
+  for (const auto& e : parsed.errors) std::cerr << file << ": " << e.toString() << "\n";
   return kExitError;
 }
 
@@ -111,13 +126,8 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate-config", "Check a configuration file");
   validate->add_option("file", validate_file, "Configuration file")->required();
 
-  wctmon::app::IncidentsArgs incidents_args;
   auto* incidents = app.add_subcommand("incidents", "List recorded incidents from the store");
-  incidents->add_option("--config,-c", incidents_args.config, "Configuration file")->required();
-  incidents->add_flag("--json", incidents_args.json, "Print the proto3 JSON of an IncidentList");
-  incidents->add_option("--state", incidents_args.state, "open, resolved or all")
-      ->check(CLI::IsMember({"open", "resolved", "all"}));
-  incidents->add_option("--limit", incidents_args.limit, "Most recent N only");
+  incidents->prefix_command();  // its options are wctmond's (see wctmond incidents --help)
 
   try {
     app.parse(argc, argv);
@@ -137,9 +147,13 @@ int main(int argc, char** argv) {
   }
   try {
     if (analyze->parsed()) return runAnalyze(args);
-    if (run->parsed()) return execService(run_config);
-    if (validate->parsed()) return wctmon::app::runValidateConfig(validate_file);
-    if (incidents->parsed()) return wctmon::app::runIncidents(incidents_args);
+    if (run->parsed()) return execService({"--config", run_config});
+    if (validate->parsed()) return runValidateConfig(validate_file);
+    if (incidents->parsed()) {
+      std::vector<std::string> forwarded{"incidents"};
+      for (const auto& extra : incidents->remaining()) forwarded.push_back(extra);
+      return execService(std::move(forwarded));
+    }
   } catch (const std::exception& e) {
     std::cerr << "wctmon: " << e.what() << "\n";
     return kExitError;

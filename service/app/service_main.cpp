@@ -9,6 +9,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "app/incidents_command.h"
 #include "app/logging.h"
 #include "core/monitor.h"
 #include "platform/platform_factory.h"
@@ -177,9 +178,13 @@ int run(const std::string& config_path) {
 int main(int argc, char** argv) {
   CLI::App app{"wctmond: the wctmon monitoring service"};
   std::string config_path;
-  app.add_option("--config,-c", config_path, "Configuration file")->required();
+  app.add_option("--config,-c", config_path, "Configuration file");
+  wctmon::app::IncidentsArgs incidents_args;
+  auto* incidents = app.add_subcommand("incidents", "List recorded incidents from the store");
+  wctmon::app::addIncidentsOptions(*incidents, incidents_args);
   try {
     app.parse(argc, argv);
+    if (!incidents->parsed() && config_path.empty()) throw CLI::RequiredError("--config");
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
@@ -187,6 +192,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
+    if (incidents->parsed()) return wctmon::app::runIncidents(incidents_args);
     return run(config_path);
   } catch (const std::exception& e) {
     std::cerr << "wctmon: " << e.what() << "\n";
