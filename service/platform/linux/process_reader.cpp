@@ -626,17 +626,6 @@ bool ProcessReader::isKernelThread(Pid pid) {
 }
 
 Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
-  return readWith(pid, only, nullptr);
-}
-
-Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
-                                                TaskstatsClient* taskstats) {
-  return readThroughCache(pid, cache, taskstats);
-}
-
-Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only,
-                                              ThreadCache* cache) {
-  if (cache != nullptr) return readThroughCache(pid, *cache, nullptr);
   const auto path = "/proc/" + std::to_string(pid.value);
   UniqueFd proc_fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!proc_fd.valid()) return openError(pid);
@@ -678,8 +667,8 @@ Result<ProcessSample> ProcessReader::readWith(Pid pid, std::span<const Tid> only
   return out;
 }
 
-Result<ProcessSample> ProcessReader::readThroughCache(Pid pid, ThreadCache& cache,
-                                                      TaskstatsClient* taskstats) {
+Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
+                                                TaskstatsClient* taskstats) {
   const bool full = cache.samples_ % ThreadCache::kFullRefreshEvery == 0;
   const bool owners = cache.samples_ % ThreadCache::kOwnersRefreshEvery == 0;
   if (!cache.task_fd_.valid()) {

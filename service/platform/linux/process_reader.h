@@ -105,11 +105,6 @@ class ProcessReader {
   [[nodiscard]] static bool isKernelThread(Pid pid);
 
  private:
-  [[nodiscard]] Result<ProcessSample> readWith(Pid pid, std::span<const Tid> only,
-                                               ThreadCache* cache);
-  [[nodiscard]] Result<ProcessSample> readThroughCache(Pid pid, ThreadCache& cache,
-                                                       TaskstatsClient* taskstats);
-
   SampleContext& context_;
 };
 
