@@ -14,14 +14,7 @@ using testing::SnapshotBuilder;
 using testing::T;
 
 Snapshot abba(std::uint64_t switches_a, std::uint64_t switches_b) {
-  return SnapshotBuilder()
-      .process(10, "demo")
-      .waitsOnThread(11, T(10, 12))
-      .switches(switches_a)
-      .waitsOnThread(12, T(10, 11))
-      .switches(switches_b)
-      .ownerless(13)
-      .build();
+  return testing::abbaSnapshot("demo", switches_a, switches_b);
 }
 
 TEST(Analyzer, ACycleSeenTwiceUnchangedIsConfirmedAndCaptured) {

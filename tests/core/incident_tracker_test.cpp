@@ -33,16 +33,7 @@ ProcessObservation observe(const Snapshot& s, ProcessIdentity process = kProcess
   return o;
 }
 
-Snapshot abba(std::uint64_t switches = 5) {
-  return SnapshotBuilder()
-      .process(10, "server")
-      .waitsOnThread(11, T(10, 12))
-      .switches(switches)
-      .waitsOnThread(12, T(10, 11))
-      .switches(switches)
-      .ownerless(13)
-      .build();
-}
+Snapshot abba() { return testing::abbaSnapshot(); }
 
 Snapshot healthy() {
   return SnapshotBuilder().process(10, "server").running(11).running(12).ownerless(13).build();

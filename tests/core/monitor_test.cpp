@@ -24,15 +24,7 @@ using testing::processInfo;
 using testing::SnapshotBuilder;
 using testing::T;
 
-Snapshot abba() {
-  return SnapshotBuilder()
-      .process(10, "server")
-      .waitsOnThread(11, T(10, 12))
-      .switches(1)
-      .waitsOnThread(12, T(10, 11))
-      .switches(1)
-      .build();
-}
+Snapshot abba() { return testing::abbaSnapshot(); }
 
 Snapshot healthy() {
   return SnapshotBuilder().process(10, "server").running(11).running(12).build();

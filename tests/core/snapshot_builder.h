@@ -76,4 +76,18 @@ class SnapshotBuilder {
 
 inline ThreadRef T(int pid, int tid) { return ThreadRef{Pid{pid}, Tid{tid}}; }
 
+/// Process 10: threads 11 and 12 each wait for a mutex the other holds (with the given run
+/// counts); thread 13 sits in an ownerless wait.
+inline Snapshot abbaSnapshot(std::string name = "server", std::uint64_t switches_a = 1,
+                             std::uint64_t switches_b = 1) {
+  return SnapshotBuilder()
+      .process(10, std::move(name))
+      .waitsOnThread(11, T(10, 12))
+      .switches(switches_a)
+      .waitsOnThread(12, T(10, 11))
+      .switches(switches_b)
+      .ownerless(13)
+      .build();
+}
+
 }  // namespace wctmon::testing
