@@ -5,6 +5,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -30,12 +31,18 @@ std::string fdPath(Pid pid, int fd, const char* dir = "fd") {
   return "/proc/" + std::to_string(pid.value) + "/" + dir + "/" + std::to_string(fd);
 }
 
-std::optional<unsigned> accessMode(Pid pid, int fd) {
+/// Reads fdinfo of one descriptor and hands its text to `parse`.
+template <typename Parse>
+auto readFdinfo(Pid pid, int fd, Parse parse) -> decltype(parse(std::string_view())) {
   std::array<char, 4096> buf{};
   const auto path = fdPath(pid, fd, "fdinfo");
   const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
   if (n <= 0) return std::nullopt;
-  auto flags = parseFdinfoFlags(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+  return parse(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+}
+
+std::optional<unsigned> accessMode(Pid pid, int fd) {
+  const auto flags = readFdinfo(pid, fd, parseFdinfoFlags);
   if (!flags) return std::nullopt;
   return *flags & O_ACCMODE;
 }
@@ -51,6 +58,10 @@ std::string describeRange(const LockEntry& lock) {
 }
 
 }  // namespace
+
+std::optional<std::uint64_t> fdPosition(Pid pid, int fd) {
+  return readFdinfo(pid, fd, parseFdinfoPos);
+}
 
 std::optional<FdTarget> readFdTarget(Pid pid, int fd) {
   const auto path = fdPath(pid, fd);
@@ -229,7 +240,46 @@ std::vector<Pid> FdHolderIndex::lockHolders(const FdTarget& target, const LockEn
   return out;
 }
 
+std::optional<LockRequest> fcntlLockRequest(bool ofd, const FlockArgument& lock,
+                                            std::uint64_t position, std::uint64_t size) {
+  LockRequest out;
+  out.kind = ofd ? "OFDLCK" : "POSIX";
+  out.write = lock.type == F_WRLCK;
+  std::int64_t base = 0;
+  switch (lock.whence) {
+    case SEEK_SET:
+      break;
+    case SEEK_CUR:
+      base = static_cast<std::int64_t>(position);
+      break;
+    case SEEK_END:
+      base = static_cast<std::int64_t>(size);
+      break;
+    default:
+      return std::nullopt;
+  }
+  // As the kernel's flock64_to_posix_lock: a negative length reaches back from the start.
+  std::int64_t start = base + lock.start;
+  if (lock.len > 0) {
+    out.end = static_cast<std::uint64_t>(start + lock.len - 1);
+  } else if (lock.len < 0) {
+    out.end = static_cast<std::uint64_t>(start - 1);
+    start += lock.len;
+  }
+  if (start < 0) return std::nullopt;
+  out.start = static_cast<std::uint64_t>(start);
+  return out;
+}
+
+LockRequest flockRequest(int operation) {
+  LockRequest out;
+  out.kind = "FLOCK";
+  out.write = (operation & LOCK_EX) != 0;
+  return out;
+}
+
 FileLockWait resolveFileLockWait(Pid pid, const FdTarget& target,
+                                 const std::optional<LockRequest>& request,
                                  const std::vector<LockEntry>& locks, FdHolderIndex& index) {
   FileLockWait out;
   out.name = target.link;
@@ -242,6 +292,10 @@ FileLockWait resolveFileLockWait(Pid pid, const FdTarget& target,
     }
     // POSIX and flock requests carry the waiting process; OFD requests carry -1.
     if (waiter.pid != pid.value && waiter.pid != -1) continue;
+    if (request && (waiter.kind != request->kind || waiter.write != request->write ||
+                    waiter.start != request->start || waiter.end != request->end)) {
+      continue;
+    }
     const auto blocker = std::find_if(locks.begin(), locks.end(), [&](const LockEntry& l) {
       return !l.waiter && l.id == waiter.id;
     });

@@ -25,6 +25,9 @@ struct FdTarget {
 /// Reads what fd `fd` of process `pid` refers to; nullopt when it is closed or unreadable.
 [[nodiscard]] std::optional<FdTarget> readFdTarget(Pid pid, int fd);
 
+/// The file offset of fd `fd` of process `pid`, from its fdinfo.
+[[nodiscard]] std::optional<std::uint64_t> fdPosition(Pid pid, int fd);
+
 /// The inode of the socket connected to the Unix socket `inode`, from NETLINK_SOCK_DIAG;
 /// nullopt when `inode` is not a connected Unix socket.
 [[nodiscard]] std::optional<std::uint64_t> unixPeerInode(std::uint64_t inode);
@@ -55,6 +58,33 @@ class FdHolderIndex {
   std::unordered_map<std::string, std::vector<Entry>> by_link_;
 };
 
+/// What a blocked flock/fcntl call asks for, as /proc/locks prints it: the kind (FLOCK, POSIX,
+/// OFDLCK), the type and the absolute byte range.
+struct LockRequest {
+  std::string kind;
+  bool write = false;
+  std::uint64_t start = 0;
+  std::optional<std::uint64_t> end;  // nullopt = EOF
+};
+
+/// The `struct flock` an fcntl lock call passes, as the target's memory holds it (x86-64).
+struct FlockArgument {
+  std::int16_t type = 0;    // F_RDLCK, F_WRLCK, F_UNLCK
+  std::int16_t whence = 0;  // SEEK_SET, SEEK_CUR, SEEK_END
+  std::int64_t start = 0;
+  std::int64_t len = 0;
+};
+
+/// The request of `fcntl(fd, F_SETLKW or F_OFD_SETLKW, &lock)`: `position` is the descriptor's
+/// file offset (for SEEK_CUR), `size` the file's size (for SEEK_END). nullopt when the range is
+/// invalid (the kernel would have refused it).
+[[nodiscard]] std::optional<LockRequest> fcntlLockRequest(bool ofd, const FlockArgument& lock,
+                                                          std::uint64_t position,
+                                                          std::uint64_t size);
+
+/// The request of `flock(fd, operation)`.
+[[nodiscard]] LockRequest flockRequest(int operation);
+
 /// Resolves a blocked flock/fcntl lock request to the processes that hold the conflicting lock.
 struct FileLockWait {
   std::string name;    // "path [start-end]"
@@ -63,8 +93,12 @@ struct FileLockWait {
   bool found = false;  // the request was found in /proc/locks
 };
 
-/// Finds the blocked request of process `pid` on `target` in /proc/locks and its holders.
+/// Finds the blocked request of process `pid` on `target` in /proc/locks and its holders. A
+/// waiter is matched by what it asks for (kind, type, range) as well as by its pid: OFD waiters
+/// all carry pid -1, and threads of one process may wait on different ranges of one file. Without
+/// `request` (its memory was not readable) the first waiter of the process on the file is taken.
 [[nodiscard]] FileLockWait resolveFileLockWait(Pid pid, const FdTarget& target,
+                                               const std::optional<LockRequest>& request,
                                                const std::vector<LockEntry>& locks,
                                                FdHolderIndex& index);
 

@@ -214,11 +214,33 @@ std::vector<LockEntry> parseLocks(std::string_view text) {
   return out;
 }
 
+namespace {
+
+/// The value of a "key:\tvalue" line of an fdinfo file; the key must start a line.
+std::optional<std::string_view> fdinfoValue(std::string_view text, std::string_view key) {
+  for (std::size_t at = 0; at < text.size();) {
+    const auto nl = text.find('\n', at);
+    auto line = text.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at);
+    if (line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':') {
+      line.remove_prefix(key.size() + 1);
+      return nextToken(line);
+    }
+    if (nl == std::string_view::npos) break;
+    at = nl + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<unsigned> parseFdinfoFlags(std::string_view text) {
-  const auto pos = text.find("flags:");
-  if (pos == std::string_view::npos) return std::nullopt;
-  std::string_view rest = text.substr(pos + 6);
-  return parseNumber<unsigned>(nextToken(rest), 8);
+  const auto value = fdinfoValue(text, "flags");
+  return value ? parseNumber<unsigned>(*value, 8) : std::nullopt;
+}
+
+std::optional<std::uint64_t> parseFdinfoPos(std::string_view text) {
+  const auto value = fdinfoValue(text, "pos");
+  return value ? parseNumber<std::uint64_t>(*value, 10) : std::nullopt;
 }
 
 }  // namespace wctmon::linux_platform

@@ -68,6 +68,9 @@ struct LockEntry {
 /// The "flags:" value of an fdinfo file (octal open flags).
 [[nodiscard]] std::optional<unsigned> parseFdinfoFlags(std::string_view text);
 
+/// The "pos:" value of an fdinfo file (the file offset).
+[[nodiscard]] std::optional<std::uint64_t> parseFdinfoPos(std::string_view text);
+
 /// The integer value of a "Key:\tvalue" line of a /proc status file ("Tgid", "TracerPid").
 [[nodiscard]] std::optional<std::int64_t> parseStatusField(std::string_view status,
                                                            std::string_view key);

@@ -373,10 +373,13 @@ class WaitResolver {
       case SYS_waitid:
         return processWait(static_cast<std::int32_t>(a[1]), static_cast<int>(a[0]));
       case SYS_flock:
-        return fileLock(static_cast<int>(a[0]));
+        return fileLock(static_cast<int>(a[0]), flockRequest(static_cast<int>(a[1])));
       case SYS_fcntl: {
         const auto cmd = static_cast<int>(a[1]);
-        if (cmd == kFSetLkw || cmd == kFOfdSetLkw) return fileLock(static_cast<int>(a[0]));
+        if (cmd == kFSetLkw || cmd == kFOfdSetLkw) {
+          const int fd = static_cast<int>(a[0]);
+          return fileLock(fd, fcntlRequest(fd, cmd == kFOfdSetLkw, a[2]));
+        }
         break;
       }
       case SYS_read:
@@ -472,7 +475,32 @@ class WaitResolver {
     return w;
   }
 
-  WaitObject fileLock(int fd) {
+  /// What `fcntl(fd, cmd, lock)` asks for, from the `struct flock` in the target's memory.
+  std::optional<LockRequest> fcntlRequest(int fd, bool ofd, std::uint64_t lock_addr) {
+    struct {
+      std::int16_t type;
+      std::int16_t whence;
+      std::int64_t start;
+      std::int64_t len;
+      std::int32_t pid;
+    } raw{};
+    static_assert(sizeof(raw) == 32, "struct flock of x86-64");
+    std::array<std::byte, sizeof(raw)> bytes{};
+    if (readMemory(pid_, lock_addr, bytes) != MemoryAccess::kOk) return std::nullopt;
+    std::memcpy(&raw, bytes.data(), sizeof(raw));
+    std::uint64_t position = 0;
+    std::uint64_t size = 0;
+    if (raw.whence == SEEK_CUR) position = fdPosition(pid_, fd).value_or(0);
+    if (raw.whence == SEEK_END) {
+      struct stat st {};
+      const auto path = "/proc/" + std::to_string(pid_.value) + "/fd/" + std::to_string(fd);
+      if (::stat(path.c_str(), &st) == 0) size = static_cast<std::uint64_t>(st.st_size);
+    }
+    return fcntlLockRequest(ofd, FlockArgument{raw.type, raw.whence, raw.start, raw.len}, position,
+                            size);
+  }
+
+  WaitObject fileLock(int fd, const std::optional<LockRequest>& request) {
     WaitObject w;
     w.type = ObjectType::kFileLock;
     auto target = readFdTarget(pid_, fd);
@@ -482,7 +510,7 @@ class WaitResolver {
       return w;
     }
     w.key = target->inode;
-    auto resolved = resolveFileLockWait(pid_, *target, context_.locks(), context_.fds());
+    auto resolved = resolveFileLockWait(pid_, *target, request, context_.locks(), context_.fds());
     w.name = resolved.name;
     w.detail = resolved.found ? resolved.detail : "the blocked request is not in /proc/locks";
     w.owner_processes = std::move(resolved.holders);
