@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <unordered_map>
 
 namespace wctmon {
@@ -62,36 +63,58 @@ AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roo
   AnalysisResult result;
   result.sampled_at = std::chrono::system_clock::now();
   const GraphOptions graph_options{.max_nodes = options.max_nodes,
+                                   .timed_wait_bound = options.timed_wait_bound,
                                    .out_of_proc = options.out_of_proc,
                                    .chain_filter = options.chain_filter};
 
   // Reads of different threads are not simultaneous, so a cycle seen once may be an artefact of
   // threads moving between reads. A cycle counts only when a second read finds every thread in
-  // it in the same wait, on the same owners, without having been scheduled in between.
+  // it in the same wait, on the same owners, without having been scheduled in between. Each
+  // cycle is confirmed on its own: one that keeps changing does not discard the others.
   GraphAnalysis graph = analyzeWaitGraph(snapshot, roots, graph_options);
-  bool confirmed = graph.deadlocks.empty();
-  for (int attempt = 0; attempt < options.confirm_attempts && !confirmed; ++attempt) {
-    const auto suspects = cycleThreads(graph.deadlocks);
-    const auto fresh = source_.resample(suspects);
-    bool changed = false;
-    for (const auto& sample : fresh) {
+  std::set<std::vector<ThreadRef>> confirmed;
+  const auto unconfirmed = [&] {
+    std::vector<const Deadlock*> out;
+    for (const auto& d : graph.deadlocks) {
+      if (!confirmed.contains(d.threads)) out.push_back(&d);
+    }
+    return out;
+  };
+  for (int attempt = 0; attempt < options.confirm_attempts; ++attempt) {
+    const auto pending = unconfirmed();
+    if (pending.empty()) break;
+    std::vector<ThreadRef> suspects;
+    for (const auto* d : pending)
+      suspects.insert(suspects.end(), d->threads.begin(), d->threads.end());
+    std::sort(suspects.begin(), suspects.end());
+    suspects.erase(std::unique(suspects.begin(), suspects.end()), suspects.end());
+    std::set<ThreadRef> changed;
+    for (const auto& sample : source_.resample(suspects)) {
       ThreadSample* old = findThread(snapshot, sample.id);
-      if (old == nullptr) continue;
-      if (!sameBlockedWait(*old, sample)) {
-        changed = true;
-        *old = sample;
+      if (old == nullptr || sameBlockedWait(*old, sample)) continue;
+      changed.insert(sample.id);
+      *old = sample;
+    }
+    for (const auto* d : pending) {
+      if (std::none_of(d->threads.begin(), d->threads.end(),
+                       [&](const ThreadRef& t) { return changed.contains(t); })) {
+        confirmed.insert(d->threads);
       }
     }
-    if (!changed) {
-      confirmed = true;
-      break;
-    }
-    graph = analyzeWaitGraph(snapshot, roots, graph_options);
-    confirmed = graph.deadlocks.empty();
+    if (!changed.empty()) graph = analyzeWaitGraph(snapshot, roots, graph_options);
   }
-  if (!confirmed) {
-    result.warnings.push_back("a cycle was seen but kept changing between reads; not reported");
-    graph.deadlocks.clear();
+  const auto dropped = std::erase_if(
+      graph.deadlocks, [&](const Deadlock& d) { return !confirmed.contains(d.threads); });
+  if (dropped > 0) {
+    result.warnings.push_back(
+        "a cycle was seen but kept changing between reads; not reported as a deadlock");
+    // Every cycle mark is a deadlock: a chain into a cycle that was not confirmed is not one.
+    std::set<ThreadRef> in_deadlocks;
+    for (const auto& d : graph.deadlocks) in_deadlocks.insert(d.threads.begin(), d.threads.end());
+    for (auto& chain : graph.chains) {
+      if (chain.is_cycle && !in_deadlocks.contains(chain.nodes.back().thread))
+        chain.is_cycle = false;
+    }
   }
 
   if (options.capture && inspector_ != nullptr && !graph.deadlocks.empty()) {

@@ -14,6 +14,9 @@ namespace wctmon {
 struct AnalyzeOptions {
   std::uint32_t max_nodes = kDefaultMaxNodes;
   bool out_of_proc = false;
+  /// A timed wait closes a cycle only when it has more than this left (the service passes the
+  /// target's hang threshold).
+  std::chrono::milliseconds timed_wait_bound = kDefaultTimedWaitBound;
   /// Capture register contexts and stacks of the threads in each confirmed cycle.
   bool capture = false;
   /// How many re-reads a cycle may take to be confirmed before it is dropped as unconfirmed.

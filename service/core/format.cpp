@@ -24,4 +24,22 @@ std::string threadList(const std::vector<ThreadRef>& threads) {
   return out;
 }
 
+std::string countOf(std::size_t n, std::string_view noun) {
+  std::string out = std::to_string(n) + " ";
+  out += noun;
+  if (n != 1) out += noun.ends_with('s') ? "es" : "s";
+  return out;
+}
+
+std::string durationText(std::chrono::milliseconds d) {
+  const auto ms = d.count() < 0 ? 0 : d.count();
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  const auto s = ms / 1000;
+  const auto two = [](long long v) { return (v < 10 ? "0" : "") + std::to_string(v); };
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m" + two(s % 60) + "s";
+  if (s < 86400) return std::to_string(s / 3600) + "h" + two(s / 60 % 60) + "m";
+  return std::to_string(s / 86400) + "d" + two(s / 3600 % 24) + "h";
+}
+
 }  // namespace wctmon

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ids.h"
@@ -16,5 +18,11 @@ namespace wctmon {
 
 /// Threads as a compact list: "pid:tid pid:tid" (alert fields, the store).
 [[nodiscard]] std::string threadList(const std::vector<ThreadRef>& threads);
+
+/// A count with its noun in English: "1 thread", "3 threads".
+[[nodiscard]] std::string countOf(std::size_t n, std::string_view noun);
+
+/// A duration as people read it: "850ms", "12s", "2m13s", "3h05m", "2d04h".
+[[nodiscard]] std::string durationText(std::chrono::milliseconds d);
 
 }  // namespace wctmon

@@ -73,6 +73,10 @@ struct Snapshot {
   std::vector<std::string> warnings;
 };
 
+/// True when two reads show the same object with the same owners; the time a timed wait has
+/// left is not compared (it shrinks between reads).
+[[nodiscard]] bool sameWaitObject(const WaitObject& a, const WaitObject& b);
+
 /// True when two reads of a thread show the same wait on the same owners with no progress between.
 [[nodiscard]] bool sameBlockedWait(const ThreadSample& before, const ThreadSample& after);
 

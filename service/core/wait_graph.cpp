@@ -1,9 +1,14 @@
 #include "core/wait_graph.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
+#include <map>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "core/format.h"
 
 namespace wctmon {
 namespace {
@@ -11,7 +16,8 @@ namespace {
 /// Read-only lookups over a snapshot.
 class SnapshotIndex {
  public:
-  explicit SnapshotIndex(const Snapshot& snapshot) {
+  SnapshotIndex(const Snapshot& snapshot, std::chrono::milliseconds timed_wait_bound)
+      : timed_wait_bound_(timed_wait_bound) {
     for (const auto& process : snapshot.processes) {
       processes_.emplace(process.pid, &process);
       for (const auto& thread : process.threads) threads_.emplace(thread.id, &thread);
@@ -32,7 +38,8 @@ class SnapshotIndex {
   /// snapshot (and so may well make progress).
   [[nodiscard]] std::optional<std::vector<ThreadRef>> releasers(const ThreadSample& sample) const {
     if (sample.status != ObjectStatus::kBlocked || !sample.wait ||
-        sample.wait->status != ObjectStatus::kOwned) {
+        sample.wait->status != ObjectStatus::kOwned || isStopped(sample) ||
+        (sample.wait->timeout && *sample.wait->timeout <= timed_wait_bound_)) {
       return std::nullopt;
     }
     std::vector<ThreadRef> out;
@@ -53,7 +60,12 @@ class SnapshotIndex {
 
   [[nodiscard]] const auto& threads() const { return threads_; }
 
+  [[nodiscard]] static bool isStopped(const ThreadSample& sample) {
+    return sample.state == RunState::kStopped || sample.state == RunState::kTraced;
+  }
+
  private:
+  std::chrono::milliseconds timed_wait_bound_;
   std::unordered_map<ThreadRef, const ThreadSample*> threads_;
   std::unordered_map<Pid, const ProcessSample*> processes_;
 };
@@ -221,26 +233,59 @@ WaitNode objectNode(const WaitObject& wait) {
   return node;
 }
 
-/// The thread a chain continues with: a stuck owner first (it explains the hang), then the
-/// lowest thread id, so output is stable.
+/// The thread a chain continues with. A lock's owner thread, always. Of the threads of the
+/// processes that hold a pipe, socket or file lock, only a stuck one: it explains the hang, and
+/// any other would be an arbitrary pick (often the waiter itself). A holder process outside the
+/// snapshot (not followed) is named by a placeholder of its main thread.
 std::optional<ThreadRef> nextOwner(const WaitObject& wait, const SnapshotIndex& index,
                                    const Edges& stuck) {
   if (wait.status != ObjectStatus::kOwned) return std::nullopt;
-  std::vector<ThreadRef> candidates = wait.owner_threads;
+  if (!wait.owner_threads.empty())
+    return *std::min_element(wait.owner_threads.begin(), wait.owner_threads.end());
+  std::optional<ThreadRef> stuck_owner;
+  std::optional<ThreadRef> foreign;
   for (const auto pid : wait.owner_processes) {
     const auto* process = index.process(pid);
     if (process == nullptr || process->threads.empty()) {
-      candidates.push_back(ThreadRef{pid, Tid{pid.value}});
+      const ThreadRef placeholder{pid, Tid{pid.value}};
+      if (!foreign || placeholder < *foreign) foreign = placeholder;
       continue;
     }
-    for (const auto& t : process->threads) candidates.push_back(t.id);
+    for (const auto& t : process->threads) {
+      if (stuck.contains(t.id) && (!stuck_owner || t.id < *stuck_owner)) stuck_owner = t.id;
+    }
   }
-  if (candidates.empty()) return std::nullopt;
-  std::sort(candidates.begin(), candidates.end());
-  for (const auto& c : candidates) {
-    if (stuck.contains(c)) return c;
+  return stuck_owner ? stuck_owner : foreign;
+}
+
+/// What a thread does, in a word or two: "running", "blocked on Pipe", "stopped".
+std::string threadStateText(const ThreadSample& t) {
+  if (SnapshotIndex::isStopped(t)) return "stopped";
+  if (t.status == ObjectStatus::kBlocked && t.wait) {
+    return std::string("blocked on ") + toString(t.wait->type);
   }
-  return candidates.front();
+  std::string out = toString(t.status);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// "holder 1234 (cat): 1 thread, running" for each process that holds a wait's object.
+std::string holderStates(const WaitObject& wait, const SnapshotIndex& index) {
+  std::string out;
+  for (const auto pid : wait.owner_processes) {
+    const auto* process = index.process(pid);
+    if (process == nullptr) continue;
+    out += out.empty() ? "holder " : "; holder ";
+    out += std::to_string(pid.value) + " (" + process->name +
+           "): " + countOf(process->threads.size(), "thread");
+    std::map<std::string, std::size_t> states;
+    for (const auto& t : process->threads) ++states[threadStateText(t)];
+    for (const auto& [state, n] : states) {
+      out += ", ";
+      out += process->threads.size() == 1 ? state : std::to_string(n) + " " + state;
+    }
+  }
+  return out;
 }
 
 /// Builds chains. Each chain is walked only up to the node limit; the length of the whole chain
@@ -270,13 +315,23 @@ class ChainBuilder {
       if (!isWaiting(*sample) || chain.nodes.size() >= options_.max_nodes) break;
       chain.nodes.push_back(objectNode(*sample->wait));
       auto next = successor(cur);
+      if (!sample->wait->owner_processes.empty() &&
+          (!next || isForeign(*next, start) || index_.thread(*next) == nullptr)) {
+        // The chain ends at an object held by processes: say what their threads do.
+        auto holders = holderStates(*sample->wait, index_);
+        if (!holders.empty()) {
+          auto& detail = chain.nodes.back().detail;
+          detail += detail.empty() ? holders : "; " + holders;
+        }
+      }
       if (!next) break;
       cur = *next;
     }
     const Extent whole = extent(start);
     chain.node_count = whole.nodes;
     chain.truncated = whole.nodes > chain.nodes.size();
-    chain.is_cycle = whole.cycle;
+    // A cut chain does not show its loop: it says truncated, not cycle.
+    chain.is_cycle = whole.cycle && !chain.truncated;
     return chain;
   }
 
@@ -327,9 +382,10 @@ class ChainBuilder {
         break;
       }
       if (auto it = position.find(cur); it != position.end()) {
-        // A cycle of L threads: each of its threads starts a chain of 2L + 1 nodes.
+        // A cycle of L threads: each of its threads starts a chain of 2L + 1 nodes. Only a loop
+        // of stuck threads is a cycle; one closed by a timed wait is a loop that will open.
         const auto cycle = static_cast<std::uint32_t>(path.size() - it->second);
-        tail = {2 * cycle + 1, true};
+        tail = {2 * cycle + 1, stuck_.contains(cur)};
         for (std::size_t i = it->second; i < path.size(); ++i) extents_[path[i]] = tail;
         path.resize(it->second);
         break;
@@ -362,7 +418,7 @@ class ChainBuilder {
 
 GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> roots,
                                const GraphOptions& options) {
-  const SnapshotIndex index(snapshot);
+  const SnapshotIndex index(snapshot, options.timed_wait_bound);
   const Edges stuck = stuckEdges(index);
   const std::unordered_set<Pid> root_set(roots.begin(), roots.end());
 

@@ -87,11 +87,19 @@ bool Deadlock::crossProcess() const {
                      [&](const ThreadRef& t) { return t.pid != threads.front().pid; });
 }
 
+bool sameWaitObject(const WaitObject& a, const WaitObject& b) {
+  // The time left of a timed wait shrinks between reads of the same wait: it is not compared.
+  return a.type == b.type && a.status == b.status && a.key == b.key && a.name == b.name &&
+         a.owner_threads == b.owner_threads && a.owner_processes == b.owner_processes &&
+         a.timeout.has_value() == b.timeout.has_value();
+}
+
 bool sameBlockedWait(const ThreadSample& before, const ThreadSample& after) {
   return before.id == after.id && before.status == ObjectStatus::kBlocked &&
          after.status == ObjectStatus::kBlocked && before.state == after.state &&
          before.context_switches.has_value() && before.context_switches == after.context_switches &&
-         before.wait == after.wait;
+         before.wait.has_value() == after.wait.has_value() &&
+         (!before.wait || sameWaitObject(*before.wait, *after.wait));
 }
 
 }  // namespace wctmon

@@ -244,13 +244,19 @@ class WaitResolver {
     for (auto& raw : threads) {
       if (!raw.sample.wait) continue;
       if (raw.sample.state == RunState::kSleeping) raw.sample.wait->alertable = true;
-      // A stopped thread keeps its system call: once continued it goes back to the same wait,
-      // so the wait is what it waits on, and the stop is said alongside.
+      // A stopped thread waits for SIGCONT (or its tracer), not for the object of the system
+      // call it was in: once continued it may find the pipe drained or the lock free. Its chain
+      // ends here, as a hang that SIGCONT ends, and the call it was in is said alongside.
       if ((raw.sample.state == RunState::kStopped || raw.sample.state == RunState::kTraced) &&
           raw.sample.wait->type != ObjectType::kKernelWait) {
-        raw.sample.wait->detail += raw.sample.state == RunState::kStopped
-                                       ? "; the thread is stopped (SIGSTOP)"
-                                       : "; the thread is stopped by a tracer";
+        const auto& was = *raw.sample.wait;
+        const bool job_control = raw.sample.state == RunState::kStopped;
+        auto stopped = noOwner(ObjectType::kKernelWait, job_control ? "stopped" : "tracing stop",
+                               std::string(job_control ? "stopped by a signal; SIGCONT resumes it"
+                                                       : "stopped by a tracer") +
+                                   "; it was in: " + toString(was.type) + " " + was.name);
+        stopped.key = was.key;
+        raw.sample.wait = std::move(stopped);
       }
     }
   }
@@ -359,8 +365,9 @@ class WaitResolver {
         sc.kind != SyscallState::Kind::kInSyscall) {
       return noOwner(ObjectType::kKernelWait,
                      raw.sample.state == RunState::kStopped ? "stopped" : "tracing stop",
-                     raw.sample.state == RunState::kStopped ? "stopped by a signal (job control)"
-                                                            : "stopped by a tracer");
+                     raw.sample.state == RunState::kStopped
+                         ? "stopped by a signal; SIGCONT resumes it"
+                         : "stopped by a tracer");
     }
     if (sc.kind == SyscallState::Kind::kNotInSyscall) {
       return noOwner(ObjectType::kKernelWait, raw.wchan.empty() ? "kernel" : raw.wchan,
