@@ -324,7 +324,7 @@ std::vector<ObjectType> defaultIgnoredWaits() {
 std::string waitTypeKey(ObjectType type) { return snakeCase(toString(type)); }
 
 std::optional<ObjectType> waitTypeFromKey(std::string_view key) {
-  for (int i = 0; i <= static_cast<int>(ObjectType::kSignalWait); ++i) {
+  for (int i = 0; i <= static_cast<int>(kLastObjectType); ++i) {
     const auto type = static_cast<ObjectType>(i);
     if (waitTypeKey(type) == key) return type;
   }

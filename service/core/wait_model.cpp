@@ -52,6 +52,8 @@ const char* toString(ObjectType type) {
       return "Poll";
     case ObjectType::kSignalWait:
       return "SignalWait";
+    case ObjectType::kFifoOpen:
+      return "FifoOpen";
   }
   return "Unknown";
 }

@@ -34,7 +34,12 @@ enum class ObjectType {
   kEventfd,
   kPoll,
   kSignalWait,
+  /// Opening a FIFO, waiting for the other end to be opened.
+  kFifoOpen,
 };
+
+/// The last object type: loops over every type end here.
+inline constexpr ObjectType kLastObjectType = ObjectType::kFifoOpen;
 
 /// The state of a node, as WCT_OBJECT_STATUS.
 enum class ObjectStatus {

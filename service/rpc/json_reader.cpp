@@ -38,8 +38,8 @@ ThreadRef threadRef(const json& j) {
 
 WaitNode node(const json& j) {
   WaitNode n;
-  n.type = enumFromName<ObjectType, ObjectType::kSignalWait>(j.value("object_type", ""),
-                                                             ObjectType::kUnknown);
+  n.type =
+      enumFromName<ObjectType, kLastObjectType>(j.value("object_type", ""), ObjectType::kUnknown);
   n.status = enumFromName<ObjectStatus, ObjectStatus::kError>(j.value("status", ""),
                                                               ObjectStatus::kUnknown);
   n.thread = threadRef(j);

@@ -375,7 +375,7 @@ void writeAnalysis(Json& j, const AnalysisResult& result) {
 }  // namespace
 
 const std::string& protoName(ObjectType type) {
-  return enumName<ObjectType, ObjectType::kSignalWait>(type, "OBJECT_TYPE_");
+  return enumName<ObjectType, kLastObjectType>(type, "OBJECT_TYPE_");
 }
 
 const std::string& protoName(ObjectStatus status) {

@@ -116,6 +116,8 @@ v1::ObjectType toProto(ObjectType type) {
       return v1::OBJECT_TYPE_POLL;
     case ObjectType::kSignalWait:
       return v1::OBJECT_TYPE_SIGNAL_WAIT;
+    case ObjectType::kFifoOpen:
+      return v1::OBJECT_TYPE_FIFO_OPEN;
   }
   return v1::OBJECT_TYPE_UNKNOWN;
 }

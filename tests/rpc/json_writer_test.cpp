@@ -111,7 +111,7 @@ TEST(JsonWriter, EmptyResultStillHasEveryTopLevelField) {
 }
 
 TEST(JsonWriter, EnumNamesAreTheProtoEnumValueNames) {
-  for (int i = 0; i <= static_cast<int>(ObjectType::kSignalWait); ++i) {
+  for (int i = 0; i <= static_cast<int>(kLastObjectType); ++i) {
     const auto type = static_cast<ObjectType>(i);
     EXPECT_EQ(protoName(type), v1::ObjectType_Name(toProto(type)));
   }

@@ -141,10 +141,8 @@ std::optional<FutexDecode> asMutex(const Window& w, std::uint32_t op, std::uint3
   if (owner <= 0) return std::nullopt;
   if (robust && owner != lock_owner) return std::nullopt;
   out.owner_tid = owner;
-  if (!is_live(owner, pshared)) {
-    out.owner_gone = true;
-    out.detail += ", owner thread " + std::to_string(owner) + " has exited";
-  }
+  // Who the missing owner was (exited, or a thread of another process) is the caller's to say.
+  if (!is_live(owner, pshared)) out.owner_gone = true;
   return out;
 }
 
@@ -162,8 +160,10 @@ bool rwlockLayoutOk(const Window& w, std::ptrdiff_t base, std::uint32_t op) {
   return ((op & kFutexPrivateFlag) != 0) == (shared == 0);
 }
 
+/// What holds a rwlock. `queued_writer`: the waiter sleeps on __writers_futex, behind another
+/// writer that took the writers' turn (and may itself wait for readers).
 std::optional<FutexDecode> rwlockOwner(const Window& w, std::ptrdiff_t base,
-                                       const TidValidator& is_live, bool writer_required) {
+                                       const TidValidator& is_live, bool queued_writer) {
   const auto readers = w.at<std::uint32_t>(base + kRwReaders);
   const auto writer = w.at<std::int32_t>(base + kRwCurWriter);
   const bool shared = w.at<std::int32_t>(base + kRwShared) != 0;
@@ -177,7 +177,18 @@ std::optional<FutexDecode> rwlockOwner(const Window& w, std::ptrdiff_t base,
     out.detail = "pthread_rwlock held for writing";
     return out;
   }
-  if (writer_required) return std::nullopt;
+  if (queued_writer) {
+    // The writer ahead is not recorded until it has the lock (__cur_writer); what is known is
+    // that it waits, and for how many readers.
+    out.kind = FutexWaitKind::kRwLockRead;
+    out.readers = (readers & kRwWrphase) == 0 ? readers >> kRwReaderShift : 0;
+    out.detail = "pthread_rwlock wanted for writing, behind another writer";
+    if (out.readers > 0) {
+      out.detail += " that waits for " + std::to_string(out.readers) + " reader(s) to unlock it";
+    }
+    out.detail += "; readers and queued writers are not recorded, owner unknown";
+    return out;
+  }
   if ((readers & kRwWrphase) == 0 && writer == 0 && (readers >> kRwReaderShift) > 0) {
     out.kind = FutexWaitKind::kRwLockRead;
     out.readers = readers >> kRwReaderShift;
@@ -191,7 +202,8 @@ std::optional<FutexDecode> rwlockOwner(const Window& w, std::ptrdiff_t base,
 std::optional<FutexDecode> asRwLock(const Window& w, std::uint32_t op,
                                     const TidValidator& is_live) {
   // Writers waiting for another writer sleep on __writers_futex.
-  if (rwlockLayoutOk(w, -static_cast<std::ptrdiff_t>(kRwWritersFutex), op)) {
+  if (rwlockLayoutOk(w, -static_cast<std::ptrdiff_t>(kRwWritersFutex), op) &&
+      w.at<std::uint32_t>(0) != 0) {
     if (auto d = rwlockOwner(w, -static_cast<std::ptrdiff_t>(kRwWritersFutex), is_live, true)) {
       return d;
     }

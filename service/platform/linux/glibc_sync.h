@@ -39,7 +39,8 @@ struct FutexDecode {
   std::int32_t owner_tid = 0;
   /// Where the lock object starts relative to the futex word (a rwlock's word is inside it).
   std::int64_t object_offset = 0;
-  /// The owner id no longer names a live thread (robust owner-died, or owner exited holding it).
+  /// The owner id no longer names a live thread that could unlock it (robust owner-died, an owner
+  /// that exited holding it, or, for a private lock, a thread outside the process).
   bool owner_gone = false;
   bool process_shared = false;
   std::uint32_t readers = 0;

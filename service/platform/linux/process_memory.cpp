@@ -88,4 +88,24 @@ MemoryAccess readMemory(Pid pid, std::uint64_t addr, std::span<std::byte> out) {
   return static_cast<std::size_t>(n) == out.size() ? MemoryAccess::kOk : MemoryAccess::kFault;
 }
 
+std::optional<std::string> readString(Pid pid, std::uint64_t addr, std::size_t max) {
+  // Page by page: a string near the end of a mapping must not fail for the bytes past it.
+  constexpr std::uint64_t kPage = 4096;
+  std::string out;
+  while (out.size() < max) {
+    const auto chunk = std::min<std::uint64_t>(kPage - addr % kPage, max - out.size());
+    std::string part(chunk, '\0');
+    if (readMemory(pid, addr, std::as_writable_bytes(std::span(part))) != MemoryAccess::kOk) {
+      return std::nullopt;
+    }
+    if (const auto nul = part.find('\0'); nul != std::string::npos) {
+      out.append(part, 0, nul);
+      return out;
+    }
+    out += part;
+    addr += chunk;
+  }
+  return std::nullopt;
+}
+
 }  // namespace wctmon::linux_platform

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/ids.h"
@@ -20,5 +21,10 @@ enum class MemoryAccess { kOk, kDenied, kGone, kFault };
 
 /// Reads `size` bytes at `addr` of process `pid`.
 [[nodiscard]] MemoryAccess readMemory(Pid pid, std::uint64_t addr, std::span<std::byte> out);
+
+/// Reads the NUL-terminated string at `addr` of process `pid`, at most `max` bytes; nullopt
+/// when it cannot be read or has no end within `max`.
+[[nodiscard]] std::optional<std::string> readString(Pid pid, std::uint64_t addr,
+                                                    std::size_t max = 4096);
 
 }  // namespace wctmon::linux_platform

@@ -213,14 +213,22 @@ std::vector<Pid> childrenOf(int task_fd, const std::vector<std::int32_t>& tids) 
   return out;
 }
 
-std::optional<std::int32_t> processGroup(Pid pid) {
+std::optional<StatFields> processStat(Pid pid) {
   std::array<char, 1024> buf{};
   const auto path = "/proc/" + std::to_string(pid.value) + "/stat";
   const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
   if (n <= 0) return std::nullopt;
-  auto stat = parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-  if (!stat) return std::nullopt;
-  return stat->pgrp;
+  return parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+}
+
+std::optional<std::int32_t> processGroup(Pid pid) {
+  auto stat = processStat(pid);
+  return stat ? std::optional(stat->pgrp) : std::nullopt;
+}
+
+std::optional<Pid> parentOf(Pid pid) {
+  auto stat = processStat(pid);
+  return stat ? std::optional(Pid{stat->ppid}) : std::nullopt;
 }
 
 /// Resolves the waits of the threads of one process.
@@ -271,6 +279,22 @@ class WaitResolver {
     if (tasks_.contains(tid)) return ThreadRef{pid_, Tid{tid}};
     const auto owner_pid = context_.processOfThread(tid);
     return ThreadRef{owner_pid.value_or(Pid{tid}), Tid{tid}};
+  }
+
+  /// Why a private lock's owner cannot unlock it: gone, or a thread of another process, which
+  /// is what a child that forked while another thread held the lock sees.
+  std::string missingOwner(std::int32_t owner_tid) {
+    const auto owner_pid = context_.processOfThread(owner_tid);
+    const auto tid = std::to_string(owner_tid);
+    if (!owner_pid || *owner_pid == pid_) return ", owner thread " + tid + " has exited";
+    const auto where = std::to_string(owner_pid->value);
+    if (parentOf(pid_) == *owner_pid) {
+      return ", inherited locked through fork(): its owner, thread " + tid +
+             ", lives in the parent process " + where +
+             ", not in this one, so nothing here can unlock it";
+    }
+    return ", owner thread " + tid + " is not in this process (it is a thread of process " + where +
+           "), so nothing here can unlock it";
   }
 
   void resolveFutexes(const std::vector<RawThread*>& waiters) {
@@ -339,6 +363,9 @@ class WaitResolver {
         w.status = ObjectStatus::kUnknown;
       } else if (decoded.owner_gone) {
         w.status = ObjectStatus::kAbandoned;
+        if (decoded.owner_tid > 0 && decoded.kind == FutexWaitKind::kMutex) {
+          w.detail += missingOwner(decoded.owner_tid);
+        }
       } else {
         w.status = ObjectStatus::kOwned;
         w.owner_threads.push_back(ownerRef(decoded.owner_tid));
@@ -436,6 +463,10 @@ class WaitResolver {
         }
         return w;
       }
+      case SYS_open:
+        return openWait(AT_FDCWD, a[0], static_cast<int>(a[1]));
+      case SYS_openat:
+        return openWait(static_cast<int>(a[0]), a[1], static_cast<int>(a[2]));
       case SYS_pause:
       case SYS_rt_sigsuspend:
       case SYS_rt_sigtimedwait:
@@ -447,6 +478,31 @@ class WaitResolver {
     }
     return noOwner(ObjectType::kUnknown, "syscall " + std::to_string(sc.number),
                    "blocked in a system call wctmon does not model");
+  }
+
+  /// A thread blocked in open(): a FIFO waits there for its other end to be opened; anything
+  /// else (a device, a network file system) is a wait wctmon does not model.
+  WaitObject openWait(int dirfd, std::uint64_t path_addr, int flags) {
+    auto path = readString(pid_, path_addr);
+    if (!path) {
+      return noOwner(ObjectType::kUnknown, "open", "blocked in open(); the path is not readable");
+    }
+    // The path as the kernel resolves it, seen from here through the target's own root, cwd
+    // or directory descriptor.
+    std::string base = "/proc/" + std::to_string(pid_.value);
+    std::string full = path->starts_with('/') ? base + "/root" + *path
+                       : dirfd == AT_FDCWD    ? base + "/cwd/" + *path
+                                              : base + "/fd/" + std::to_string(dirfd) + "/" + *path;
+    struct stat st {};
+    if (::stat(full.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) {
+      return noOwner(ObjectType::kUnknown, *path, "blocked in open()");
+    }
+    const bool reading = (flags & O_ACCMODE) == O_RDONLY;
+    auto w = noOwner(ObjectType::kFifoOpen, *path,
+                     reading ? "opening a FIFO for reading: waits until a writer opens it"
+                             : "opening a FIFO for writing: waits until a reader opens it");
+    w.key = static_cast<std::uint64_t>(st.st_ino);
+    return w;
   }
 
   std::string fdName(int fd) {
