@@ -113,10 +113,20 @@ struct StackFrame {
   std::string function;  // demangled; empty when unknown
   std::string module;
   std::uint64_t offset = 0;  // pc - function start
+  /// Found by scanning the stack for return addresses, not by unwinding: likely, not certain.
+  bool scanned = false;
   friend bool operator==(const StackFrame&, const StackFrame&) = default;
 };
 
-/// Evidence taken from one thread while it was briefly stopped.
+/// How a thread's evidence was taken.
+enum class CaptureMethod {
+  /// Stopped briefly (ptrace, SuspendThread): every register.
+  kStopped,
+  /// Read without stopping, because a stop would change what the thread's wait returns.
+  kNotStopped,
+};
+
+/// Evidence taken from one thread: its registers and stack.
 struct ThreadCapture {
   ThreadRef thread;
   bool captured = false;
@@ -126,6 +136,9 @@ struct ThreadCapture {
   std::vector<StackFrame> frames;
   std::chrono::nanoseconds stop_time{0};
   std::int32_t tracer_pid = 0;
+  CaptureMethod method = CaptureMethod::kStopped;
+  /// Why the thread was not stopped, and what that capture could not take.
+  std::string note;
   friend bool operator==(const ThreadCapture&, const ThreadCapture&) = default;
 };
 

@@ -45,8 +45,8 @@ WaitNode node(const json& j) {
   n.thread = threadRef(j);
   n.thread_name = j.value("thread_name", "");
   n.process_name = j.value("process_name", "");
-  if (const auto wait = unsigned64(j, "wait_time_ms"); wait > 0) {
-    n.wait_time = std::chrono::milliseconds(wait);
+  if (j.contains("wait_time_ms")) {
+    n.wait_time = std::chrono::milliseconds(unsigned64(j, "wait_time_ms"));
   }
   if (j.contains("context_switches")) n.context_switches = unsigned64(j, "context_switches");
   n.name = j.value("name", "");
@@ -92,10 +92,15 @@ Result<std::vector<ThreadCapture>> capturesFromJson(std::string_view text) {
       }
       for (const auto& f : c.value("frames", json::array())) {
         capture.frames.push_back(StackFrame{unsigned64(f, "pc"), f.value("function", ""),
-                                            f.value("module", ""), unsigned64(f, "offset")});
+                                            f.value("module", ""), unsigned64(f, "offset"),
+                                            f.value("scanned", false)});
       }
       capture.stop_time = std::chrono::nanoseconds(unsigned64(c, "stop_time_ns"));
       capture.tracer_pid = c.value("tracer_pid", 0);
+      capture.method = c.value("method", "") == "CAPTURE_METHOD_NOT_STOPPED"
+                           ? CaptureMethod::kNotStopped
+                           : CaptureMethod::kStopped;
+      capture.note = c.value("note", "");
       out.push_back(std::move(capture));
     }
     return out;

@@ -233,8 +233,9 @@ void writeNode(Json& j, const WaitNode& n) {
   const std::string_view none;
   j.field("thread_name", thread ? std::string_view(n.thread_name) : none);
   j.field("process_name", thread ? std::string_view(n.process_name) : none);
-  j.field64("wait_time_ms",
-            thread && n.wait_time ? static_cast<std::uint64_t>(n.wait_time->count()) : 0);
+  if (thread && n.wait_time) {
+    j.field64("wait_time_ms", static_cast<std::uint64_t>(n.wait_time->count()));
+  }
   if (thread && n.context_switches) j.field64("context_switches", *n.context_switches);
   j.field("name", thread ? none : std::string_view(n.name));
   if (!thread && n.timeout) j.field64("timeout_ms", static_cast<std::uint64_t>(n.timeout->count()));
@@ -273,11 +274,16 @@ void writeCapture(Json& j, const ThreadCapture& c) {
     j.field("function", f.function);
     j.field("module", f.module);
     j.field("offset", hexString(f.offset));
+    j.field("scanned", f.scanned);
     j.endObject();
   }
   j.endArray();
   j.field64("stop_time_ns", static_cast<std::uint64_t>(c.stop_time.count()));
   j.field("tracer_pid", c.tracer_pid);
+  j.field("method", c.method == CaptureMethod::kStopped
+                        ? std::string_view("CAPTURE_METHOD_STOPPED")
+                        : std::string_view("CAPTURE_METHOD_NOT_STOPPED"));
+  j.field("note", c.note);
   j.endObject();
 }
 

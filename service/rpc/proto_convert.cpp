@@ -49,8 +49,12 @@ void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
     frame->set_function(validUtf8(f.function));
     frame->set_module(validUtf8(f.module));
     frame->set_offset(hexString(f.offset));
+    frame->set_scanned(f.scanned);
   }
   out->set_stop_time_ns(static_cast<std::uint64_t>(capture.stop_time.count()));
+  out->set_method(capture.method == CaptureMethod::kStopped ? v1::CAPTURE_METHOD_STOPPED
+                                                            : v1::CAPTURE_METHOD_NOT_STOPPED);
+  out->set_note(capture.note);
   out->set_tracer_pid(capture.tracer_pid);
 }
 

@@ -20,6 +20,7 @@
 #include "core/format.h"
 #include "platform/linux/glibc_sync.h"
 #include "platform/linux/process_memory.h"
+#include "platform/linux/syscall_names.h"
 #include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
@@ -476,7 +477,7 @@ class WaitResolver {
       default:
         break;
     }
-    return noOwner(ObjectType::kUnknown, "syscall " + std::to_string(sc.number),
+    return noOwner(ObjectType::kUnknown, syscallName(sc.number),
                    "blocked in a system call wctmon does not model");
   }
 

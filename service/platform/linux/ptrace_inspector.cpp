@@ -3,18 +3,24 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "platform/linux/proc_text.h"
 #include "platform/linux/stack_unwinder.h"
+#include "platform/linux/syscall_names.h"
 
 namespace wctmon::linux_platform {
 namespace {
@@ -142,6 +148,57 @@ void addRegisters(const I386Regs& r, ThreadCapture& out) {
   for (const auto& [name, value] : regs) out.registers.push_back(RegisterValue{name, value});
 }
 
+/// Why stopping the thread could change what it does, or empty when a stop is harmless. A
+/// ptrace stop interrupts the system call the thread sleeps in; most calls are restarted by the
+/// kernel as if nothing happened, but a write or send that has moved some bytes returns the short
+/// count, and calls like epoll_wait or a recv with a timeout fail with EINTR. Only calls known to
+/// restart cleanly, and a thread outside any call, are stopped.
+std::string stopHazard(ThreadRef thread, const std::optional<SyscallState>& sc) {
+  if (!sc || sc->kind != SyscallState::Kind::kInSyscall) return {};
+  const auto fdIsPipe = [&](std::uint64_t fd) {
+    std::array<char, 64> link{};
+    const auto path = "/proc/" + std::to_string(thread.pid.value) + "/fd/" + std::to_string(fd);
+    const ssize_t n = ::readlink(path.c_str(), link.data(), link.size() - 1);
+    if (n <= 0) return false;
+    struct stat st {};
+    return std::string_view(link.data(), static_cast<std::size_t>(n)).starts_with("pipe:[") ||
+           (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
+  };
+  switch (sc->number) {
+    case SYS_futex:
+    case SYS_wait4:
+    case SYS_waitid:
+    case SYS_flock:
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep:
+    case SYS_open:
+    case SYS_openat:
+      return {};
+    case SYS_fcntl:
+      if (sc->args[1] == F_SETLKW || sc->args[1] == F_OFD_SETLKW) return {};
+      break;
+    case SYS_read:
+    case SYS_readv:
+      // A read that blocks on a pipe has read nothing yet: it restarts whole.
+      if (fdIsPipe(sc->args[0])) return {};
+      break;
+    default:
+      break;
+  }
+  return "it is in " + syscallName(sc->number) +
+         "(), which a stop could cut short (a write that has moved some bytes returns a short "
+         "count; some calls fail with EINTR)";
+}
+
+std::optional<SyscallState> syscallOf(ThreadRef thread) {
+  std::array<char, 256> buf{};
+  const auto path = "/proc/" + std::to_string(thread.pid.value) + "/task/" +
+                    std::to_string(thread.tid.value) + "/syscall";
+  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
+  if (n <= 0) return std::nullopt;
+  return parseSyscall(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+}
+
 }  // namespace
 
 std::vector<ThreadCapture> PtraceInspector::capture(std::span<const ThreadRef> threads) {
@@ -158,6 +215,11 @@ ThreadCapture PtraceInspector::captureOne(ThreadRef thread) {
   if (out.tracer_pid != 0) {
     out.error = "already traced by process " + std::to_string(out.tracer_pid);
     return out;
+  }
+
+  const auto sc = syscallOf(thread);
+  if (auto hazard = stopHazard(thread, sc); !hazard.empty()) {
+    return captureWithoutStopping(thread, *sc, std::move(hazard));
   }
 
   // Everything the stop needs is allocated before it: while the thread is held, only the
@@ -206,6 +268,60 @@ ThreadCapture PtraceInspector::captureOne(ThreadRef thread) {
     std::string unwind_error;
     out.frames = unwindStack(thread.pid, thread.tid, copy, kMaxFrames, unwind_error);
     if (out.frames.empty()) out.error = unwind_error;
+  }
+  return out;
+}
+
+ThreadCapture PtraceInspector::captureWithoutStopping(ThreadRef thread, const SyscallState& sc,
+                                                      std::string hazard) {
+  ThreadCapture out;
+  out.thread = thread;
+  out.method = CaptureMethod::kNotStopped;
+  out.architecture = "x86_64";
+  // What the kernel shows of a thread blocked in a system call: its stack and instruction
+  // pointers and the call's arguments, which on x86-64 are still in the registers that passed
+  // them (the kernel restores all but rax, rcx and r11 on return; rcx holds the return address).
+  StackCopy copy;
+  copy.known = 0;
+  const auto set = [&](DwarfRegister r, std::uint64_t value) {
+    copy.regs[r] = value;
+    copy.known |= 1U << r;
+  };
+  set(kDwarfRip, sc.pc);
+  set(kDwarfRsp, sc.sp);
+  set(kDwarfRcx, sc.pc);
+  set(kDwarfRdi, sc.args[0]);
+  set(kDwarfRsi, sc.args[1]);
+  set(kDwarfRdx, sc.args[2]);
+  set(kDwarfR10, sc.args[3]);
+  set(kDwarfR8, sc.args[4]);
+  set(kDwarfR9, sc.args[5]);
+  const std::pair<const char*, std::uint64_t> regs[] = {
+      {"rip", sc.pc},      {"rsp", sc.sp},      {"orig_rax", static_cast<std::uint64_t>(sc.number)},
+      {"rdi", sc.args[0]}, {"rsi", sc.args[1]}, {"rdx", sc.args[2]},
+      {"r10", sc.args[3]}, {"r8", sc.args[4]},  {"r9", sc.args[5]},
+      {"rcx", sc.pc},
+  };
+  for (const auto& [name, value] : regs) out.registers.push_back(RegisterValue{name, value});
+
+  copy.sp = sc.sp;
+  copy.bytes.resize(kStackCopyBytes);
+  iovec local{copy.bytes.data(), copy.bytes.size()};
+  iovec remote{reinterpret_cast<void*>(sc.sp), copy.bytes.size()};
+  const ssize_t n = ::process_vm_readv(thread.pid.value, &local, 1, &remote, 1, 0);
+  copy.bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  out.captured = true;
+  std::string unwind_error;
+  out.frames = unwindStack(thread.pid, thread.tid, copy, kMaxFrames, unwind_error, true);
+  if (out.frames.empty()) out.error = unwind_error;
+  const auto scanned = std::find_if(out.frames.begin(), out.frames.end(),
+                                    [](const StackFrame& f) { return f.scanned; });
+  out.note = "not stopped: " + hazard +
+             "; registers are those a blocked system call shows (rip, rsp, rcx and the call's "
+             "arguments), the stack was read from memory";
+  if (scanned != out.frames.end()) {
+    out.note += "; frames from #" + std::to_string(scanned - out.frames.begin()) +
+                " on were found by scanning the stack";
   }
   return out;
 }

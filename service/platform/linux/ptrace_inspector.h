@@ -1,14 +1,18 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
+#include "platform/linux/proc_text.h"
 #include "platform/thread_inspector.h"
 
 namespace wctmon::linux_platform {
 
 /// Captures threads with PTRACE_SEIZE + PTRACE_INTERRUPT + PTRACE_GETREGSET, copies the top of
 /// the stack while the thread is stopped, detaches at once and unwinds from the copy afterwards,
-/// so that each thread is stopped for as short a time as possible.
+/// so that each thread is stopped for as short a time as possible. A thread whose system call a
+/// stop could change (a write that has moved some bytes returns short) is never stopped: its
+/// evidence is read from /proc and its memory instead, and the capture says so.
 class PtraceInspector final : public ThreadInspector {
  public:
   /// How much of the stack is copied while a thread is stopped.
@@ -19,6 +23,9 @@ class PtraceInspector final : public ThreadInspector {
 
  private:
   [[nodiscard]] ThreadCapture captureOne(ThreadRef thread);
+  [[nodiscard]] static ThreadCapture captureWithoutStopping(ThreadRef thread,
+                                                            const SyscallState& sc,
+                                                            std::string hazard);
 };
 
 }  // namespace wctmon::linux_platform

@@ -3,9 +3,14 @@
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <span>
 
 #include "platform/linux/process_memory.h"
 
@@ -54,8 +59,21 @@ bool memoryRead(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
 }
 
 bool setInitialRegisters(Dwfl_Thread* thread, void* arg) {
-  const auto* state = static_cast<UnwindState*>(arg);
-  return dwfl_thread_state_registers(thread, 0, 17, state->copy->regs);
+  const auto& copy = *static_cast<UnwindState*>(arg)->copy;
+  if (copy.known == StackCopy::kAllRegisters) {
+    return dwfl_thread_state_registers(thread, 0, kDwarfRegisterCount, copy.regs);
+  }
+  // Registers left unset are undefined to the unwinder: a frame that needs one ends the walk
+  // instead of following a made-up value.
+  for (unsigned r = 0; r < kDwarfRegisterCount; ++r) {
+    if ((copy.known & (1U << r)) == 0) continue;
+    if (r == kDwarfRip) {
+      dwfl_thread_state_register_pc(thread, copy.regs[r]);
+    } else if (!dwfl_thread_state_registers(thread, static_cast<int>(r), 1, &copy.regs[r])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 const Dwfl_Thread_Callbacks kThreadCallbacks = {
@@ -70,16 +88,13 @@ std::string demangle(const char* name) {
   return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
 
-int onFrame(Dwfl_Frame* frame, void* arg) {
-  auto* collector = static_cast<FrameCollector*>(arg);
-  Dwarf_Addr pc = 0;
-  bool activation = false;
-  if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
-  // A return address points after the call; look up the call itself.
+/// A frame at `pc`, with its module and function. A return address (not an activation) points
+/// after the call: the call itself is looked up.
+StackFrame symbolize(Dwfl* dwfl, Dwarf_Addr pc, bool activation) {
   const Dwarf_Addr lookup = activation ? pc : pc - 1;
   StackFrame out;
   out.pc = pc;
-  if (Dwfl_Module* module = dwfl_addrmodule(collector->dwfl, lookup)) {
+  if (Dwfl_Module* module = dwfl_addrmodule(dwfl, lookup)) {
     const char* main_file = nullptr;
     const char* name =
         dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
@@ -92,14 +107,100 @@ int onFrame(Dwfl_Frame* frame, void* arg) {
       out.offset = offset + (lookup == pc ? 0 : 1);
     }
   }
-  collector->frames.push_back(std::move(out));
+  return out;
+}
+
+int onFrame(Dwfl_Frame* frame, void* arg) {
+  auto* collector = static_cast<FrameCollector*>(arg);
+  Dwarf_Addr pc = 0;
+  bool activation = false;
+  if (!dwfl_frame_pc(frame, &pc, &activation)) return DWARF_CB_ABORT;
+  collector->frames.push_back(symbolize(collector->dwfl, pc, activation));
   return collector->frames.size() >= collector->max_frames ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/// The frame where every stack of a process or thread begins.
+bool isOutermost(const StackFrame& f) {
+  return f.function == "_start" || f.function == "__clone" || f.function == "__clone3" ||
+         f.function == "clone" || f.function == "clone3";
+}
+
+/// Executable ranges of the process, from /proc/PID/maps.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> executableRanges(Pid pid) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  std::ifstream maps("/proc/" + std::to_string(pid.value) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long begin = 0, end = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %4s", &begin, &end, perms) == 3 && perms[2] == 'x') {
+      out.emplace_back(begin, end);
+    }
+  }
+  return out;
+}
+
+/// Whether the bytes before `ret` (the `code` bytes end at it) hold an x86-64 call instruction:
+/// call rel32, or an indirect call through a register or memory (with or without a REX prefix).
+bool followsCall(const std::array<std::uint8_t, 8>& code) {
+  const auto at = [&](int back) { return code[code.size() - static_cast<std::size_t>(back)]; };
+  const auto isCallModrm = [](std::uint8_t modrm) { return (modrm & 0x38) == 0x10; };
+  if (at(5) == 0xE8) return true;                                                  // call rel32
+  if (at(2) == 0xFF && isCallModrm(at(1)) && (at(1) & 0xC0) == 0xC0) return true;  // call reg
+  if (at(2) == 0xFF && isCallModrm(at(1)) && (at(1) & 0xC7) < 0x04) return true;   // call [reg]
+  if (at(3) == 0xFF && isCallModrm(at(2)) && (at(2) & 0xC0) == 0x40) return true;  // [reg+d8]
+  if (at(3) == 0xFF && isCallModrm(at(2)) && (at(2) & 0xC7) == 0x04) return true;  // [sib]
+  if (at(4) == 0xFF && at(3) == 0x54) return true;                                 // [sib+d8]
+  if (at(6) == 0xFF && (at(5) == 0x15 || (at(5) & 0xF8) == 0x90)) return true;     // [rip/reg+d32]
+  if (at(7) == 0xFF && at(6) == 0x94) return true;                                 // [sib+d32]
+  return false;
+}
+
+/// Appends return addresses found in the stack copy after the last unwound frame.
+void scanStack(const UnwindState& state, Dwfl* dwfl, std::size_t max_frames,
+               std::vector<StackFrame>& frames) {
+  const auto& copy = *state.copy;
+  const std::size_t words = copy.bytes.size() / sizeof(std::uint64_t);
+  const auto word = [&](std::size_t i) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, copy.bytes.data() + i * sizeof(v), sizeof(v));
+    return v;
+  };
+  // Resume after the slot that held the last unwound return address (frame 0 is the pc).
+  std::size_t from = 0;
+  if (frames.size() > 1) {
+    for (std::size_t i = 0; i < words; ++i) {
+      if (word(i) == frames.back().pc) {
+        from = i + 1;
+        break;
+      }
+    }
+  }
+  const auto ranges = executableRanges(state.pid);
+  for (std::size_t i = from; i < words && frames.size() < max_frames; ++i) {
+    const std::uint64_t ret = word(i);
+    const bool executable = std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) {
+      return ret >= r.first + 8 && ret < r.second;
+    });
+    if (!executable) continue;
+    std::array<std::uint8_t, 8> code{};
+    if (readMemory(state.pid, ret - code.size(), std::as_writable_bytes(std::span(code))) !=
+            MemoryAccess::kOk ||
+        !followsCall(code)) {
+      continue;
+    }
+    auto frame = symbolize(dwfl, ret, false);
+    frame.scanned = true;
+    const bool last = isOutermost(frame);
+    frames.push_back(std::move(frame));
+    if (last) break;
+  }
 }
 
 }  // namespace
 
 std::vector<StackFrame> unwindStack(Pid pid, Tid tid, const StackCopy& copy, std::size_t max_frames,
-                                    std::string& error) {
+                                    std::string& error, bool scan) {
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks kCallbacks = {
       dwfl_linux_proc_find_elf,
@@ -124,9 +225,15 @@ std::vector<StackFrame> unwindStack(Pid pid, Tid tid, const StackCopy& copy, std
     return {};
   }
   FrameCollector collector{dwfl.get(), max_frames, {}};
-  if (dwfl_getthread_frames(dwfl.get(), tid.value, onFrame, &collector) == -1 &&
-      collector.frames.size() < 2) {
+  const bool failed = dwfl_getthread_frames(dwfl.get(), tid.value, onFrame, &collector) == -1;
+  if (failed && !scan && collector.frames.size() < 2) {
     error = std::string("unwinding stopped: ") + dwfl_errmsg(-1);
+  }
+  // With registers missing, elfutils ends the walk as if it had reached the outermost frame:
+  // only a walk that did reach it (the start of the process or of a thread) is complete.
+  if (scan && collector.frames.size() < max_frames &&
+      (collector.frames.empty() || !isOutermost(collector.frames.back()))) {
+    scanStack(state, dwfl.get(), max_frames, collector.frames);
   }
   return std::move(collector.frames);
 }
