@@ -25,9 +25,14 @@ void writeText(const std::vector<Incident>& incidents) {
     return;
   }
   for (const auto& i : incidents) {
-    std::cout << "#" << i.id << " " << toString(i.kind) << " " << toString(i.state) << "  pid "
-              << i.process.pid.value << " (" << i.process_name << ")  opened "
-              << localTime(i.opened_at);
+    std::cout << "#" << i.id << " " << toString(i.kind) << " " << toString(i.state) << "  "
+              << (i.processes.size() > 1 ? "pids " : "pid ");
+    if (i.processes.empty()) std::cout << i.process.pid.value << " (" << i.process_name << ")";
+    for (std::size_t k = 0; k < i.processes.size(); ++k) {
+      std::cout << (k > 0 ? ", " : "") << i.processes[k].identity.pid.value << " ("
+                << i.processes[k].name << ")";
+    }
+    std::cout << "  opened " << localTime(i.opened_at);
     if (i.resolved_at)
       std::cout << ", resolved " << localTime(*i.resolved_at) << " (" << i.resolution << ")";
     std::cout << "\n    " << i.summary << "\n";

@@ -19,6 +19,13 @@ struct ProcessIdentity {
   friend auto operator<=>(const ProcessIdentity&, const ProcessIdentity&) = default;
 };
 
+/// A process an incident involves, under the name it had when the incident last changed.
+struct IncidentProcess {
+  ProcessIdentity identity;
+  std::string name;
+  friend bool operator==(const IncidentProcess&, const IncidentProcess&) = default;
+};
+
 enum class IncidentKind { kDeadlock, kHang };
 enum class IncidentState { kOpen, kResolved };
 
@@ -26,7 +33,8 @@ enum class IncidentState { kOpen, kResolved };
 [[nodiscard]] const char* toString(IncidentKind kind);
 [[nodiscard]] const char* toString(IncidentState state);
 
-/// One deadlock or hang of one process, from the moment it is seen until it is gone.
+/// One deadlock (of one or several processes) or hang, from the moment it is seen until it is
+/// gone.
 struct Incident {
   using TimePoint = std::chrono::system_clock::time_point;
 
@@ -34,11 +42,16 @@ struct Incident {
   std::int64_t id = 0;
   IncidentKind kind = IncidentKind::kDeadlock;
   IncidentState state = IncidentState::kOpen;
+  /// The first process: the one whose sample opened the incident (processes[0]).
   ProcessIdentity process;
   std::string process_name;
+  /// Every process involved, the first one first: a deadlock across processes lists each process
+  /// of its cycle and of the threads blocked behind it; a hang lists its own process.
+  std::vector<IncidentProcess> processes;
   /// The target that watches the process.
   std::string target;
-  /// What makes two sightings the same incident within one process (cycle threads, hung wait).
+  /// What makes two sightings the same incident: the cycle's threads, or the hung thread and its
+  /// wait.
   std::string signature;
   /// The threads of the cycle, or the hung thread.
   std::vector<ThreadRef> threads;

@@ -2,15 +2,16 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "core/format.h"
 
 namespace wctmon {
 namespace {
 
-std::string deadlockSignature(const Deadlock& d) {
+std::string deadlockSignature(const std::vector<ThreadRef>& threads) {
   std::string s = "deadlock";
-  for (const auto& t : d.threads) s += " " + threadLabel(t);
+  for (const auto& t : threads) s += " " + threadLabel(t);
   return s;
 }
 
@@ -34,10 +35,20 @@ const ThreadSample* findSample(const std::vector<ThreadSample>& threads, Tid tid
   return nullptr;
 }
 
+/// A thread with its name: from the process's own sample, or, for a thread of another process,
+/// from the chains that reached it.
 std::string nameOf(const ProcessObservation& o, ThreadRef t) {
   if (t.pid == o.process.pid) {
     if (const auto* s = findSample(o.threads, t.tid); s != nullptr && !s->name.empty()) {
       return threadLabel(t) + " " + s->name;
+    }
+    return threadLabel(t);
+  }
+  for (const auto& c : o.chains) {
+    for (const auto& n : c.nodes) {
+      if (n.isThread() && n.thread == t && !n.thread_name.empty()) {
+        return threadLabel(t) + " " + n.thread_name;
+      }
     }
   }
   return threadLabel(t);
@@ -64,18 +75,161 @@ std::vector<ThreadRef> spursOf(const std::vector<WaitChain>& chains,
   return out;
 }
 
+const IncidentProcess* findProcess(const std::vector<IncidentProcess>& processes, Pid pid) {
+  for (const auto& p : processes) {
+    if (p.identity.pid == pid) return &p;
+  }
+  return nullptr;
+}
+
+/// The process `pid` as the observation knows it: itself, or one of its peers.
+std::optional<IncidentProcess> processOf(const ProcessObservation& o, Pid pid) {
+  if (pid == o.process.pid) return IncidentProcess{o.process, o.process_name};
+  if (const auto* p = findProcess(o.peers, pid)) return *p;
+  return std::nullopt;
+}
+
+/// "server (pid 10)"
+std::string processLabel(const IncidentProcess& p) {
+  return p.name + " (pid " + std::to_string(p.identity.pid.value) + ")";
+}
+
+/// "a (pid 1)", "a (pid 1) and b (pid 2)", "a (pid 1), b (pid 2) and c (pid 3)".
+std::string processesText(const std::vector<IncidentProcess>& processes) {
+  std::string out;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    if (i > 0) out += i + 1 == processes.size() ? " and " : ", ";
+    out += processLabel(processes[i]);
+  }
+  return out;
+}
+
+/// Replaces the label of a renamed process in a summary written under its old name.
+void renameIn(std::string& text, const IncidentProcess& before, const std::string& name) {
+  const auto old_label = processLabel(before);
+  const auto new_label = processLabel(IncidentProcess{before.identity, name});
+  for (auto pos = text.find(old_label); pos != std::string::npos;
+       pos = text.find(old_label, pos + new_label.size())) {
+    text.replace(pos, old_label.size(), new_label);
+  }
+}
+
+/// Takes `processes` as the incident's list, renaming it in the summary where names changed.
+/// Returns whether anything changed.
+bool setProcesses(Incident& incident, std::vector<IncidentProcess> processes) {
+  if (processes.empty() || processes == incident.processes) return false;
+  for (const auto& now : processes) {
+    for (const auto& before : incident.processes) {
+      if (before.identity == now.identity && before.name != now.name) {
+        renameIn(incident.summary, before, now.name);
+      }
+    }
+  }
+  incident.processes = std::move(processes);
+  incident.process = incident.processes.front().identity;
+  incident.process_name = incident.processes.front().name;
+  return true;
+}
+
 Incident newIncident(IncidentKind kind, const ProcessObservation& o, std::string signature,
                      std::vector<ThreadRef> threads, Clock::TimePoint now) {
   Incident incident;
   incident.kind = kind;
   incident.process = o.process;
   incident.process_name = o.process_name;
+  incident.processes = {IncidentProcess{o.process, o.process_name}};
   incident.target = o.target;
   incident.signature = std::move(signature);
   incident.threads = std::move(threads);
   incident.opened_at = now;
   incident.updated_at = now;
   return incident;
+}
+
+template <typename Key>
+std::vector<ThreadRef> unionOf(const std::map<Key, std::vector<ThreadRef>>& lists) {
+  std::vector<ThreadRef> out;
+  for (const auto& [key, list] : lists) out.insert(out.end(), list.begin(), list.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+template <typename Key>
+std::vector<WaitChain> valuesOf(const std::map<Key, WaitChain>& chains) {
+  std::vector<WaitChain> out;
+  out.reserve(chains.size());
+  for (const auto& [key, chain] : chains) out.push_back(chain);
+  return out;
+}
+
+using CycleKey = std::vector<std::pair<ProcessIdentity, std::int32_t>>;
+
+/// The cycle of `threads`, each with its process's identity as `identify` knows it (start time
+/// 0 when it does not).
+template <typename Identify>
+CycleKey cycleOf(const std::vector<ThreadRef>& threads, Identify identify) {
+  CycleKey out;
+  out.reserve(threads.size());
+  for (const auto& t : threads) {
+    out.emplace_back(identify(t.pid).value_or(ProcessIdentity{t.pid, 0}), t.tid.value);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+CycleKey cycleOf(const ProcessObservation& o, const std::vector<ThreadRef>& threads) {
+  return cycleOf(threads, [&o](Pid pid) -> std::optional<ProcessIdentity> {
+    if (auto p = processOf(o, pid)) return p->identity;
+    return std::nullopt;
+  });
+}
+
+/// The same threads of the same processes, where a start time of 0 (not known) matches any.
+bool sameCycle(const CycleKey& a, const CycleKey& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& [pa, ta] = a[i];
+    const auto& [pb, tb] = b[i];
+    if (pa.pid != pb.pid || ta != tb) return false;
+    if (pa.start_time != pb.start_time && pa.start_time != 0 && pb.start_time != 0) return false;
+  }
+  return true;
+}
+
+bool isMember(const CycleKey& cycle, const ProcessIdentity& process) {
+  return std::any_of(cycle.begin(), cycle.end(),
+                     [&](const auto& entry) { return entry.first == process; });
+}
+
+/// Whether every thread of the cycle belongs to `pid` (any sample of it shows the cycle).
+bool isWithin(const CycleKey& cycle, Pid pid) {
+  return std::all_of(cycle.begin(), cycle.end(),
+                     [&](const auto& entry) { return entry.first.pid == pid; });
+}
+
+/// Every process of a deadlock, the first one first, then those of its cycle and of the threads
+/// behind it; each under the name the observation (when given) knows, else as listed before.
+/// A process known by its pid alone is left out until a sample names it.
+std::vector<IncidentProcess> deadlockProcesses(const Incident& incident, const CycleKey& cycle,
+                                               const std::vector<ThreadRef>& spurs,
+                                               const ProcessObservation* o) {
+  std::vector<IncidentProcess> out;
+  const auto add = [&](Pid pid, std::optional<ProcessIdentity> identity) {
+    if (findProcess(out, pid) != nullptr) return;
+    if (o != nullptr) {
+      auto p = processOf(*o, pid);
+      if (p && (!identity || identity->start_time == 0 || p->identity == *identity)) {
+        out.push_back(std::move(*p));
+        return;
+      }
+    }
+    if (const auto* p = findProcess(incident.processes, pid)) out.push_back(*p);
+  };
+  add(incident.process.pid, incident.process);
+  for (const auto& [identity, tid] : cycle) add(identity.pid, identity);
+  for (const auto& t : spurs) add(t.pid, std::nullopt);
+  return out;
 }
 
 }  // namespace
@@ -87,8 +241,9 @@ std::string waitKeyText(const WaitObject& wait) {
 std::vector<IncidentEvent> IncidentTracker::observe(const ProcessObservation& o) {
   std::vector<IncidentEvent> events;
   auto& state = processes_[o.process];
+  state.sees_other_processes = o.sees_other_processes;
   updateHistory(o, state, clock_.now());
-  trackDeadlocks(o, state, events);
+  trackDeadlocks(o, events);
   trackHangs(o, state, events);
   return events;
 }
@@ -121,46 +276,134 @@ void IncidentTracker::updateHistory(const ProcessObservation& o, ProcessState& s
   std::erase_if(state.history, [sample](const auto& entry) { return entry.second.seen != sample; });
 }
 
-void IncidentTracker::trackDeadlocks(const ProcessObservation& o, ProcessState& state,
+void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
                                      std::vector<IncidentEvent>& events) {
   const auto now = clock_.now();
-  std::set<std::string> seen;
+  std::set<CycleKey> seen;
   for (const auto& d : o.deadlocks) {
-    const auto signature = deadlockSignature(d);
-    seen.insert(signature);
-    auto it = state.open.find(signature);
-    if (it == state.open.end()) {
-      Incident incident = newIncident(IncidentKind::kDeadlock, o, signature, d.threads, now);
+    auto threads = d.threads;
+    std::sort(threads.begin(), threads.end());
+    const auto cycle = cycleOf(o, threads);
+    auto it = findDeadlock(cycle);
+    if (it == deadlocks_.end()) {
+      OpenDeadlock open;
+      Incident& incident = open.incident;
+      incident = newIncident(IncidentKind::kDeadlock, o, deadlockSignature(threads), threads, now);
+      open.observers.insert(o.process);
+      open.spurs[o.process] = d.spurs;
       incident.spurs = d.spurs;
-      incident.chains = chainsOf(o.chains, d.threads);
+      for (auto& c : chainsOf(o.chains, threads)) open.chains.emplace(c.start, std::move(c));
+      incident.chains = valuesOf(open.chains);
       annotateWaitTimes(o.process, incident.chains);
+      (void)setProcesses(incident, deadlockProcesses(incident, cycle, incident.spurs, &o));
+      std::vector<IncidentProcess> members;
+      for (const auto& [identity, tid] : cycle) {
+        if (findProcess(members, identity.pid) != nullptr) continue;
+        const auto* p = findProcess(incident.processes, identity.pid);
+        members.push_back(p != nullptr ? *p : IncidentProcess{identity, "?"});
+      }
       std::string names;
-      for (const auto& t : d.threads) names += (names.empty() ? "" : ", ") + nameOf(o, t);
-      incident.summary = "deadlock of " + std::to_string(d.threads.size()) + " thread(s) in " +
-                         o.process_name + " (pid " + std::to_string(o.process.pid.value) +
-                         "): " + names;
+      for (const auto& t : threads) names += (names.empty() ? "" : ", ") + nameOf(o, t);
+      incident.summary = "deadlock of " + countOf(threads.size(), "thread") + " in " +
+                         processesText(members) + ": " + names;
       events.push_back({IncidentEvent::Type::kOpened, incident});
-      state.open.emplace(signature, std::move(incident));
+      seen.insert(cycle);
+      deadlocks_.emplace(cycle, std::move(open));
       continue;
     }
-    Incident& incident = it->second;
-    if (incident.spurs != d.spurs || incident.chains.empty()) {
-      // Something changed around the cycle (more threads piled up behind it): worth a record.
-      incident.spurs = d.spurs;
+    seen.insert(it->first);
+    OpenDeadlock& open = it->second;
+    Incident& incident = open.incident;
+    open.observers.insert(o.process);
+    // Each process's sample tells its own side: its chains, the threads it sees behind the
+    // cycle. The incident holds them all and changes when something new piles up.
+    bool changed = false;
+    open.spurs[o.process] = d.spurs;
+    if (auto spurs = unionOf(open.spurs); spurs != incident.spurs) {
+      incident.spurs = std::move(spurs);
+      changed = true;
+    }
+    for (auto& c : chainsOf(o.chains, threads)) {
+      const bool first = !open.chains.contains(c.start);
+      annotateWaitTimes(o.process, std::span(&c, 1));
+      open.chains.insert_or_assign(c.start, std::move(c));
+      changed = changed || first;
+    }
+    changed = setProcesses(incident, deadlockProcesses(incident, it->first, incident.spurs, &o)) ||
+              changed;
+    if (changed) {
       incident.updated_at = now;
-      incident.chains = chainsOf(o.chains, d.threads);
-      annotateWaitTimes(o.process, incident.chains);
+      incident.chains = valuesOf(open.chains);
       events.push_back({IncidentEvent::Type::kUpdated, incident});
     }
   }
-  for (auto it = state.open.begin(); it != state.open.end();) {
-    if (it->second.kind == IncidentKind::kDeadlock && !seen.contains(it->first)) {
-      events.push_back({IncidentEvent::Type::kResolved, resolved(it->second, "the cycle is gone")});
-      it = state.open.erase(it);
-    } else {
+
+  // Cycles this sample does not show. A process of the cycle whose sample could see the whole
+  // cycle tells that it is gone; a process that only saw it (its threads waited behind it) no
+  // longer does, which ends the incident once no other sampled process can tell.
+  for (auto it = deadlocks_.begin(); it != deadlocks_.end();) {
+    const auto& cycle = it->first;
+    OpenDeadlock& open = it->second;
+    if (seen.contains(cycle)) {
       ++it;
+      continue;
     }
+    if (isMember(cycle, o.process) && (o.sees_other_processes || isWithin(cycle, o.process.pid))) {
+      events.push_back(
+          {IncidentEvent::Type::kResolved, resolved(open.incident, "the cycle is gone")});
+      it = deadlocks_.erase(it);
+      continue;
+    }
+    if (open.observers.erase(o.process) > 0 && !stillWatched(cycle, open, o.process)) {
+      events.push_back({IncidentEvent::Type::kResolved,
+                        resolved(open.incident, "no watched process shows the cycle any more")});
+      it = deadlocks_.erase(it);
+      continue;
+    }
+    ++it;
   }
+}
+
+IncidentTracker::Deadlocks::iterator IncidentTracker::findDeadlock(const CycleKey& cycle) {
+  if (auto it = deadlocks_.find(cycle); it != deadlocks_.end()) return it;
+  // Known before by pid alone (a peer that had exited from the catalog's view, an incident
+  // stored by a version that kept no start times of other processes): the same cycle, now
+  // keyed by what is known of it.
+  for (auto it = deadlocks_.begin(); it != deadlocks_.end(); ++it) {
+    if (!sameCycle(it->first, cycle)) continue;
+    CycleKey better = it->first;
+    for (std::size_t i = 0; i < better.size(); ++i) {
+      if (better[i].first.start_time == 0) better[i].first = cycle[i].first;
+    }
+    if (better == it->first) return it;
+    auto node = deadlocks_.extract(it);
+    node.key() = std::move(better);
+    return deadlocks_.insert(std::move(node)).position;
+  }
+  return deadlocks_.end();
+}
+
+IncidentTracker::CycleKey IncidentTracker::keyOf(const Incident& incident) {
+  return cycleOf(incident.threads, [&incident](Pid pid) -> std::optional<ProcessIdentity> {
+    if (const auto* p = findProcess(incident.processes, pid)) return p->identity;
+    if (pid == incident.process.pid) return incident.process;
+    return std::nullopt;
+  });
+}
+
+bool IncidentTracker::stillWatched(const CycleKey& cycle, const OpenDeadlock& d,
+                                   const ProcessIdentity& except) const {
+  if (std::any_of(d.observers.begin(), d.observers.end(),
+                  [&](const ProcessIdentity& p) { return p != except; })) {
+    return true;
+  }
+  for (const auto& [identity, tid] : cycle) {
+    if (identity == except) continue;
+    auto p = processes_.find(identity);
+    if (p != processes_.end() && (p->second.sees_other_processes || isWithin(cycle, identity.pid)))
+      return true;
+  }
+  return false;
 }
 
 void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& state,
@@ -174,6 +417,14 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
     }
     for (const auto& t : d.spurs) {
       if (t.pid == o.process.pid) in_deadlock.insert(t.tid.value);
+    }
+  }
+
+  // The process was renamed (exec): its open hangs carry the new name from now on.
+  for (auto& [signature, incident] : state.open) {
+    if (setProcesses(incident, {IncidentProcess{o.process, o.process_name}})) {
+      incident.updated_at = now;
+      events.push_back({IncidentEvent::Type::kUpdated, incident});
     }
   }
 
@@ -226,13 +477,48 @@ Incident IncidentTracker::resolved(Incident incident, std::string reason) const 
 std::vector<IncidentEvent> IncidentTracker::forget(const ProcessIdentity& process,
                                                    std::string_view reason) {
   std::vector<IncidentEvent> events;
-  auto it = processes_.find(process);
-  if (it == processes_.end()) return events;
-  for (auto& [signature, incident] : it->second.open) {
-    events.push_back({IncidentEvent::Type::kResolved, resolved(incident, std::string(reason))});
+  if (auto it = processes_.find(process); it != processes_.end()) {
+    for (auto& [signature, incident] : it->second.open) {
+      events.push_back({IncidentEvent::Type::kResolved, resolved(incident, std::string(reason))});
+    }
+    processes_.erase(it);
   }
-  processes_.erase(it);
+  leaveDeadlocks(process, false, reason, events);
   return events;
+}
+
+std::vector<IncidentEvent> IncidentTracker::exited(const ProcessIdentity& process) {
+  auto events = forget(process, "the process exited");
+  leaveDeadlocks(process, true, "the process exited", events);
+  return events;
+}
+
+void IncidentTracker::leaveDeadlocks(const ProcessIdentity& process, bool exited,
+                                     std::string_view reason, std::vector<IncidentEvent>& events) {
+  for (auto it = deadlocks_.begin(); it != deadlocks_.end();) {
+    const auto& cycle = it->first;
+    OpenDeadlock& open = it->second;
+    const bool member = isMember(cycle, process);
+    if (exited && member) {
+      std::string why(reason);
+      if (!isWithin(cycle, process.pid)) {
+        const auto* p = findProcess(open.incident.processes, process.pid);
+        why = p != nullptr ? processLabel(*p) + " exited"
+                           : "pid " + std::to_string(process.pid.value) + " exited";
+      }
+      events.push_back({IncidentEvent::Type::kResolved, resolved(open.incident, std::move(why))});
+      it = deadlocks_.erase(it);
+      continue;
+    }
+    const bool observer = open.observers.erase(process) > 0;
+    if ((member || observer) && !stillWatched(cycle, open, process)) {
+      events.push_back(
+          {IncidentEvent::Type::kResolved, resolved(open.incident, std::string(reason))});
+      it = deadlocks_.erase(it);
+      continue;
+    }
+    ++it;
+  }
 }
 
 std::optional<std::chrono::milliseconds> IncidentTracker::waitTime(const ProcessIdentity& process,
@@ -245,7 +531,7 @@ std::optional<std::chrono::milliseconds> IncidentTracker::waitTime(const Process
 }
 
 void IncidentTracker::annotateWaitTimes(const ProcessIdentity& process,
-                                        std::vector<WaitChain>& chains) const {
+                                        std::span<WaitChain> chains) const {
   for (auto& chain : chains) {
     for (auto& node : chain.nodes) {
       if (node.isThread() && node.thread.pid == process.pid &&
@@ -256,32 +542,91 @@ void IncidentTracker::annotateWaitTimes(const ProcessIdentity& process,
   }
 }
 
-void IncidentTracker::adopt(const std::vector<Incident>& open) {
-  for (const auto& incident : open) {
+std::vector<IncidentEvent> IncidentTracker::adopt(std::vector<Incident> open) {
+  std::vector<IncidentEvent> events;
+  // The oldest first: of several records of one cycle, the first one opened goes on.
+  std::sort(open.begin(), open.end(), [](const Incident& a, const Incident& b) {
+    return std::tie(a.opened_at, a.id) < std::tie(b.opened_at, b.id);
+  });
+  std::set<std::int64_t> merged;
+  for (auto& incident : open) {
     if (incident.state != IncidentState::kOpen) continue;
-    auto& state = processes_[incident.process];
-    state.open.emplace(incident.signature, incident);
+    if (incident.processes.empty()) {
+      incident.processes = {IncidentProcess{incident.process, incident.process_name}};
+    }
+    if (incident.kind == IncidentKind::kHang) {
+      processes_[incident.process].open.emplace(incident.signature, incident);
+      continue;
+    }
+    auto it = findDeadlock(keyOf(incident));
+    if (it == deadlocks_.end()) {
+      OpenDeadlock d;
+      d.observers.insert(incident.process);
+      d.spurs[incident.process] = incident.spurs;
+      for (const auto& c : incident.chains) d.chains.emplace(c.start, c);
+      d.incident = std::move(incident);
+      const auto key = keyOf(d.incident);
+      deadlocks_.emplace(key, std::move(d));
+      continue;
+    }
+    // Another record of a cycle already adopted: it joins that one, and resolves.
+    OpenDeadlock& d = it->second;
+    d.observers.insert(incident.process);
+    d.spurs[incident.process] = incident.spurs;
+    d.incident.spurs = unionOf(d.spurs);
+    for (const auto& c : incident.chains) d.chains.try_emplace(c.start, c);
+    d.incident.chains = valuesOf(d.chains);
+    auto processes = d.incident.processes;
+    for (const auto& p : incident.processes) {
+      if (findProcess(processes, p.identity.pid) == nullptr) processes.push_back(p);
+    }
+    (void)setProcesses(d.incident, std::move(processes));
+    merged.insert(d.incident.id);
+    events.push_back({IncidentEvent::Type::kResolved,
+                      resolved(std::move(incident),
+                               "the same deadlock as incident " + std::to_string(d.incident.id))});
+    // The merged record may know start times the first one did not.
+    if (auto key = keyOf(d.incident); key != it->first) {
+      auto node = deadlocks_.extract(it);
+      node.key() = std::move(key);
+      deadlocks_.insert(std::move(node));
+    }
   }
+  for (const auto& [cycle, d] : deadlocks_) {
+    if (merged.contains(d.incident.id))
+      events.push_back({IncidentEvent::Type::kUpdated, d.incident});
+  }
+  return events;
 }
 
-void IncidentTracker::assignId(const ProcessIdentity& process, const std::string& signature,
-                               std::int64_t id) {
-  auto p = processes_.find(process);
+void IncidentTracker::assignId(const Incident& incident, std::int64_t id) {
+  if (incident.kind == IncidentKind::kDeadlock) {
+    if (auto it = deadlocks_.find(keyOf(incident)); it != deadlocks_.end())
+      it->second.incident.id = id;
+    return;
+  }
+  auto p = processes_.find(incident.process);
   if (p == processes_.end()) return;
-  auto it = p->second.open.find(signature);
+  auto it = p->second.open.find(incident.signature);
   if (it != p->second.open.end()) it->second.id = id;
 }
 
-void IncidentTracker::attachEvidence(const ProcessIdentity& process, const std::string& signature,
+void IncidentTracker::attachEvidence(const Incident& incident,
                                      const std::vector<ThreadCapture>& evidence) {
-  auto p = processes_.find(process);
+  if (incident.kind == IncidentKind::kDeadlock) {
+    if (auto it = deadlocks_.find(keyOf(incident)); it != deadlocks_.end())
+      it->second.incident.evidence = evidence;
+    return;
+  }
+  auto p = processes_.find(incident.process);
   if (p == processes_.end()) return;
-  auto it = p->second.open.find(signature);
+  auto it = p->second.open.find(incident.signature);
   if (it != p->second.open.end()) it->second.evidence = evidence;
 }
 
 std::vector<Incident> IncidentTracker::openIncidents() const {
   std::vector<Incident> out;
+  for (const auto& [cycle, d] : deadlocks_) out.push_back(d.incident);
   for (const auto& [process, state] : processes_) {
     for (const auto& [signature, incident] : state.open) out.push_back(incident);
   }
@@ -289,9 +634,12 @@ std::vector<Incident> IncidentTracker::openIncidents() const {
 }
 
 std::vector<ProcessIdentity> IncidentTracker::trackedProcesses() const {
-  std::vector<ProcessIdentity> out;
-  for (const auto& [process, state] : processes_) out.push_back(process);
-  return out;
+  std::set<ProcessIdentity> out;
+  for (const auto& [process, state] : processes_) out.insert(process);
+  for (const auto& [cycle, d] : deadlocks_) {
+    for (const auto& p : d.incident.processes) out.insert(p.identity);
+  }
+  return {out.begin(), out.end()};
 }
 
 }  // namespace wctmon

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -23,11 +25,17 @@ struct ProcessObservation {
   std::chrono::milliseconds hang_threshold{30000};
   /// Wait types that are never a hang for this target.
   std::vector<ObjectType> ignore_waits;
+  /// The sample followed chains into other processes: a cycle across processes that involves
+  /// this one would be among `deadlocks`. Without it only cycles within the process are seen.
+  bool sees_other_processes = false;
   std::vector<ThreadSample> threads;
   /// Confirmed cycles that involve the process.
   std::vector<Deadlock> deadlocks;
   /// The chains of the process's threads.
   std::vector<WaitChain> chains;
+  /// The other processes whose threads appear in `deadlocks` (start time and current name); one
+  /// missing here is known by its pid alone.
+  std::vector<IncidentProcess> peers;
 };
 
 /// A wait as people read it: "Mutex 0x55d0c0".
@@ -43,8 +51,10 @@ struct IncidentEvent {
 /// Turns samples into incidents: a deadlock opens when a confirmed cycle appears and resolves
 /// when it is gone; a hang opens when a thread stays in the same wait, without running, for the
 /// target's threshold, and resolves when the thread moves on. One deadlock or hang is one
-/// incident however long it lasts (keyed by process identity and signature). Pure: no I/O, time
-/// from the injected clock.
+/// incident however long it lasts. A deadlock is keyed by its cycle (the process identities and
+/// tids of its threads), whichever watched process's sample shows it, so a cycle across several
+/// watched processes is one incident listing them all; a hang by its process and signature.
+/// Pure: no I/O, time from the injected clock.
 class IncidentTracker {
  public:
   explicit IncidentTracker(const Clock& clock) : clock_(clock) {}
@@ -52,31 +62,39 @@ class IncidentTracker {
   /// Feeds one sample of one process; returns what opened, changed or resolved.
   [[nodiscard]] std::vector<IncidentEvent> observe(const ProcessObservation& observation);
 
-  /// The process exited or is no longer watched: its open incidents resolve with `reason`.
+  /// The process is no longer sampled (no target selects it): its hangs resolve with `reason`;
+  /// a deadlock it takes part in resolves only when no other sampled process can still tell
+  /// whether its cycle is there.
   [[nodiscard]] std::vector<IncidentEvent> forget(const ProcessIdentity& process,
                                                   std::string_view reason);
+
+  /// The process exited: every incident it takes part in resolves (a cycle cannot outlive one
+  /// of its threads).
+  [[nodiscard]] std::vector<IncidentEvent> exited(const ProcessIdentity& process);
 
   /// How long a thread has been in its current wait, as far as the samples tell.
   [[nodiscard]] std::optional<std::chrono::milliseconds> waitTime(const ProcessIdentity& process,
                                                                   Tid tid) const;
 
   /// Sets wait_time on the thread nodes of `chains` from the history.
-  void annotateWaitTimes(const ProcessIdentity& process, std::vector<WaitChain>& chains) const;
+  void annotateWaitTimes(const ProcessIdentity& process, std::span<WaitChain> chains) const;
 
   /// Takes over incidents that were open when the service last stopped; a sample that still
-  /// shows them continues them instead of opening new ones.
-  void adopt(const std::vector<Incident>& open);
+  /// shows them continues them instead of opening new ones. Deadlocks are keyed by their cycle:
+  /// several open incidents of one cycle (one per process, as older versions kept them) become
+  /// the oldest one, and the others resolve as its duplicates (returned with any update).
+  [[nodiscard]] std::vector<IncidentEvent> adopt(std::vector<Incident> open);
 
-  /// Records the id the store gave an incident.
-  void assignId(const ProcessIdentity& process, const std::string& signature, std::int64_t id);
+  /// Records the id the store gave an open incident (as an event handed it out).
+  void assignId(const Incident& incident, std::int64_t id);
 
   /// Records the evidence captured for an open incident, so later records keep it.
-  void attachEvidence(const ProcessIdentity& process, const std::string& signature,
-                      const std::vector<ThreadCapture>& evidence);
+  void attachEvidence(const Incident& incident, const std::vector<ThreadCapture>& evidence);
 
   [[nodiscard]] std::vector<Incident> openIncidents() const;
 
-  /// Processes with history or open incidents.
+  /// Processes with history or open incidents, every known process of an open deadlock
+  /// included.
   [[nodiscard]] std::vector<ProcessIdentity> trackedProcesses() const;
 
  private:
@@ -94,19 +112,44 @@ class IncidentTracker {
   };
   struct ProcessState {
     std::uint64_t samples = 0;
-    std::map<std::string, Incident> open;                   // by signature
+    /// Its latest sample followed chains into other processes.
+    bool sees_other_processes = false;
+    std::map<std::string, Incident> open;                   // hangs, by signature
     std::unordered_map<std::int32_t, WaitHistory> history;  // by tid
   };
+  /// A deadlock's identity: its cycle threads with their processes, in order. A start time of
+  /// 0 stands for a process known by its pid alone (see sameCycle()).
+  using CycleKey = std::vector<std::pair<ProcessIdentity, std::int32_t>>;
+  struct OpenDeadlock {
+    Incident incident;
+    /// Processes whose latest sample showed the cycle.
+    std::set<ProcessIdentity> observers;
+    /// The threads behind the cycle, as each observer last saw them (the incident has them all).
+    std::map<ProcessIdentity, std::vector<ThreadRef>> spurs;
+    /// The latest chain of each cycle thread, from the sample of its own process.
+    std::map<ThreadRef, WaitChain> chains;
+  };
+  using Deadlocks = std::map<CycleKey, OpenDeadlock>;
 
-  void trackDeadlocks(const ProcessObservation& o, ProcessState& state,
-                      std::vector<IncidentEvent>& events);
+  void trackDeadlocks(const ProcessObservation& o, std::vector<IncidentEvent>& events);
   void trackHangs(const ProcessObservation& o, ProcessState& state,
                   std::vector<IncidentEvent>& events);
   void updateHistory(const ProcessObservation& o, ProcessState& state, Clock::TimePoint now);
   [[nodiscard]] Incident resolved(Incident incident, std::string reason) const;
+  /// The open deadlock of `cycle`, also when it was keyed with start times then unknown (it is
+  /// re-keyed with the ones `cycle` knows).
+  [[nodiscard]] Deadlocks::iterator findDeadlock(const CycleKey& cycle);
+  [[nodiscard]] static CycleKey keyOf(const Incident& incident);
+  /// Whether a sampled process other than `except` can still tell whether `d`'s cycle is there.
+  [[nodiscard]] bool stillWatched(const CycleKey& cycle, const OpenDeadlock& d,
+                                  const ProcessIdentity& except) const;
+  /// Resolves the deadlocks `process` took part in or saw, now that it is no longer sampled.
+  void leaveDeadlocks(const ProcessIdentity& process, bool exited, std::string_view reason,
+                      std::vector<IncidentEvent>& events);
 
   const Clock& clock_;
   std::map<ProcessIdentity, ProcessState> processes_;
+  Deadlocks deadlocks_;
 };
 
 }  // namespace wctmon

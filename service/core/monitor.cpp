@@ -55,9 +55,18 @@ Monitor::Discovery Monitor::discover() {
       out.added.push_back(std::move(w));
       spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value,
                    target->name);
-    } else if (!(*it->second.target == *target)) {
+      continue;
+    }
+    if (!(*it->second.target == *target)) {
       it->second.target = std::make_shared<const TargetConfig>(*target);  // reconfigured
     }
+    if (it->second.process.comm != p.comm || it->second.process.exe_name != p.exe_name) {
+      // exec: the same process (pid and start time) runs another program. Its samples and
+      // incidents go by the new name from now on.
+      spdlog::info("pid {} is now {} (was {})", p.identity.pid.value, p.comm,
+                   it->second.process.comm);
+    }
+    it->second.process = p;
   }
   for (auto it = watched_.begin(); it != watched_.end();) {
     if (matching.contains(it->first)) {
@@ -67,15 +76,15 @@ Monitor::Discovery Monitor::discover() {
     const bool exited = !alive.contains(it->first);
     spdlog::info("no longer watching pid {}: {}", it->first.pid.value,
                  exited ? "it exited" : "no target selects it");
-    handle(tracker_.forget(it->first,
-                           exited ? "the process exited" : "the process is no longer watched"));
+    handle(exited ? tracker_.exited(it->first)
+                  : tracker_.forget(it->first, "the process is no longer watched"));
     out.removed.push_back(it->first);
     it = watched_.erase(it);
   }
-  // Incidents adopted from the store whose process is gone.
+  // Processes of open incidents that no target watches (adopted from the store, or the other
+  // processes of a deadlock): gone means their incidents are over.
   for (const auto& id : tracker_.trackedProcesses()) {
-    if (!alive.contains(id) && !watched_.contains(id))
-      handle(tracker_.forget(id, "the process exited"));
+    if (!alive.contains(id) && !watched_.contains(id)) handle(tracker_.exited(id));
   }
   stats_.watched = watched_.size();
   return out;
@@ -105,15 +114,34 @@ bool Monitor::sample(const ProcessIdentity& process) {
            std::find(ignored.begin(), ignored.end(), t.wait->type) == ignored.end();
   };
   auto result = analyzer_.analyze(process.pid, options, &samples);
+  // The other processes of its deadlocks, for their identities and current names: read only
+  // while there is a deadlock, outside the lock like the analysis.
+  std::vector<IncidentProcess> peers;
+  if (result) {
+    for (const auto& d : result->deadlocks) {
+      for (const auto* list : {&d.threads, &d.spurs}) {
+        for (const auto& t : *list) {
+          if (t.pid == process.pid ||
+              std::any_of(peers.begin(), peers.end(),
+                          [&](const IncidentProcess& p) { return p.identity.pid == t.pid; })) {
+            continue;
+          }
+          if (auto info = deps_.catalog.get(t.pid, false))
+            peers.push_back(IncidentProcess{info->identity, info->comm});
+        }
+      }
+    }
+  }
 
   std::lock_guard lock(mutex_);
   ++stats_.samples;
   // Dropped while this sample ran (it exited, or a reload unselected it): its incidents were
   // resolved then, and this late sample must not open them again.
-  if (!watched_.contains(process)) return false;
+  auto watched = watched_.find(process);
+  if (watched == watched_.end()) return false;
   const bool replaced = result && result->process_start_time != process.start_time;
   if ((!result && result.error().code == ErrorCode::kNoSuchProcess) || replaced) {
-    handle(tracker_.forget(process, "the process exited"));
+    handle(tracker_.exited(process));
     watched_.erase(process);
     stats_.watched = watched_.size();
     return false;
@@ -125,13 +153,18 @@ bool Monitor::sample(const ProcessIdentity& process) {
   }
   ProcessObservation o;
   o.process = process;
-  o.process_name = result->process_name;
+  // The catalog's name: it notices an exec at the next discovery, where a sample may carry the
+  // name its process had when the sample cache was filled.
+  o.process_name =
+      watched->second.process.comm.empty() ? result->process_name : watched->second.process.comm;
   o.target = target->name;
   o.hang_threshold = target->hang_threshold;
   o.ignore_waits = target->ignore_waits;
+  o.sees_other_processes = target->out_of_proc;
   o.threads = std::move(samples);
   o.deadlocks = std::move(result->deadlocks);
   o.chains = std::move(result->chains);
+  o.peers = std::move(peers);
   handle(tracker_.observe(o));
   return true;
 }
@@ -153,7 +186,7 @@ void Monitor::handle(std::vector<IncidentEvent> events) {
         auto id = deps_.store->insert(incident);
         if (id) {
           incident.id = *id;
-          tracker_.assignId(incident.process, incident.signature, *id);
+          tracker_.assignId(incident, *id);
         } else {
           ++stats_.store_errors;
           spdlog::error("{}", id.error().message);
@@ -165,7 +198,7 @@ void Monitor::handle(std::vector<IncidentEvent> events) {
     }
     if (event.type == IncidentEvent::Type::kOpened && !incident.evidence.empty()) {
       // Records are rewritten whole; the tracker's copy must carry the evidence too.
-      tracker_.attachEvidence(incident.process, incident.signature, incident.evidence);
+      tracker_.attachEvidence(incident, incident.evidence);
     }
     alert(event);
   }
@@ -203,10 +236,15 @@ void Monitor::alert(const IncidentEvent& event) {
     a.severity = AlertSeverity::kInfo;
     a.message = std::string(toString(i.kind)) + " resolved (" + i.resolution + "): " + i.summary;
   }
+  std::string pids;
+  for (const auto& p : i.processes) {
+    pids += (pids.empty() ? "" : " ") + std::to_string(p.identity.pid.value);
+  }
   a.fields = {{"INCIDENT_ID", std::to_string(i.id)},
               {"INCIDENT_KIND", toString(i.kind)},
               {"PID", std::to_string(i.process.pid.value)},
               {"PROCESS", i.process_name},
+              {"PIDS", pids.empty() ? std::to_string(i.process.pid.value) : pids},
               {"THREADS", threadList(i.threads)}};
   if (!limiter_.admit(a)) {
     stats_.alerts_suppressed = limiter_.suppressed();
@@ -307,9 +345,9 @@ void Monitor::adoptStoredIncidents() {
     return;
   }
   std::lock_guard lock(mutex_);
-  tracker_.adopt(*open);
   if (!open->empty())
     spdlog::info("{} incident(s) were open when the service stopped", open->size());
+  handle(tracker_.adopt(*open));
 }
 
 }  // namespace wctmon

@@ -109,4 +109,18 @@ Result<std::vector<ThreadCapture>> capturesFromJson(std::string_view text) {
   }
 }
 
+Result<std::vector<IncidentProcess>> processesFromJson(std::string_view text) {
+  try {
+    std::vector<IncidentProcess> out;
+    for (const auto& p : json::parse(text)) {
+      out.push_back(IncidentProcess{
+          ProcessIdentity{Pid{p.at("pid").get<std::int32_t>()}, unsigned64(p, "start_time")},
+          p.value("name", "")});
+    }
+    return out;
+  } catch (const json::exception& e) {
+    return makeError(ErrorCode::kInvalidArgument, std::string("bad processes JSON: ") + e.what());
+  }
+}
+
 }  // namespace wctmon::rpc

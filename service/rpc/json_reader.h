@@ -3,13 +3,16 @@
 #include <string_view>
 #include <vector>
 
+#include "core/incident.h"
 #include "core/result.h"
 #include "core/wait_model.h"
 
 namespace wctmon::rpc {
 
-/// Reads back what chainsToJson / capturesToJson wrote (the proto3 JSON mapping).
+/// Reads back what chainsToJson / capturesToJson / processesToJson wrote (the proto3 JSON
+/// mapping).
 [[nodiscard]] Result<std::vector<WaitChain>> chainsFromJson(std::string_view text);
 [[nodiscard]] Result<std::vector<ThreadCapture>> capturesFromJson(std::string_view text);
+[[nodiscard]] Result<std::vector<IncidentProcess>> processesFromJson(std::string_view text);
 
 }  // namespace wctmon::rpc

@@ -317,6 +317,18 @@ void writeThreadRefs(Json& j, const std::vector<ThreadRef>& threads) {
   j.endArray();
 }
 
+void writeProcesses(Json& j, const std::vector<IncidentProcess>& processes) {
+  j.beginArray();
+  for (const auto& p : processes) {
+    j.beginObject();
+    j.field("pid", p.identity.pid.value);
+    j.field64("start_time", p.identity.start_time);
+    j.field("name", p.name);
+    j.endObject();
+  }
+  j.endArray();
+}
+
 void writeIncident(Json& j, const Incident& incident) {
   j.beginObject();
   j.field64("id", static_cast<std::uint64_t>(incident.id));
@@ -327,6 +339,8 @@ void writeIncident(Json& j, const Incident& incident) {
   j.field("pid", incident.process.pid.value);
   j.field64("process_start_time", incident.process.start_time);
   j.field("process_name", incident.process_name);
+  j.key("processes");
+  writeProcesses(j, incident.processes);
   j.field("target", incident.target);
   j.field("signature", incident.signature);
   j.key("threads");
@@ -454,6 +468,12 @@ std::string chainsToJson(const std::vector<WaitChain>& chains) {
 std::string capturesToJson(const std::vector<ThreadCapture>& captures) {
   Json j;
   writeCaptures(j, captures);
+  return j.take();
+}
+
+std::string processesToJson(const std::vector<IncidentProcess>& processes) {
+  Json j;
+  writeProcesses(j, processes);
   return j.take();
 }
 

@@ -17,10 +17,11 @@ namespace wctmon::rpc {
 /// The same, streamed to `out` in blocks as it is written.
 void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
 
-/// The proto3 JSON mapping of a list of chains, of captures (how incidents keep them), and of a
-/// wctmon.v1.IncidentList.
+/// The proto3 JSON mapping of a list of chains, of captures, of an incident's processes (how
+/// incidents keep them), and of a wctmon.v1.IncidentList.
 [[nodiscard]] std::string chainsToJson(const std::vector<WaitChain>& chains);
 [[nodiscard]] std::string capturesToJson(const std::vector<ThreadCapture>& captures);
+[[nodiscard]] std::string processesToJson(const std::vector<IncidentProcess>& processes);
 [[nodiscard]] std::string incidentsToJson(const std::vector<Incident>& incidents);
 
 /// The proto3 JSON names of the domain enums ("OBJECT_TYPE_MUTEX", "OBJECT_STATUS_OWNED").

@@ -162,6 +162,12 @@ v1::Incident toProto(const Incident& incident) {
   out.set_pid(incident.process.pid.value);
   out.set_process_start_time(incident.process.start_time);
   out.set_process_name(validUtf8(incident.process_name));
+  for (const auto& p : incident.processes) {
+    auto* process = out.add_processes();
+    process->set_pid(p.identity.pid.value);
+    process->set_start_time(p.identity.start_time);
+    process->set_name(validUtf8(p.name));
+  }
   out.set_target(validUtf8(incident.target));
   out.set_signature(validUtf8(incident.signature));
   for (const auto& t : incident.threads) fill(t, out.add_threads());

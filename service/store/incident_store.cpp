@@ -39,6 +39,11 @@ CREATE TABLE targets (
   created_at_ns INTEGER NOT NULL
 );
 )sql",
+    // Every process of an incident (a deadlock across processes is one incident), as the proto3
+    // JSON of its IncidentProcess list; empty for incidents stored before: their one process.
+    R"sql(
+ALTER TABLE incidents ADD COLUMN processes TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 static_assert(std::size(kMigrations) == IncidentStore::kSchemaVersion);
@@ -110,9 +115,15 @@ class Statement {
 
 constexpr const char* kColumns =
     "id, kind, state, pid, process_start_time, process_name, target, signature, threads, spurs, "
-    "opened_at_ns, updated_at_ns, resolved_at_ns, resolution, summary, chains, evidence";
+    "opened_at_ns, updated_at_ns, resolved_at_ns, resolution, summary, chains, evidence, ";
 
-/// Binds the incident's fields to ?1..?16 in the order of kColumns without the id.
+/// The columns read back; a store still at schema version 1 (read-only, written by an older
+/// service) has no processes column.
+std::string selectColumns(int schema_version) {
+  return std::string(kColumns) + (schema_version >= 2 ? "processes" : "'' AS processes");
+}
+
+/// Binds the incident's fields to ?1..?17 in the order of kColumns without the id.
 void bindIncident(Statement& s, const Incident& i) {
   s.bind(1, std::string(toString(i.kind)))
       .bind(2, std::string(toString(i.state)))
@@ -133,7 +144,8 @@ void bindIncident(Statement& s, const Incident& i) {
   s.bind(13, i.resolution)
       .bind(14, i.summary)
       .bind(15, rpc::chainsToJson(i.chains))
-      .bind(16, rpc::capturesToJson(i.evidence));
+      .bind(16, rpc::capturesToJson(i.evidence))
+      .bind(17, rpc::processesToJson(i.processes));
 }
 
 Incident readIncident(const Statement& s) {
@@ -155,6 +167,11 @@ Incident readIncident(const Statement& s) {
   i.summary = s.text(14);
   if (auto chains = rpc::chainsFromJson(s.text(15))) i.chains = std::move(chains).value();
   if (auto evidence = rpc::capturesFromJson(s.text(16))) i.evidence = std::move(evidence).value();
+  if (auto processes = rpc::processesFromJson(s.text(17)); processes && !processes->empty()) {
+    i.processes = std::move(processes).value();
+  } else {
+    i.processes = {IncidentProcess{i.process, i.process_name}};
+  }
   return i;
 }
 
@@ -267,8 +284,8 @@ Result<std::int64_t> IncidentStore::insert(const Incident& incident) {
   Statement s(db_,
               "INSERT INTO incidents (kind, state, pid, process_start_time, process_name, target, "
               "signature, threads, spurs, opened_at_ns, updated_at_ns, resolved_at_ns, resolution, "
-              "summary, chains, evidence) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-              "?12, ?13, ?14, ?15, ?16)");
+              "summary, chains, evidence, processes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+              "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
   if (!s.ok()) return sqlError("cannot store an incident");
   bindIncident(s, incident);
   if (s.step() != SQLITE_DONE) return sqlError("cannot store an incident");
@@ -281,10 +298,10 @@ Status IncidentStore::update(const Incident& incident) {
               "UPDATE incidents SET kind = ?1, state = ?2, pid = ?3, process_start_time = ?4, "
               "process_name = ?5, target = ?6, signature = ?7, threads = ?8, spurs = ?9, "
               "opened_at_ns = ?10, updated_at_ns = ?11, resolved_at_ns = ?12, resolution = ?13, "
-              "summary = ?14, chains = ?15, evidence = ?16 WHERE id = ?17");
+              "summary = ?14, chains = ?15, evidence = ?16, processes = ?17 WHERE id = ?18");
   if (!s.ok()) return sqlError("cannot update incident " + std::to_string(incident.id));
   bindIncident(s, incident);
-  s.bind(17, incident.id);
+  s.bind(18, incident.id);
   if (s.step() != SQLITE_DONE)
     return sqlError("cannot update incident " + std::to_string(incident.id));
   if (sqlite3_changes(db_) == 0) {
@@ -296,7 +313,7 @@ Status IncidentStore::update(const Incident& incident) {
 Result<std::vector<Incident>> IncidentStore::list(const IncidentQuery& query) {
   std::lock_guard lock(mutex_);
   if (schema_version_ == 0) return std::vector<Incident>{};  // not created yet
-  std::string sql = std::string("SELECT ") + kColumns + " FROM incidents WHERE 1 = 1";
+  std::string sql = "SELECT " + selectColumns(schema_version_) + " FROM incidents WHERE 1 = 1";
   if (query.state) sql += " AND state = ?1";
   if (query.process) sql += " AND pid = ?2 AND process_start_time = ?3";
   sql += " ORDER BY opened_at_ns DESC, id DESC";
@@ -317,7 +334,8 @@ Result<std::vector<Incident>> IncidentStore::list(const IncidentQuery& query) {
 
 Result<std::optional<Incident>> IncidentStore::get(std::int64_t id) {
   std::lock_guard lock(mutex_);
-  const std::string sql = std::string("SELECT ") + kColumns + " FROM incidents WHERE id = ?1";
+  const std::string sql =
+      "SELECT " + selectColumns(schema_version_) + " FROM incidents WHERE id = ?1";
   Statement s(db_, sql.c_str());
   if (!s.ok()) return sqlError("cannot read incident " + std::to_string(id));
   s.bind(1, id);

@@ -35,7 +35,7 @@ struct IncidentQuery {
 class IncidentStore {
  public:
   /// The schema version this build writes.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   /// Opens (creating and migrating when needed) the store at `file`.
   [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> open(

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/snapshot_builder.h"
 #include "core/wait_graph.h"
 #include "fakes/fake_clock.h"
@@ -58,7 +60,8 @@ TEST(IncidentTracker, OneDeadlockIsOneIncidentFromOpenToResolve) {
   EXPECT_EQ(opened.opened_at, clock.now());
   EXPECT_EQ(opened.chains.size(), 2U);
   EXPECT_EQ(opened.target, "servers");
-  EXPECT_EQ(opened.summary, "deadlock of 2 thread(s) in server (pid 10): [10:11] t11, [10:12] t12");
+  EXPECT_EQ(opened.summary, "deadlock of 2 threads in server (pid 10): [10:11] t11, [10:12] t12");
+  EXPECT_EQ(opened.processes, (std::vector<IncidentProcess>{{kProcess, "server"}}));
 
   for (int i = 0; i < 100; ++i) {
     clock.advance(1s);
@@ -98,11 +101,22 @@ TEST(IncidentTracker, ProcessExitResolvesItsIncidents) {
   IncidentTracker tracker(clock);
   (void)tracker.observe(observe(abba()));
   clock.advance(5s);
-  const auto events = tracker.forget(kProcess, "the process exited");
+  const auto events = tracker.exited(kProcess);
   ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
   EXPECT_EQ(events[0].incident.resolution, "the process exited");
   EXPECT_TRUE(tracker.trackedProcesses().empty());
+  EXPECT_TRUE(tracker.exited(kProcess).empty());
   EXPECT_TRUE(tracker.forget(kProcess, "again").empty());
+}
+
+TEST(IncidentTracker, AProcessNoLongerWatchedResolvesItsOwnIncidents) {
+  FakeClock clock;
+  IncidentTracker tracker(clock);
+  (void)tracker.observe(observe(abba()));
+  const auto events = tracker.forget(kProcess, "the process is no longer watched");
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the process is no longer watched");
+  EXPECT_TRUE(tracker.openIncidents().empty());
 }
 
 Snapshot blockedOnMutex(std::uint64_t switches, int owner = 99) {
@@ -200,7 +214,7 @@ TEST(IncidentTracker, AdoptedIncidentsContinueOrResolve) {
   }
   clock.advance(60s);
   IncidentTracker after(clock);
-  after.adopt({stored});
+  EXPECT_TRUE(after.adopt({stored}).empty());
   EXPECT_TRUE(after.observe(observe(abba())).empty());
   ASSERT_EQ(after.openIncidents().size(), 1U);
   EXPECT_EQ(after.openIncidents()[0].id, 41);
@@ -219,7 +233,7 @@ TEST(IncidentTracker, AnAdoptedHangContinuesUntilTheThreadRuns) {
     stored = before.observe(observe(blockedOnMutex(7)))[0].incident;
   }
   IncidentTracker after(clock);
-  after.adopt({stored});
+  EXPECT_TRUE(after.adopt({stored}).empty());
   clock.advance(1s);
   EXPECT_TRUE(after.observe(observe(blockedOnMutex(7))).empty());
   clock.advance(1s);
@@ -232,9 +246,260 @@ TEST(IncidentTracker, AssignedIdsTravelWithTheIncident) {
   FakeClock clock;
   IncidentTracker tracker(clock);
   const auto opened = tracker.observe(observe(abba()))[0].incident;
-  tracker.assignId(kProcess, opened.signature, 7);
+  tracker.assignId(opened, 7);
   const auto events = tracker.forget(kProcess, "gone");
   EXPECT_EQ(events[0].incident.id, 7);
+}
+
+// ---- a deadlock across processes ---------------------------------------------------------------
+
+// Process 10 ("alpha", thread 10) and process 20 ("beta", thread 20) each hold a file lock the
+// other waits for; process 30 ("gamma", thread 30), when present, waits behind the cycle.
+const ProcessIdentity kAlpha{Pid{10}, 100};
+const ProcessIdentity kBeta{Pid{20}, 200};
+const ProcessIdentity kGamma{Pid{30}, 300};
+
+IncidentProcess known(const ProcessIdentity& p) {
+  return {p, p == kAlpha ? "alpha" : p == kBeta ? "beta" : "gamma"};
+}
+
+/// The cycle as the sample of `self` reads it: its own process first, then the others.
+Snapshot crossCycle(const ProcessIdentity& self, bool with_gamma = false) {
+  SnapshotBuilder b;
+  const auto add = [&](const ProcessIdentity& p) {
+    b.process(p.pid.value, known(p).name);
+    if (p == kAlpha) b.waitsOnProcesses(10, {20}, ObjectType::kFileLock).switches(1);
+    if (p == kBeta) b.waitsOnProcesses(20, {10}, ObjectType::kFileLock).switches(1);
+    if (p == kGamma) b.waitsOnProcesses(30, {10}, ObjectType::kFileLock).switches(1);
+  };
+  add(self);
+  for (const auto& p : {kAlpha, kBeta, kGamma}) {
+    if (p != self && (p != kGamma || with_gamma)) add(p);
+  }
+  return b.build();
+}
+
+Snapshot alone(const ProcessIdentity& self) {
+  return SnapshotBuilder()
+      .process(self.pid.value, known(self).name)
+      .running(self.pid.value)
+      .build();
+}
+
+/// What the service hands the tracker for a sample of `self` that follows chains across
+/// processes: the other processes of its cycles come with their identities and names.
+ProcessObservation observeFrom(const ProcessIdentity& self, const Snapshot& s,
+                               std::string name = "") {
+  ProcessObservation o;
+  o.process = self;
+  o.process_name = name.empty() ? known(self).name : std::move(name);
+  o.target = "lockers";
+  o.hang_threshold = 30s;
+  o.sees_other_processes = true;
+  o.threads = s.processes.front().threads;
+  const std::vector<Pid> roots{self.pid};
+  GraphOptions options;
+  options.out_of_proc = true;
+  auto g = analyzeWaitGraph(s, roots, options);
+  o.deadlocks = std::move(g.deadlocks);
+  o.chains = std::move(g.chains);
+  for (const auto& d : o.deadlocks) {
+    for (const auto& t : d.threads) {
+      for (const auto& p : {kAlpha, kBeta, kGamma}) {
+        if (t.pid == p.pid && p != self &&
+            std::none_of(o.peers.begin(), o.peers.end(),
+                         [&](const IncidentProcess& x) { return x.identity == p; })) {
+          o.peers.push_back(known(p));
+        }
+      }
+    }
+  }
+  return o;
+}
+
+class CrossProcessDeadlock : public ::testing::TestWithParam<bool> {
+ protected:
+  /// The process whose sample comes first, and the other one.
+  [[nodiscard]] ProcessIdentity first() const { return GetParam() ? kAlpha : kBeta; }
+  [[nodiscard]] ProcessIdentity second() const { return GetParam() ? kBeta : kAlpha; }
+  [[nodiscard]] ProcessObservation sampleOf(const ProcessIdentity& p) const {
+    return observeFrom(p, crossCycle(p));
+  }
+
+  FakeClock clock_;
+  IncidentTracker tracker_{clock_};
+};
+
+TEST_P(CrossProcessDeadlock, IsOneIncidentListingBothProcessesWhicheverSampleSeesItFirst) {
+  auto events = tracker_.observe(sampleOf(first()));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
+  const auto opened = events[0].incident;
+  EXPECT_EQ(opened.kind, IncidentKind::kDeadlock);
+  EXPECT_EQ(opened.threads, (std::vector<ThreadRef>{T(10, 10), T(20, 20)}));
+  EXPECT_EQ(opened.process, first());
+  EXPECT_EQ(opened.process_name, known(first()).name);
+  EXPECT_EQ(opened.processes, (std::vector<IncidentProcess>{known(first()), known(second())}));
+  EXPECT_EQ(opened.signature, "deadlock [10:10] [20:20]");
+  EXPECT_EQ(opened.summary,
+            "deadlock of 2 threads in alpha (pid 10) and beta (pid 20): [10:10] t10, [20:20] t20");
+
+  clock_.advance(1s);
+  events = tracker_.observe(sampleOf(second()));
+  // The other side adds its own chain to the same incident; nothing opens.
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kUpdated});
+  EXPECT_EQ(events[0].incident.opened_at, opened.opened_at);
+  EXPECT_EQ(events[0].incident.processes, opened.processes);
+  ASSERT_EQ(events[0].incident.chains.size(), 2U);
+  EXPECT_EQ(events[0].incident.chains[0].start, T(10, 10));
+  EXPECT_EQ(events[0].incident.chains[1].start, T(20, 20));
+  for (int i = 0; i < 20; ++i) {
+    clock_.advance(1s);
+    EXPECT_TRUE(tracker_.observe(sampleOf(first())).empty()) << i;
+    EXPECT_TRUE(tracker_.observe(sampleOf(second())).empty()) << i;
+  }
+  ASSERT_EQ(tracker_.openIncidents().size(), 1U);
+  EXPECT_EQ(tracker_.openIncidents()[0].process, first());
+}
+
+TEST_P(CrossProcessDeadlock, ResolvesWhenASampleOfAProcessOfTheCycleNoLongerShowsIt) {
+  (void)tracker_.observe(sampleOf(first()));
+  (void)tracker_.observe(sampleOf(second()));
+  clock_.advance(1s);
+  const auto events = tracker_.observe(observeFrom(second(), alone(second())));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the cycle is gone");
+  EXPECT_TRUE(tracker_.openIncidents().empty());
+  EXPECT_TRUE(tracker_.observe(observeFrom(first(), alone(first()))).empty());
+}
+
+TEST_P(CrossProcessDeadlock, GoesOnWhileOneProcessIsNoLongerWatchedAndTheOtherStillShowsIt) {
+  (void)tracker_.observe(sampleOf(first()));
+  (void)tracker_.observe(sampleOf(second()));
+  EXPECT_TRUE(tracker_.forget(first(), "the process is no longer watched").empty());
+  for (int i = 0; i < 3; ++i) {
+    clock_.advance(1s);
+    EXPECT_TRUE(tracker_.observe(sampleOf(second())).empty());
+  }
+  ASSERT_EQ(tracker_.openIncidents().size(), 1U);
+  // The last process that could tell stops being watched: nobody can, the incident ends.
+  const auto events = tracker_.forget(second(), "the process is no longer watched");
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the process is no longer watched");
+}
+
+TEST_P(CrossProcessDeadlock, ResolvesWhenAnyProcessOfTheCycleExits) {
+  (void)tracker_.observe(sampleOf(first()));
+  (void)tracker_.observe(sampleOf(second()));
+  clock_.advance(1s);
+  const auto events = tracker_.exited(second());
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution,
+            known(second()).name + " (pid " + std::to_string(second().pid.value) + ") exited");
+  EXPECT_TRUE(tracker_.openIncidents().empty());
+  EXPECT_TRUE(tracker_.exited(first()).empty());
+}
+
+TEST_P(CrossProcessDeadlock, AnUnwatchedProcessOfTheCycleStillMakesOneIncidentThatEndsWithIt) {
+  // Only the first process is watched; the other one is known from the catalog.
+  ASSERT_EQ(types(tracker_.observe(sampleOf(first()))), std::vector<Type>{Type::kOpened});
+  EXPECT_EQ(tracker_.trackedProcesses(), (std::vector<ProcessIdentity>{kAlpha, kBeta}));
+  const auto events = tracker_.exited(second());
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+}
+
+TEST_P(CrossProcessDeadlock, OneIncidentAfterARestartWhicheverSideSamplesFirst) {
+  Incident stored;
+  {
+    IncidentTracker before(clock_);
+    stored = before.observe(sampleOf(first()))[0].incident;
+    stored.id = 41;
+  }
+  clock_.advance(60s);
+  EXPECT_TRUE(tracker_.adopt({stored}).empty());
+  // Re-keyed by its cycle: the other process's sample continues it too.
+  const auto events = tracker_.observe(sampleOf(second()));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kUpdated});  // its own chain joins
+  EXPECT_EQ(events[0].incident.id, 41);
+  EXPECT_TRUE(tracker_.observe(sampleOf(first())).empty());
+  ASSERT_EQ(tracker_.openIncidents().size(), 1U);
+  EXPECT_EQ(tracker_.openIncidents()[0].id, 41);
+}
+
+TEST_P(CrossProcessDeadlock, RecordsKeptPerProcessBeforeBecomeOneAtAdoption) {
+  // As versions that opened one incident per watched process stored them: each knows only its
+  // own process.
+  const auto record = [&](const ProcessIdentity& p, std::int64_t id) {
+    IncidentTracker before(clock_);
+    auto i = before.observe(sampleOf(p))[0].incident;
+    i.processes = {known(p)};
+    i.id = id;
+    clock_.advance(1s);
+    return i;
+  };
+  const auto older = record(first(), 7);
+  const auto newer = record(second(), 8);
+  const auto events = tracker_.adopt({newer, older});
+  ASSERT_EQ(types(events), (std::vector<Type>{Type::kResolved, Type::kUpdated}));
+  EXPECT_EQ(events[0].incident.id, 8);
+  EXPECT_EQ(events[0].incident.resolution, "the same deadlock as incident 7");
+  EXPECT_EQ(events[1].incident.id, 7);
+  EXPECT_EQ(events[1].incident.processes,
+            (std::vector<IncidentProcess>{known(first()), known(second())}));
+  EXPECT_TRUE(tracker_.observe(sampleOf(first())).empty());
+  EXPECT_TRUE(tracker_.observe(sampleOf(second())).empty());
+  ASSERT_EQ(tracker_.openIncidents().size(), 1U);
+  EXPECT_EQ(tracker_.openIncidents()[0].id, 7);
+}
+
+INSTANTIATE_TEST_SUITE_P(SampleOrder, CrossProcessDeadlock, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? std::string("AlphaFirst")
+                                              : std::string("BetaFirst");
+                         });
+
+TEST(IncidentTracker, AProcessWaitingBehindAnotherProcessesCycleSeesItUntilItMovesOn) {
+  FakeClock clock;
+  IncidentTracker tracker(clock);
+  // Only gamma is watched; its thread waits on alpha, which is in a cycle with beta.
+  auto o = observeFrom(kGamma, crossCycle(kGamma, true));
+  o.peers = {known(kAlpha), known(kBeta)};
+  auto events = tracker.observe(o);
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
+  EXPECT_EQ(events[0].incident.spurs, std::vector<ThreadRef>{T(30, 30)});
+  EXPECT_EQ(events[0].incident.processes,
+            (std::vector<IncidentProcess>{known(kGamma), known(kAlpha), known(kBeta)}));
+  EXPECT_TRUE(tracker.observe(o).empty());
+  events = tracker.observe(observeFrom(kGamma, alone(kGamma)));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "no watched process shows the cycle any more");
+}
+
+TEST(IncidentTracker, AProcessRenamedByExecIsShownUnderItsNewName) {
+  FakeClock clock;
+  IncidentTracker tracker(clock);
+  (void)tracker.observe(observeFrom(kAlpha, crossCycle(kAlpha), "bash"));
+  clock.advance(1s);
+  auto events = tracker.observe(observeFrom(kAlpha, crossCycle(kAlpha), "python3"));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kUpdated});
+  EXPECT_EQ(events[0].incident.process_name, "python3");
+  EXPECT_EQ(events[0].incident.processes[0].name, "python3");
+  EXPECT_EQ(events[0].incident.summary,
+            "deadlock of 2 threads in python3 (pid 10) and beta (pid 20): [10:10] t10, [20:20] "
+            "t20");
+  EXPECT_TRUE(tracker.observe(observeFrom(kAlpha, crossCycle(kAlpha), "python3")).empty());
+
+  // A hang too.
+  IncidentTracker hangs(clock);
+  auto o = observe(blockedOnMutex(7));
+  (void)hangs.observe(o);
+  clock.advance(30s);
+  ASSERT_EQ(types(hangs.observe(o)), std::vector<Type>{Type::kOpened});
+  o.process_name = "python3";
+  events = hangs.observe(o);
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kUpdated});
+  EXPECT_EQ(events[0].incident.process_name, "python3");
+  EXPECT_EQ(events[0].incident.summary,
+            "thread [10:11] t11 in python3 (pid 10) blocked for 30 s on Mutex m99");
 }
 
 }  // namespace

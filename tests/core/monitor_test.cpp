@@ -211,6 +211,159 @@ TEST_F(MonitorTest, RuntimeTargetsAreAddedRemovedAndPersisted) {
   EXPECT_EQ(*monitor->removeTarget("w"), false);
 }
 
+/// Processes 10 ("alpha") and 20 ("beta") each hold a file lock the other waits for; the sample
+/// of `self` reads its own process first.
+Snapshot crossCycle(int self) {
+  SnapshotBuilder b;
+  const auto add = [&](int pid) {
+    b.process(pid, pid == 10 ? "alpha" : "beta")
+        .waitsOnProcesses(pid, {pid == 10 ? 20 : 10}, ObjectType::kFileLock)
+        .switches(1);
+  };
+  add(self);
+  add(self == 10 ? 20 : 10);
+  return b.build();
+}
+
+Config lockersConfig() {
+  return configWith(R"([{"name": "lockers", "exe": "*a", "out_of_proc": true}])");
+}
+
+TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEitherSampleOrder) {
+  for (const int first : {10, 20}) {
+    SCOPED_TRACE(first);
+    const int second = first == 10 ? 20 : 10;
+    catalog_.set({processInfo(10, "alpha"), processInfo(20, "beta")});
+    auto monitor = makeMonitor(lockersConfig());
+    ASSERT_EQ(monitor->discover().added.size(), 2U);
+    const auto before = store_->list({})->size();
+    alerts_.sent.clear();
+    for (int round = 0; round < 3; ++round) {
+      for (const int pid : {first, second}) {
+        setSnapshot(crossCycle(pid));
+        ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{pid}, 0}));
+        clock_.advance(1s);
+      }
+    }
+    auto stored = *store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
+    ASSERT_EQ(store_->list({})->size(), before + 1);
+    ASSERT_EQ(stored.size(), 1U);
+    const auto& i = stored[0];
+    EXPECT_EQ(i.process.pid, Pid{first});
+    ASSERT_EQ(i.processes.size(), 2U);
+    EXPECT_EQ(i.processes[0].identity.pid, Pid{first});
+    EXPECT_EQ(i.processes[1].identity.pid, Pid{second});
+    EXPECT_EQ(i.processes[first == 10 ? 0 : 1].name, "alpha");
+    EXPECT_EQ(i.processes[first == 10 ? 1 : 0].name, "beta");
+    EXPECT_EQ(i.chains.size(), 2U);  // each side's own chain
+    ASSERT_EQ(alerts_.sent.size(), 1U);
+    EXPECT_EQ(alerts_.sent[0].kind, AlertKind::kDeadlockDetected);
+    const auto field = [&](const std::string& name) {
+      for (const auto& [k, v] : alerts_.sent[0].fields) {
+        if (k == name) return v;
+      }
+      return std::string("(none)");
+    };
+    EXPECT_EQ(field("PID"), std::to_string(first));
+    EXPECT_EQ(field("PIDS"), std::to_string(first) + " " + std::to_string(second));
+
+    // The second process's sample shows the cycle gone: one resolved record, one alert.
+    setSnapshot(SnapshotBuilder().process(second, "x").running(second).build());
+    ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{second}, 0}));
+    EXPECT_TRUE(store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->empty());
+    ASSERT_EQ(alerts_.sent.size(), 2U);
+    EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
+    clock_.advance(120s);  // past the alert window
+  }
+}
+
+TEST_F(MonitorTest, ACycleWhoseOtherProcessIsNotWatchedListsItAndEndsWhenItExits) {
+  catalog_.set({processInfo(10, "alpha"), processInfo(20, "beta")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "alpha", "out_of_proc": true}])"));
+  ASSERT_EQ(monitor->discover().added.size(), 1U);
+  setSnapshot(crossCycle(10));
+  ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{10}, 0}));
+  auto stored = *store_->list({});
+  ASSERT_EQ(stored.size(), 1U);
+  ASSERT_EQ(stored[0].processes.size(), 2U);
+  EXPECT_EQ(stored[0].processes[1].name, "beta");
+  catalog_.set({processInfo(10, "alpha")});  // beta exited
+  (void)monitor->discover();
+  stored = *store_->list({});
+  EXPECT_EQ(stored[0].state, IncidentState::kResolved);
+  EXPECT_EQ(stored[0].resolution, "beta (pid 20) exited");
+}
+
+TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
+  // Written by a version that opened one incident per watched process.
+  for (const int pid : {10, 20}) {
+    Incident i;
+    i.kind = IncidentKind::kDeadlock;
+    i.process = ProcessIdentity{Pid{pid}, 0};
+    i.process_name = pid == 10 ? "alpha" : "beta";
+    i.target = "lockers";
+    i.signature = "deadlock [10:10] [20:20]";
+    i.threads = {T(10, 10), T(20, 20)};
+    i.opened_at = clock_.now();
+    i.updated_at = i.opened_at;
+    ASSERT_TRUE(store_->insert(i).ok());
+    clock_.advance(1s);
+  }
+  catalog_.set({processInfo(10, "alpha"), processInfo(20, "beta")});
+  auto monitor = makeMonitor(lockersConfig());
+  monitor->adoptStoredIncidents();
+  (void)monitor->discover();
+  for (const int pid : {20, 10}) {
+    setSnapshot(crossCycle(pid));
+    ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{pid}, 0}));
+  }
+  const auto open = *store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  ASSERT_EQ(open.size(), 1U);
+  EXPECT_EQ(open[0].process.pid, Pid{10});  // the older record goes on
+  EXPECT_EQ(open[0].processes.size(), 2U);
+  EXPECT_EQ(store_->list({})->size(), 2U);  // nothing new opened
+  EXPECT_EQ(monitor->openIncidents().size(), 1U);
+}
+
+TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
+  catalog_.set({processInfo(10, "bash", "bash -c serve")});
+  auto monitor = makeMonitor(configWith(R"([{"cmdline": "serve"}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  setSnapshot(abba());
+  ASSERT_TRUE(monitor->sample(id));
+  EXPECT_EQ(store_->list({})->at(0).process_name, "bash");
+
+  // exec: same pid and start time, another program; the sampler may still report the old name.
+  catalog_.set({processInfo(10, "python3", "python3 serve.py")});
+  (void)monitor->discover();
+  ASSERT_EQ(monitor->watched().size(), 1U);
+  EXPECT_EQ(monitor->watched()[0].process.comm, "python3");
+  setSnapshot(testing::abbaSnapshot("bash"));
+  ASSERT_TRUE(monitor->sample(id));
+  const auto stored = *store_->list({});
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored[0].state, IncidentState::kOpen);
+  EXPECT_EQ(stored[0].process_name, "python3");
+  EXPECT_EQ(stored[0].processes.at(0).name, "python3");
+  EXPECT_NE(stored[0].summary.find("python3 (pid 10)"), std::string::npos) << stored[0].summary;
+}
+
+TEST_F(MonitorTest, AProcessThatExecsIntoAProgramItsTargetDoesNotSelectIsDropped) {
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
+  (void)monitor->discover();
+  setSnapshot(abba());
+  ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{10}, 0}));
+  catalog_.set({processInfo(10, "python3")});
+  const auto d = monitor->discover();
+  ASSERT_EQ(d.removed.size(), 1U);
+  const auto stored = *store_->list({});
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored[0].state, IncidentState::kResolved);
+  EXPECT_EQ(stored[0].resolution, "the process is no longer watched");
+}
+
 TEST(AlertRateLimiter, AdmitsAtMostMaxPerWindowPerTarget) {
   FakeClock clock;
   AlertRateLimiter limiter(clock, 60s, 2);

@@ -129,6 +129,8 @@ Incident incident(IncidentState state) {
   i.state = state;
   i.process = ProcessIdentity{Pid{42}, 9876543210ULL};
   i.process_name = "server";
+  i.processes = {{i.process, "server"},
+                 {ProcessIdentity{Pid{7}, 18446744073709551615ULL}, "peer \"\xff\" 7"}};
   i.target = "db";
   i.signature = "deadlock [42:43] [7:7]";
   i.threads = r.deadlocks[0].threads;
@@ -154,6 +156,8 @@ TEST(JsonWriter, IncidentsMatchTheProtobufMapping) {
   const auto reference = nlohmann::json::parse(toJson(list));
   EXPECT_EQ(fast, reference) << "fast:\n" << fast.dump(1) << "\nprotobuf:\n" << reference.dump(1);
   EXPECT_FALSE(fast["incidents"][0].contains("resolved_at"));
+  ASSERT_EQ(fast["incidents"][0]["processes"].size(), 2U);
+  EXPECT_EQ(fast["incidents"][0]["processes"][1]["start_time"], "18446744073709551615");
   EXPECT_EQ(fast["incidents"][1]["state"], "INCIDENT_STATE_RESOLVED");
 }
 
@@ -169,6 +173,18 @@ TEST(JsonReader, ChainsAndCapturesComeBackAsTheyWent) {
   EXPECT_EQ(*captures, r.captures);
   EXPECT_FALSE(chainsFromJson("{not json").ok());
   EXPECT_FALSE(capturesFromJson("[{\"captured\": true}]").ok());
+}
+
+TEST(JsonReader, IncidentProcessesComeBackAsTheyWent) {
+  const std::vector<IncidentProcess> processes{
+      {ProcessIdentity{Pid{42}, 9876543210ULL}, "server"},
+      {ProcessIdentity{Pid{7}, 18446744073709551615ULL}, "python3 \"x\""}};
+  const auto back = processesFromJson(processesToJson(processes));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, processes);
+  EXPECT_TRUE(processesFromJson("[]")->empty());
+  EXPECT_FALSE(processesFromJson("").ok());
+  EXPECT_FALSE(processesFromJson("[{\"name\": \"no pid\"}]").ok());
 }
 
 TEST(JsonWriter, InvalidUtf8BecomesReplacementCharacters) {

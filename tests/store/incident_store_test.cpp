@@ -286,5 +286,91 @@ TEST(IncidentStore, KillNineMidWriteLosesNothingCommittedAndCorruptsNothing) {
   }
 }
 
+TEST(IncidentStore, EveryProcessOfAnIncidentComesBack) {
+  TempDir dir;
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  auto incident = makeIncident(10, IncidentState::kOpen, kT0);
+  incident.processes = {{incident.process, "proc10"},
+                        {ProcessIdentity{Pid{20}, 18446744073709551615ULL}, "other \"one\""}};
+  incident.id = *store->insert(incident);
+  auto got = *store->get(incident.id);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->processes, incident.processes);
+  // Renamed by exec, and a third process joined.
+  incident.processes[1].name = "python3";
+  incident.processes.push_back({ProcessIdentity{Pid{30}, 3}, "c"});
+  ASSERT_TRUE(store->update(incident).ok());
+  EXPECT_EQ((*store->get(incident.id))->processes, incident.processes);
+  // An incident stored without the list reads back with its one process.
+  auto bare = makeIncident(12, IncidentState::kOpen, kT0);
+  const auto id = *store->insert(bare);
+  EXPECT_EQ((*store->get(id))->processes,
+            (std::vector<IncidentProcess>{{bare.process, bare.process_name}}));
+}
+
+/// A store as version 1 wrote it (one process per incident), with one open incident.
+void writeVersion1Store(const std::filesystem::path& file) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  const char* sql = R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (1);
+CREATE TABLE incidents (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('deadlock', 'hang')),
+  state TEXT NOT NULL CHECK (state IN ('open', 'resolved')),
+  pid INTEGER NOT NULL,
+  process_start_time INTEGER NOT NULL,
+  process_name TEXT NOT NULL,
+  target TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  threads TEXT NOT NULL,
+  spurs TEXT NOT NULL,
+  opened_at_ns INTEGER NOT NULL,
+  updated_at_ns INTEGER NOT NULL,
+  resolved_at_ns INTEGER,
+  resolution TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  chains TEXT NOT NULL,
+  evidence TEXT NOT NULL
+);
+CREATE INDEX incidents_by_state ON incidents(state, opened_at_ns);
+CREATE TABLE targets (name TEXT PRIMARY KEY, spec TEXT NOT NULL, created_at_ns INTEGER NOT NULL);
+INSERT INTO incidents (kind, state, pid, process_start_time, process_name, target, signature,
+  threads, spurs, opened_at_ns, updated_at_ns, resolved_at_ns, resolution, summary, chains,
+  evidence) VALUES ('deadlock', 'open', 42, 4242, 'server', 'db', 'deadlock [42:43] [7:7]',
+  '42:43 7:7', '', 1795000000000000000, 1795000001000000000, NULL, '', 'old one', '[]', '[]');
+)sql";
+  char* error = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &error), SQLITE_OK) << error;
+  sqlite3_close(db);
+}
+
+TEST(IncidentStore, AVersion1StoreIsMigratedAndKeepsItsIncidents) {
+  TempDir dir;
+  writeVersion1Store(dir.file());
+  {
+    // Read-only (an older service still writes it): readable as it is.
+    auto reader = std::move(IncidentStore::openReadOnly(dir.file())).value();
+    const auto listed = *reader->list({});
+    ASSERT_EQ(listed.size(), 1U);
+    EXPECT_EQ(listed[0].processes,
+              (std::vector<IncidentProcess>{{ProcessIdentity{Pid{42}, 4242}, "server"}}));
+  }
+  auto store = IncidentStore::open(dir.file());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ((*store)->schemaVersion(), 2);
+  auto listed = *(*store)->list({});
+  ASSERT_EQ(listed.size(), 1U);
+  auto& old = listed[0];
+  EXPECT_EQ(old.summary, "old one");
+  EXPECT_EQ(old.threads, (std::vector<ThreadRef>{{Pid{42}, Tid{43}}, {Pid{7}, Tid{7}}}));
+  EXPECT_EQ(old.processes,
+            (std::vector<IncidentProcess>{{ProcessIdentity{Pid{42}, 4242}, "server"}}));
+  old.processes.push_back({ProcessIdentity{Pid{7}, 77}, "peer"});
+  ASSERT_TRUE((*store)->update(old).ok());
+  EXPECT_EQ((*(*store)->get(old.id))->processes, old.processes);
+}
+
 }  // namespace
 }  // namespace wctmon

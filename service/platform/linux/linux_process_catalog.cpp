@@ -67,7 +67,11 @@ std::vector<ProcessInfo> LinuxProcessCatalog::list(bool with_cmdline) {
           readSmallFile(AT_FDCWD, ("/proc/" + std::to_string(pid.value) + "/stat").c_str(), buf);
       auto stat = n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)))
                         : std::nullopt;
-      if (stat && stat->start_time == it->second.identity.start_time) {
+      // exec keeps the pid and the start time but sets a new comm: a process whose comm
+      // changed is read again (executable, command line), which costs nothing more than the
+      // stat already read. An exec that keeps the comm is caught by the periodic refresh.
+      if (stat && stat->start_time == it->second.identity.start_time &&
+          stat->comm == it->second.comm) {
         out.push_back(it->second);
         seen.emplace(pid.value, it->second);
         continue;

@@ -8,9 +8,10 @@
 namespace wctmon::linux_platform {
 
 /// Processes from /proc/PID/{stat,exe,cmdline}; kernel threads are left out. A listing reads
-/// only `stat` of processes it has seen before (same pid and start time): the executable and
-/// command line of a process do not change without exec, which makes it a new process... nearly:
-/// exec keeps the start time, so the names are read again every kRefreshEvery listings.
+/// only `stat` of processes it has seen before (same pid, start time and comm): the executable
+/// and command line of a process change only by exec, which keeps the pid and the start time but
+/// sets a new comm, so a changed comm means reading them again. An exec into a program of the
+/// same comm is seen at the next full listing, every kRefreshEvery listings.
 class LinuxProcessCatalog final : public ProcessCatalog {
  public:
   static constexpr std::uint64_t kRefreshEvery = 10;
