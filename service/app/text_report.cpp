@@ -1,8 +1,11 @@
 #include "app/text_report.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "core/format.h"
+#include "core/wait_graph.h"
 
 namespace wctmon::app {
 namespace {
@@ -13,7 +16,7 @@ std::string describe(const WaitNode& node, const WaitNode* next) {
     if (!node.thread_name.empty()) s += " " + node.thread_name;
     if (!node.process_name.empty()) s += " (" + node.process_name + ")";
     s += " " + std::string(toString(node.status));
-    if (node.wait_time) s += ", waiting " + std::to_string(node.wait_time->count()) + " ms";
+    if (node.wait_time) s += " " + durationText(*node.wait_time);
     return s;
   }
   std::string s = "[" + std::string(toString(node.type)) + " " + node.name;
@@ -25,13 +28,36 @@ std::string describe(const WaitNode& node, const WaitNode* next) {
   } else {
     s += " " + std::string(toString(node.status));
   }
-  if (node.timeout) s += ", timeout " + std::to_string(node.timeout->count()) + " ms";
+  if (node.timeout) s += ", times out in " + durationText(*node.timeout);
   s += "]";
   if (!node.detail.empty()) s += " " + node.detail;
   return s;
 }
 
-bool interesting(const WaitChain& chain) { return chain.nodes.size() > 2 || chain.is_cycle; }
+/// A chain whose last thread is one it already passed, without being a cycle: a loop that will
+/// open by itself (a timed wait in it) or that kept changing between reads.
+bool loopsBack(const WaitChain& chain) {
+  if (chain.is_cycle || chain.truncated || chain.nodes.size() < 3) return false;
+  const auto& last = chain.nodes.back();
+  return last.isThread() &&
+         std::any_of(chain.nodes.begin(), chain.nodes.end() - 1,
+                     [&](const WaitNode& n) { return n.isThread() && n.thread == last.thread; });
+}
+
+/// The soonest timeout of the waits in the cycle of `deadlock`, as its chains show them.
+std::optional<std::chrono::milliseconds> soonestTimeout(const AnalysisResult& result,
+                                                        const Deadlock& deadlock) {
+  std::optional<std::chrono::milliseconds> out;
+  for (const auto& chain : result.chains) {
+    if (std::find(deadlock.threads.begin(), deadlock.threads.end(), chain.start) ==
+            deadlock.threads.end() ||
+        chain.nodes.size() < 2 || !chain.nodes[1].timeout) {
+      continue;
+    }
+    if (!out || *chain.nodes[1].timeout < *out) out = chain.nodes[1].timeout;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -40,6 +66,7 @@ void writeChain(std::ostream& out, const WaitChain& chain, std::size_t indent) {
     out << std::string(indent + (i == 0 ? 0 : 2 + 2 * (i - 1)), ' ') << (i == 0 ? "" : "-> ")
         << describe(chain.nodes[i], i + 1 < chain.nodes.size() ? &chain.nodes[i + 1] : nullptr);
     if (i + 1 == chain.nodes.size() && chain.is_cycle) out << "  <== CYCLE";
+    if (i + 1 == chain.nodes.size() && loopsBack(chain)) out << "  <== loops back, not a deadlock";
     out << "\n";
   }
   if (chain.truncated) {
@@ -48,14 +75,43 @@ void writeChain(std::ostream& out, const WaitChain& chain, std::size_t indent) {
   }
 }
 
+void writeCapture(std::ostream& out, const ThreadCapture& capture, std::size_t indent,
+                  std::size_t max_frames) {
+  const std::string pad(indent, ' ');
+  out << pad << "capture " << threadLabel(capture.thread);
+  if (!capture.captured) {
+    out << ": " << capture.error << "\n";
+    return;
+  }
+  out << " (" << capture.architecture << ", ";
+  if (capture.method == CaptureMethod::kStopped) {
+    out << "stopped " << capture.stop_time.count() / 1000 << " us)";
+  } else {
+    out << "not stopped)";
+  }
+  if (!capture.error.empty()) out << " " << capture.error;
+  out << "\n";
+  if (!capture.note.empty()) out << pad << "  " << capture.note << "\n";
+  for (std::size_t i = 0; i < capture.frames.size() && i < max_frames; ++i) {
+    const auto& f = capture.frames[i];
+    out << pad << "  #" << i << " " << hexString(f.pc) << " "
+        << (f.function.empty() ? "??" : f.function + "+" + hexString(f.offset))
+        << (f.module.empty() ? "" : " (" + f.module + ")") << (f.scanned ? " [scanned]" : "")
+        << "\n";
+  }
+  if (capture.frames.size() > max_frames) {
+    out << pad << "  ... " << countOf(capture.frames.size() - max_frames, "more frame") << "\n";
+  }
+}
+
 void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_waiting) {
   if (result.pid.value != 0) {
     out << "process " << result.pid.value << " (" << result.process_name << "): ";
   } else {
-    out << result.process_count << " processes: ";
+    out << countOf(result.process_count, "process") << ": ";
   }
-  out << result.thread_count << " threads, " << result.deadlocks.size()
-      << (result.deadlocks.size() == 1 ? " deadlock" : " deadlocks") << "\n";
+  out << countOf(result.thread_count, "thread") << ", "
+      << countOf(result.deadlocks.size(), "deadlock") << "\n";
   for (const auto& w : result.warnings) out << "warning: " << w << "\n";
 
   int n = 0;
@@ -66,29 +122,17 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
       out << "; also blocked on it:";
       for (const auto& t : d.spurs) out << " " << threadLabel(t);
     }
+    if (const auto timeout = soonestTimeout(result, d)) {
+      out << "; a wait in it times out in " << durationText(*timeout);
+    }
     out << "\n";
   }
 
-  for (const auto& c : result.captures) {
-    out << "capture " << threadLabel(c.thread);
-    if (!c.captured) {
-      out << ": " << c.error << "\n";
-      continue;
-    }
-    out << " (" << c.architecture << ", stopped " << c.stop_time.count() / 1000 << " us)";
-    if (!c.error.empty()) out << " " << c.error;
-    out << "\n";
-    for (std::size_t i = 0; i < c.frames.size(); ++i) {
-      const auto& f = c.frames[i];
-      out << "  #" << i << " " << hexString(f.pc) << " "
-          << (f.function.empty() ? "??" : f.function + "+" + hexString(f.offset)) << " "
-          << (f.module.empty() ? "" : "(" + f.module + ")") << "\n";
-    }
-  }
+  for (const auto& c : result.captures) writeCapture(out, c, 0, c.frames.size());
 
   out << "\n";
   for (const auto& chain : result.chains) {
-    if (only_waiting && !interesting(chain)) continue;
+    if (only_waiting && !leadsSomewhere(chain)) continue;
     writeChain(out, chain);
   }
 }

@@ -28,6 +28,31 @@ ThreadSample* findThread(Snapshot& snapshot, ThreadRef ref) {
 
 }  // namespace
 
+void WaitChainAnalyzer::addWaitTimes(std::vector<WaitChain>& chains) {
+  // Only blocked threads of chains that are reported: the platform's read is not free.
+  std::vector<ThreadRef> threads;
+  for (const auto& chain : chains) {
+    if (!leadsSomewhere(chain)) continue;
+    for (const auto& node : chain.nodes) {
+      if (node.isThread() && node.status == ObjectStatus::kBlocked) threads.push_back(node.thread);
+    }
+  }
+  std::sort(threads.begin(), threads.end());
+  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  if (threads.empty()) return;
+  const auto times = source_.waitTimes(threads);
+  std::unordered_map<ThreadRef, std::chrono::milliseconds> by_thread;
+  for (std::size_t i = 0; i < threads.size() && i < times.size(); ++i) {
+    if (times[i]) by_thread.emplace(threads[i], *times[i]);
+  }
+  for (auto& chain : chains) {
+    for (auto& node : chain.nodes) {
+      if (!node.isThread() || node.status != ObjectStatus::kBlocked) continue;
+      if (auto it = by_thread.find(node.thread); it != by_thread.end()) node.wait_time = it->second;
+    }
+  }
+}
+
 Result<AnalysisResult> WaitChainAnalyzer::analyze(Pid pid, const AnalyzeOptions& options,
                                                   std::vector<ThreadSample>* samples) {
   const auto started = std::chrono::steady_clock::now();
@@ -95,6 +120,8 @@ AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roo
       changed.insert(sample.id);
       *old = sample;
     }
+    // A thread that exited in between is no longer there: a chain into it says so.
+    for (auto& process : snapshot.processes) std::erase_if(process.threads, isExited);
     for (const auto* d : pending) {
       if (std::none_of(d->threads.begin(), d->threads.end(),
                        [&](const ThreadRef& t) { return changed.contains(t); })) {
@@ -116,6 +143,8 @@ AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roo
         chain.is_cycle = false;
     }
   }
+
+  addWaitTimes(graph.chains);
 
   if (options.capture && inspector_ != nullptr && !graph.deadlocks.empty()) {
     result.captures = inspector_->capture(cycleThreads(graph.deadlocks));

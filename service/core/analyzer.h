@@ -46,6 +46,8 @@ class WaitChainAnalyzer {
  private:
   AnalysisResult finish(Snapshot snapshot, std::vector<Pid> roots, const AnalyzeOptions& options,
                         std::vector<ThreadSample>* samples);
+  /// Sets how long each blocked thread of the reported chains has waited, as the platform tells.
+  void addWaitTimes(std::vector<WaitChain>& chains);
 
   WaitChainSource& source_;
   ThreadInspector* inspector_;

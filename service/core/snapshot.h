@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ids.h"
@@ -72,6 +73,14 @@ struct Snapshot {
   std::vector<ProcessSample> processes;
   std::vector<std::string> warnings;
 };
+
+/// The name a thread sample carries when the thread exited while it was read.
+inline constexpr std::string_view kExitedThreadName = "(exited)";
+
+/// Whether the thread exited while it was read (it is simply no longer there; not an error).
+[[nodiscard]] inline bool isExited(const ThreadSample& t) {
+  return t.status == ObjectStatus::kError && t.name == kExitedThreadName;
+}
 
 /// True when two reads show the same object with the same owners; the time a timed wait has
 /// left is not compared (it shrinks between reads).

@@ -306,7 +306,9 @@ class ChainBuilder {
       const auto* sample = index_.thread(cur);
       const auto* process = index_.process(cur.pid);
       if (isForeign(cur, start) || sample == nullptr) {
-        chain.nodes.push_back(placeholderThreadNode(cur, placeholderStatus(cur, start), process));
+        auto placeholder = placeholderThreadNode(cur, placeholderStatus(cur, start), process);
+        if (cur.pid == start.pid) placeholder.thread_name = kExitedThreadName;
+        chain.nodes.push_back(std::move(placeholder));
         break;
       }
       chain.nodes.push_back(threadNode(*sample, process));
@@ -341,8 +343,9 @@ class ChainBuilder {
   }
 
   [[nodiscard]] static ObjectStatus placeholderStatus(ThreadRef t, ThreadRef start) {
-    // Outside the snapshot: another process not followed, or a thread that is gone.
-    return t.pid == start.pid ? ObjectStatus::kError : ObjectStatus::kPidOnly;
+    // Outside the snapshot: another process, not followed or not readable (PidOnly), or a
+    // thread of this one that exited while it was read (Unknown, named "(exited)").
+    return t.pid == start.pid ? ObjectStatus::kUnknown : ObjectStatus::kPidOnly;
   }
 
   [[nodiscard]] static bool isWaiting(const ThreadSample& s) {
@@ -435,6 +438,14 @@ GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> ro
     }
   }
   return out;
+}
+
+bool leadsSomewhere(const WaitChain& chain) {
+  if (chain.nodes.size() > 2 || chain.is_cycle) return true;
+  if (chain.nodes.size() < 2) return false;
+  const auto& object = chain.nodes[1];
+  return object.status == ObjectStatus::kOwned || object.status == ObjectStatus::kAbandoned ||
+         object.type == ObjectType::kKernelWait || object.type == ObjectType::kFifoOpen;
 }
 
 }  // namespace wctmon

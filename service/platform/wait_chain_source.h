@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -45,6 +47,13 @@ class WaitChainSource {
   /// Reads the given threads again, with their waits and owners, to confirm a cycle. A thread
   /// that is gone comes back with status Error.
   [[nodiscard]] virtual std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) = 0;
+
+  /// How long each thread has been off the CPU, which for a blocked thread is how long it has
+  /// waited, where the platform can tell; nullopt where it cannot (never a made-up 0).
+  [[nodiscard]] virtual std::vector<std::optional<std::chrono::milliseconds>> waitTimes(
+      std::span<const ThreadRef> threads) {
+    return std::vector<std::optional<std::chrono::milliseconds>>(threads.size());
+  }
 };
 
 }  // namespace wctmon

@@ -36,6 +36,10 @@ class FixtureProcess {
   }
   /// Writes a line to the fixture's stdin and reads one line back.
   [[nodiscard]] std::string ask(const std::string& line);
+  /// The next line the fixture prints, or "" after `timeout`.
+  [[nodiscard]] std::string nextLine(std::chrono::milliseconds timeout) {
+    return readLine(timeout);
+  }
   void kill();
   /// Reaps the process if it has exited; true once it is gone.
   bool reapIfExited();

@@ -1,8 +1,10 @@
 #include "platform/linux/linux_wait_chain_source.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <map>
 #include <set>
@@ -109,11 +111,35 @@ std::vector<ThreadSample> LinuxWaitChainSource::resample(std::span<const ThreadR
         ThreadSample gone;
         gone.id = ThreadRef{pid, tid};
         gone.status = ObjectStatus::kError;
+        gone.name = kExitedThreadName;
         out.push_back(std::move(gone));
       }
       continue;
     }
     for (auto& t : process->threads) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<std::optional<std::chrono::milliseconds>> LinuxWaitChainSource::waitTimes(
+    std::span<const ThreadRef> threads) {
+  std::vector<std::optional<std::chrono::milliseconds>> out(threads.size());
+  if (threads.empty()) return out;
+  // The files are ~1.5 KB of text each: that is why only threads in reported chains are asked.
+  std::array<char, 4096> buf{};
+  const auto execStart = [&](const char* path) -> std::optional<double> {
+    const long n = readSmallFile(AT_FDCWD, path, buf);
+    if (n <= 0) return std::nullopt;
+    return parseSchedExecStart(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+  };
+  const auto now = execStart("/proc/thread-self/sched");
+  if (!now) return out;
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    const auto path = "/proc/" + std::to_string(threads[i].pid.value) + "/task/" +
+                      std::to_string(threads[i].tid.value) + "/sched";
+    const auto last_ran = execStart(path.c_str());
+    if (!last_ran || *last_ran > *now) continue;
+    out[i] = std::chrono::milliseconds(static_cast<std::int64_t>(*now - *last_ran));
   }
   return out;
 }

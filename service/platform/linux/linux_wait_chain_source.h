@@ -15,6 +15,10 @@ class LinuxWaitChainSource final : public WaitChainSource {
   [[nodiscard]] std::unique_ptr<SampleCache> makeCache() override;
   [[nodiscard]] Result<Snapshot> sampleAll() override;
   [[nodiscard]] std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) override;
+  /// From the scheduler's clock: `se.exec_start` of the thread's sched file (when it last ran)
+  /// against the same field of our own, read at once (now, on that clock).
+  [[nodiscard]] std::vector<std::optional<std::chrono::milliseconds>> waitTimes(
+      std::span<const ThreadRef> threads) override;
 
  private:
   TaskstatsClient taskstats_;

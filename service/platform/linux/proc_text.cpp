@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 
 namespace wctmon::linux_platform {
 namespace {
@@ -241,6 +242,24 @@ std::optional<unsigned> parseFdinfoFlags(std::string_view text) {
 std::optional<std::uint64_t> parseFdinfoPos(std::string_view text) {
   const auto value = fdinfoValue(text, "pos");
   return value ? parseNumber<std::uint64_t>(*value, 10) : std::nullopt;
+}
+
+std::optional<double> parseSchedExecStart(std::string_view text) {
+  constexpr std::string_view kKey = "se.exec_start";
+  const auto at = text.find(kKey);
+  if (at == std::string_view::npos) return std::nullopt;
+  auto rest = text.substr(at + kKey.size());
+  const auto colon = rest.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  rest.remove_prefix(colon + 1);
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  const auto end = rest.find_first_not_of("0123456789.");
+  const std::string number(rest.substr(0, end));
+  if (number.empty()) return std::nullopt;
+  char* parsed_end = nullptr;
+  const double value = std::strtod(number.c_str(), &parsed_end);
+  if (parsed_end != number.c_str() + number.size()) return std::nullopt;
+  return value;
 }
 
 }  // namespace wctmon::linux_platform

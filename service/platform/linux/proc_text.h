@@ -42,6 +42,10 @@ struct SyscallState {
 /// Parses a syscall line ("running", "-1 sp pc" or "nr a0 .. a5 sp pc").
 [[nodiscard]] std::optional<SyscallState> parseSyscall(std::string_view text);
 
+/// The `se.exec_start` value of a sched file: the scheduler clock, in milliseconds, when the
+/// thread last ran (for our own thread, read while running: now).
+[[nodiscard]] std::optional<double> parseSchedExecStart(std::string_view text);
+
 /// The third field of schedstat: how many times the thread was scheduled in.
 [[nodiscard]] std::optional<std::uint64_t> parseSchedstatRuns(std::string_view text);
 

@@ -67,7 +67,7 @@ RawThread readThread(int task_fd, Pid pid, std::int32_t tid) {
       n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n))) : std::nullopt;
   if (!stat) {
     raw.sample.status = ObjectStatus::kError;
-    raw.sample.name = "(exited)";
+    raw.sample.name = kExitedThreadName;
     return raw;
   }
   raw.sample.name = std::move(stat->comm);
@@ -91,6 +91,12 @@ RawThread readThread(int task_fd, Pid pid, std::int32_t tid) {
   n = readSmallFile(task_fd, path.data(), buf);
   if (n == -EACCES || n == -EPERM) {
     raw.sample.status = ObjectStatus::kNoAccess;
+    return raw;
+  }
+  if (n == -ESRCH || n == -ENOENT) {
+    // Gone between its stat and its syscall file.
+    raw.sample.status = ObjectStatus::kError;
+    raw.sample.name = kExitedThreadName;
     return raw;
   }
   if (n <= 0) {
@@ -674,11 +680,28 @@ Error exitedDuringRead(Pid pid) {
                    "process " + std::to_string(pid.value) + " exited during the read");
 }
 
+/// A kernel thread runs only in the kernel: its syscall file says nothing (all zeros), so it is
+/// named for what it is, with its wait channel, instead of a made-up system call.
+void markKernelThreads(std::vector<RawThread>& raws, int task_fd) {
+  std::array<char, 128> buf{};
+  std::array<char, 32> path{};
+  for (auto& raw : raws) {
+    if (isExited(raw.sample) || raw.sample.state == RunState::kRunning) continue;
+    raw.syscall.reset();
+    std::snprintf(path.data(), path.size(), "%d/wchan", raw.sample.id.tid.value);
+    const long n = readSmallFile(task_fd, path.data(), buf);
+    const std::string wchan = n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : "";
+    raw.sample.status = ObjectStatus::kBlocked;
+    raw.sample.wait =
+        noOwner(ObjectType::kKernelWait, wchan.empty() || wchan == "0" ? "kernel thread" : wchan,
+                "a kernel thread: it runs only in the kernel, there is nothing to "
+                "analyse in user space");
+  }
+}
+
 /// A thread that exited between the listing and its read is simply no longer there.
 void dropExited(std::vector<RawThread>& raws) {
-  std::erase_if(raws, [](const RawThread& r) {
-    return r.sample.status == ObjectStatus::kError && r.sample.name == "(exited)";
-  });
+  std::erase_if(raws, [](const RawThread& r) { return isExited(r.sample); });
 }
 
 }  // namespace
@@ -737,7 +760,11 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
     for (const auto tid : tasks.all()) raws.push_back(readThread(task_fd.get(), pid, tid));
     dropExited(raws);
   }
-  WaitResolver(context_, pid, task_fd.get(), tasks).resolve(raws);
+  if ((identity->flags & kPfKthread) != 0) {
+    markKernelThreads(raws, task_fd.get());
+  } else {
+    WaitResolver(context_, pid, task_fd.get(), tasks).resolve(raws);
+  }
   // Only a thread waiting on an owner can be part of a cycle and need the run count that
   // confirms one; reading it for every idle thread would add a third of the cost of a sample.
   for (auto& raw : raws) {

@@ -1,5 +1,7 @@
 // The Linux engine against processes that really deadlock or wait: exact owners and cycles.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -9,9 +11,11 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "core/analyzer.h"
+#include "core/format.h"
 #include "platform/linux/linux_wait_chain_source.h"
 #include "platform/linux/process_reader.h"
 #include "platform/linux/ptrace_inspector.h"
@@ -529,6 +533,236 @@ TEST_F(EngineTest, CapturingAThreadThatIsGoneIsAnErrorNotACrash) {
   ASSERT_EQ(captures.size(), 1U);
   EXPECT_FALSE(captures[0].captured);
   EXPECT_FALSE(captures[0].error.empty());
+}
+
+/// Reads `bytes` from the pipe that process `pid` holds as `fd`, through /proc: lets a writer
+/// blocked on that pipe finish. Returns how many bytes came before EOF or `timeout`.
+std::size_t drainPipe(int pid, const std::string& fd, std::size_t bytes,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  const auto path = "/proc/" + std::to_string(pid) + "/fd/" + fd;
+  const int in = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (in < 0) return 0;
+  std::size_t got = 0;
+  std::vector<char> buf(65536);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (got < bytes && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{in, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  ::close(in);
+  return got;
+}
+
+TEST_F(EngineTest, CaptureNeverCutsAPipeWriteShort) {
+  // Parent and child each block writing 1 MiB into a pipe the other never reads. A ptrace stop
+  // would make a write that has moved 64 KiB return 65536: the capture must leave both whole.
+  FixtureProcess fx("pipe-deadlock");
+  const int pid = fx.pid(), child = fx.child("child");
+  const auto r =
+      analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true, .capture = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  ASSERT_EQ(r.captures.size(), 2U);
+  for (const auto& c : r.captures) {
+    EXPECT_TRUE(c.captured) << c.error;
+    EXPECT_EQ(c.method, CaptureMethod::kNotStopped);
+    EXPECT_EQ(c.stop_time.count(), 0);
+    EXPECT_NE(c.note.find("write"), std::string::npos) << c.note;
+    ASSERT_GE(c.registers.size(), 2U);
+    EXPECT_EQ(c.registers[0].name, "rip");
+    EXPECT_NE(c.registers[0].value, 0U);
+    // The stack is unwound from memory as far as the fixture's own function.
+    bool in_fixture = false;
+    for (const auto& f : c.frames)
+      in_fixture |= f.function.find("pipeDeadlock") != std::string::npos;
+    EXPECT_TRUE(in_fixture) << "thread " << c.thread.tid.value;
+  }
+  // Still deadlocked: nothing moved.
+  EXPECT_EQ(analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true}).deadlocks.size(),
+            1U);
+  // Let both writes finish: each must have written all of its 1 MiB.
+  constexpr std::size_t kMiB = 1 << 20;
+  EXPECT_EQ(drainPipe(child, fx.report().at("objects").at("child_read_fd"), kMiB), kMiB);
+  EXPECT_EQ(drainPipe(pid, fx.report().at("objects").at("parent_read_fd"), kMiB), kMiB);
+  std::set<std::string> lines;
+  for (int i = 0; i < 2; ++i) lines.insert(fx.nextLine(std::chrono::seconds(5)));
+  EXPECT_EQ(lines, (std::set<std::string>{"child wrote 1048576 of 1048576",
+                                          "parent wrote 1048576 of 1048576"}));
+}
+
+TEST_F(EngineTest, AWriterWaitingForAStoppedReaderIsNoDeadlock) {
+  FixtureProcess fx("pipe-deadlock");
+  const int pid = fx.pid(), child = fx.child("child");
+  ASSERT_EQ(analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true}).deadlocks.size(),
+            1U);
+  // The child holds the read end of the parent's pipe; once stopped, it waits for SIGCONT, not
+  // for the parent: the parent's chain ends at it, a hang that SIGCONT ends.
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  const auto stopped = analyzeUntil(
+      pid,
+      [&](const AnalysisResult& r) {
+        return r.deadlocks.empty() &&
+               chainOf(r, pid).nodes[1].detail.find("stopped") != std::string::npos;
+      },
+      AnalyzeOptions{.out_of_proc = true});
+  EXPECT_TRUE(stopped.deadlocks.empty());
+  const auto& c = chainOf(stopped, pid);
+  ASSERT_EQ(c.nodes.size(), 2U);
+  EXPECT_FALSE(c.is_cycle);
+  EXPECT_EQ(c.nodes[1].type, ObjectType::kPipe);
+  EXPECT_EQ(c.nodes[1].owner_pids, (std::vector<Pid>{Pid{child}}));
+  EXPECT_NE(c.nodes[1].detail.find("holder " + std::to_string(child)), std::string::npos)
+      << c.nodes[1].detail;
+  const auto child_view = analyze(child);
+  const auto& cc = chainOf(child_view, child);
+  ASSERT_EQ(cc.nodes.size(), 2U);
+  EXPECT_EQ(cc.nodes[1].type, ObjectType::kKernelWait);
+  EXPECT_EQ(cc.nodes[1].name, "stopped");
+  EXPECT_NE(cc.nodes[1].detail.find("SIGCONT"), std::string::npos);
+  // (SIGSTOP itself, unlike the engine, does cut the child's write short: job control is the
+  // user's doing.)
+  ::kill(child, SIGCONT);
+}
+
+TEST_F(EngineTest, ABackOffCycleOfTimedLocksIsNoDeadlockNextToARealOne) {
+  FixtureProcess fx("timed-backoff");
+  const int pid = fx.pid();
+  for (int i = 0; i < 10; ++i) {
+    const auto r = analyze(pid);
+    ASSERT_EQ(r.deadlocks.size(), 1U) << "sample " << i;
+    EXPECT_EQ(r.deadlocks[0].threads,
+              (std::vector<ThreadRef>{ref(pid, fx.tid("a")), ref(pid, fx.tid("b"))}));
+    for (const auto& c : r.chains) {
+      if (c.start.tid.value == fx.tid("c") || c.start.tid.value == fx.tid("d")) {
+        EXPECT_FALSE(c.is_cycle) << "sample " << i;
+      }
+    }
+  }
+}
+
+TEST_F(EngineTest, ATimedWaitThatOutlivesTheBoundClosesADeadlockAndSaysWhenItTimesOut) {
+  FixtureProcess fx("timed-deadlock");
+  const int pid = fx.pid(), a = fx.tid("a"), b = fx.tid("b");
+  const auto r = analyzeUntil(pid, hasDeadlock);
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(pid, b)}));
+  for (const int t : {a, b}) {
+    const auto& c = chainOf(r, t);
+    EXPECT_TRUE(c.is_cycle);
+    ASSERT_TRUE(c.nodes[1].timeout.has_value());
+    EXPECT_GT(*c.nodes[1].timeout, std::chrono::minutes(50));
+    EXPECT_LE(*c.nodes[1].timeout, std::chrono::hours(1));
+  }
+  // With a bound longer than the hour left, the same cycle is a loop that will open.
+  const auto patient = analyze(pid, AnalyzeOptions{.timed_wait_bound = std::chrono::hours(2)});
+  EXPECT_TRUE(patient.deadlocks.empty());
+  EXPECT_FALSE(chainOf(patient, a).is_cycle);
+}
+
+TEST_F(EngineTest, TwoThreadsWaitingOnTwoRangesOfOneFileEachNameTheirOwnHolder) {
+  FixtureProcess fx("two-range-locks");
+  const int pid = fx.pid();
+  const auto r = analyze(pid, AnalyzeOptions{.out_of_proc = true});
+  const auto& low = chainOf(r, fx.tid("low"));
+  const auto& high = chainOf(r, fx.tid("high"));
+  EXPECT_EQ(low.nodes[1].type, ObjectType::kFileLock);
+  EXPECT_EQ(low.nodes[1].owner_pids, (std::vector<Pid>{Pid{fx.child("low")}}));
+  EXPECT_NE(low.nodes[1].name.find("[0-9]"), std::string::npos) << low.nodes[1].name;
+  EXPECT_EQ(high.nodes[1].owner_pids, (std::vector<Pid>{Pid{fx.child("high")}}));
+  EXPECT_NE(high.nodes[1].name.find("[1000-1009]"), std::string::npos) << high.nodes[1].name;
+  EXPECT_TRUE(r.deadlocks.empty());
+}
+
+TEST_F(EngineTest, AWaitHeldByAProcessWithAnActiveThreadShowsItsThreadsNotACycle) {
+  // The reader holds the only write end itself, but its process has another thread that could
+  // write: no deadlock, and no cycle mark through the waiter itself.
+  FixtureProcess fx("pipe-read-with-sleeper");
+  const int pid = fx.pid(), reader = fx.tid("reader");
+  const auto r = analyze(pid);
+  EXPECT_TRUE(r.deadlocks.empty());
+  for (const auto& c : r.chains) EXPECT_FALSE(c.is_cycle) << c.start.tid.value;
+  const auto& c = chainOf(r, reader);
+  ASSERT_EQ(c.nodes.size(), 2U);
+  EXPECT_EQ(c.nodes[1].type, ObjectType::kPipe);
+  EXPECT_EQ(c.nodes[1].status, ObjectStatus::kOwned);
+  EXPECT_NE(c.nodes[1].detail.find("holder " + std::to_string(pid)), std::string::npos);
+  EXPECT_NE(c.nodes[1].detail.find("blocked on Sleep"), std::string::npos) << c.nodes[1].detail;
+  // A chain cut short says truncated, never cycle.
+  const auto cut = analyze(fx.pid(), AnalyzeOptions{.max_nodes = 1});
+  for (const auto& chain : cut.chains) EXPECT_FALSE(chain.is_cycle);
+}
+
+TEST_F(EngineTest, AFifoOpenedWithoutAWriterIsNamed) {
+  FixtureProcess fx("fifo-no-writer");
+  const auto r = analyze(fx.pid());
+  const auto& c = chainOf(r, fx.tid("reader"));
+  ASSERT_EQ(c.nodes.size(), 2U);
+  EXPECT_EQ(c.nodes[1].type, ObjectType::kFifoOpen);
+  EXPECT_EQ(c.nodes[1].name, fx.report().at("objects").at("fifo").get<std::string>());
+  EXPECT_NE(c.nodes[1].detail.find("waits until a writer opens it"), std::string::npos);
+}
+
+TEST_F(EngineTest, AWriterQueuedBehindAnotherOnAReadHeldRwlockIsNamed) {
+  FixtureProcess fx("rwlock-writers");
+  const auto rw = std::stoull(fx.report().at("objects").at("rw").get<std::string>(), nullptr, 16);
+  const auto r = analyze(fx.pid());
+  for (const char* writer : {"writer1", "writer2"}) {
+    const auto& c = chainOf(r, fx.tid(writer));
+    ASSERT_EQ(c.nodes.size(), 2U) << writer;
+    EXPECT_EQ(c.nodes[1].type, ObjectType::kRwLock) << writer;
+    EXPECT_EQ(c.nodes[1].name, hexString(rw)) << writer;
+    EXPECT_EQ(c.nodes[1].status, ObjectStatus::kUnknown) << writer;
+  }
+  EXPECT_NE(chainOf(r, fx.tid("writer2")).nodes[1].detail.find("behind another writer"),
+            std::string::npos);
+}
+
+TEST_F(EngineTest, AMutexInheritedLockedThroughForkNamesTheParentsOwner) {
+  FixtureProcess fx("fork-mutex");
+  const int child = fx.child("child");
+  const auto r = analyze(child);
+  const auto& c = chainOf(r, child);
+  ASSERT_EQ(c.nodes.size(), 2U);
+  EXPECT_EQ(c.nodes[1].type, ObjectType::kMutex);
+  EXPECT_EQ(c.nodes[1].status, ObjectStatus::kAbandoned);
+  const auto& detail = c.nodes[1].detail;
+  EXPECT_NE(detail.find("inherited locked through fork()"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("thread " + std::to_string(fx.tid("holder"))), std::string::npos);
+  EXPECT_NE(detail.find("parent process " + std::to_string(fx.pid())), std::string::npos);
+  EXPECT_EQ(detail.find("has exited"), std::string::npos) << detail;
+}
+
+TEST_F(EngineTest, WaitTimesAreReadForReportedChainsOnly) {
+  FixtureProcess fx("mutex-abba");
+  const int pid = fx.pid();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto r = analyzeUntil(pid, hasDeadlock);
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  for (const char* name : {"a", "b"}) {
+    const auto& node = chainOf(r, fx.tid(name)).nodes[0];
+    ASSERT_TRUE(node.wait_time.has_value()) << name;
+    EXPECT_GE(*node.wait_time, std::chrono::milliseconds(250)) << name;
+    EXPECT_LT(*node.wait_time, std::chrono::minutes(5)) << name;
+  }
+  // The reporter idles in a signal wait: its chain leads nowhere, so nothing is read for it.
+  for (const auto& c : r.chains) {
+    if (!leadsSomewhere(c)) {
+      EXPECT_FALSE(c.nodes[0].wait_time.has_value()) << c.start.tid.value;
+    }
+  }
+}
+
+TEST_F(EngineTest, AKernelThreadIsNamedAsSuch) {
+  const auto r = analyze(2);
+  ASSERT_FALSE(r.chains.empty());
+  for (const auto& c : r.chains) {
+    for (const auto& n : c.nodes) EXPECT_NE(n.status, ObjectStatus::kError);
+    if (c.nodes.size() < 2) continue;
+    EXPECT_EQ(c.nodes[1].type, ObjectType::kKernelWait);
+    EXPECT_NE(c.nodes[1].detail.find("kernel thread"), std::string::npos);
+  }
 }
 
 }  // namespace
