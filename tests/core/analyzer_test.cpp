@@ -104,5 +104,60 @@ TEST(Analyzer, SourceErrorsComeBackAsErrors) {
   EXPECT_TRUE(source.last_options.out_of_proc);
 }
 
+/// Process 10 with two ABBA cycles: 11 <-> 12 and 21 <-> 22, with the given run counts for 21.
+Snapshot twoCycles(std::uint64_t switches_21) {
+  return SnapshotBuilder()
+      .process(10, "demo")
+      .waitsOnThread(11, T(10, 12))
+      .switches(1)
+      .waitsOnThread(12, T(10, 11))
+      .switches(1)
+      .waitsOnThread(21, T(10, 22))
+      .switches(switches_21)
+      .waitsOnThread(22, T(10, 21))
+      .switches(1)
+      .build();
+}
+
+TEST(Analyzer, ACycleThatKeepsChangingDoesNotDiscardAConfirmedOne) {
+  FakeWaitChainSource source;
+  source.setSample(twoCycles(1));
+  // Thread 21 runs between every two reads; 11 and 12 never move.
+  for (std::uint64_t i = 2; i < 12; ++i) source.queueResample(twoCycles(i));
+  WaitChainAnalyzer analyzer(source, nullptr);
+  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{});
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->deadlocks.size(), 1U);
+  EXPECT_EQ(result->deadlocks[0].threads, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
+  // Every cycle mark is a reported deadlock: the unconfirmed loop has none.
+  for (const auto& c : result->chains) {
+    const bool in_confirmed = c.start == T(10, 11) || c.start == T(10, 12);
+    EXPECT_EQ(c.is_cycle, in_confirmed) << c.start.tid.value;
+  }
+  EXPECT_FALSE(result->warnings.empty());
+}
+
+TEST(Analyzer, WaitTimesAreAskedForBlockedThreadsOfReportedChainsOnly) {
+  FakeWaitChainSource source;
+  source.setSample(abba(5, 7));
+  source.queueResample(abba(5, 7));
+  source.wait_times = {{T(10, 11), std::chrono::milliseconds(2500)}};
+  WaitChainAnalyzer analyzer(source, nullptr);
+  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{});
+  ASSERT_TRUE(result.ok());
+  // Thread 13 idles in an ownerless wait: its chain is not reported, so it is not asked for.
+  EXPECT_EQ(source.wait_time_requests, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
+  for (const auto& c : result->chains) {
+    for (const auto& n : c.nodes) {
+      if (!n.isThread()) continue;
+      if (n.thread == T(10, 11)) {
+        EXPECT_EQ(n.wait_time, std::chrono::milliseconds(2500));
+      } else {
+        EXPECT_FALSE(n.wait_time.has_value()) << "never a made-up 0";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace wctmon

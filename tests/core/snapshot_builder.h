@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <initializer_list>
 #include <string>
 
@@ -50,6 +51,18 @@ class SnapshotBuilder {
     w.name = "pipe";
     for (int p : pids) w.owner_processes.push_back(Pid{p});
     return add(tid, ObjectStatus::kBlocked, w);
+  }
+
+  /// The last thread's wait ends after `left` (a timed wait).
+  SnapshotBuilder& timeout(std::chrono::milliseconds left) {
+    snapshot_.processes.back().threads.back().wait->timeout = left;
+    return *this;
+  }
+
+  /// The last thread is stopped (SIGSTOP) in its wait.
+  SnapshotBuilder& stopped() {
+    snapshot_.processes.back().threads.back().state = RunState::kStopped;
+    return *this;
   }
 
   SnapshotBuilder& switches(std::uint64_t count) {

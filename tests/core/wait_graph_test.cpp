@@ -208,5 +208,113 @@ TEST(WaitGraph, LongCycleIsFoundWithoutRecursionLimits) {
   EXPECT_EQ(g.deadlocks[0].threads.size(), static_cast<std::size_t>(kLength));
 }
 
+TEST(WaitGraph, ACycleClosedByAWaitThatTimesOutBeforeTheBoundIsNoDeadlock) {
+  using std::chrono::milliseconds;
+  const auto cycle = [](milliseconds left) {
+    return SnapshotBuilder()
+        .process(10)
+        .waitsOnThread(11, T(10, 12))
+        .waitsOnThread(12, T(10, 11))
+        .timeout(left)
+        .build();
+  };
+  const GraphOptions options{.timed_wait_bound = milliseconds(30000)};
+  const auto backoff = analyze(cycle(milliseconds(300)), {Pid{10}}, options);
+  EXPECT_TRUE(backoff.deadlocks.empty());
+  for (const auto& c : backoff.chains) EXPECT_FALSE(c.is_cycle);
+  // The loop is still shown: it closes, without a cycle mark.
+  EXPECT_EQ(chainOf(backoff, T(10, 11)).nodes.back().thread, T(10, 11));
+
+  const auto hour = analyze(cycle(std::chrono::hours(1)), {Pid{10}}, options);
+  ASSERT_EQ(hour.deadlocks.size(), 1U);
+  EXPECT_TRUE(chainOf(hour, T(10, 11)).is_cycle);
+  EXPECT_EQ(chainOf(hour, T(10, 12)).nodes[1].timeout, std::chrono::hours(1));
+}
+
+TEST(WaitGraph, AStoppedThreadIsNeverStuck) {
+  const auto s = SnapshotBuilder()
+                     .process(10)
+                     .waitsOnThread(11, T(10, 12))
+                     .waitsOnThread(12, T(10, 11))
+                     .stopped()
+                     .build();
+  const auto g = analyze(s, {Pid{10}});
+  EXPECT_TRUE(g.deadlocks.empty());
+  for (const auto& c : g.chains) EXPECT_FALSE(c.is_cycle);
+}
+
+TEST(WaitGraph, AWaitHeldByAProcessIsFollowedOnlyIntoAStuckThread) {
+  // Thread 11 reads a pipe its own process holds; thread 12 of that process sleeps and could
+  // write. The chain must not pick a thread (the lowest is 11, the waiter itself): it ends at
+  // the pipe and names what the holder's threads do.
+  const auto s = SnapshotBuilder()
+                     .process(10, "python3")
+                     .waitsOnProcesses(11, {10})
+                     .ownerless(12, ObjectType::kSleep)
+                     .build();
+  const auto g = analyze(s, {Pid{10}});
+  EXPECT_TRUE(g.deadlocks.empty());
+  const auto& c = chainOf(g, T(10, 11));
+  EXPECT_FALSE(c.is_cycle);
+  ASSERT_EQ(c.nodes.size(), 2U);
+  EXPECT_EQ(c.nodes[1].detail,
+            "holder 10 (python3): 2 threads, 1 blocked on Pipe, 1 blocked on Sleep");
+
+  // With every thread of the holder stuck, the chain goes on into one of them: a deadlock.
+  const auto stuck = SnapshotBuilder()
+                         .process(10, "python3")
+                         .waitsOnProcesses(11, {10})
+                         .waitsOnThread(12, T(10, 11))
+                         .build();
+  const auto g2 = analyze(stuck, {Pid{10}});
+  ASSERT_EQ(g2.deadlocks.size(), 1U);
+  EXPECT_TRUE(chainOf(g2, T(10, 11)).is_cycle);
+}
+
+TEST(WaitGraph, ATruncatedChainIsNeverMarkedACycle) {
+  const auto s = SnapshotBuilder()
+                     .process(10)
+                     .waitsOnThread(11, T(10, 12))
+                     .waitsOnThread(12, T(10, 11))
+                     .build();
+  for (std::uint32_t max_nodes = 1; max_nodes < 5; ++max_nodes) {
+    const auto g = analyze(s, {Pid{10}}, GraphOptions{.max_nodes = max_nodes});
+    const auto& c = chainOf(g, T(10, 11));
+    EXPECT_TRUE(c.truncated) << max_nodes;
+    EXPECT_FALSE(c.is_cycle) << max_nodes;
+    EXPECT_EQ(c.node_count, 5U);
+  }
+  EXPECT_TRUE(chainOf(analyze(s, {Pid{10}}, GraphOptions{.max_nodes = 5}), T(10, 11)).is_cycle);
+}
+
+TEST(WaitGraph, ChainsLeadSomewhereWhenTheyGoPastAnOwnedObject) {
+  const auto s = SnapshotBuilder()
+                     .process(10)
+                     .waitsOnThread(11, T(10, 12))
+                     .ownerless(12)
+                     .ownerless(13, ObjectType::kKernelWait)
+                     .running(14)
+                     .build();
+  const auto g = analyze(s, {Pid{10}});
+  EXPECT_TRUE(leadsSomewhere(chainOf(g, T(10, 11))));
+  EXPECT_FALSE(leadsSomewhere(chainOf(g, T(10, 12))));
+  EXPECT_TRUE(leadsSomewhere(chainOf(g, T(10, 13))));
+  EXPECT_FALSE(leadsSomewhere(chainOf(g, T(10, 14))));
+}
+
+TEST(SameBlockedWait, TheTimeLeftOfATimedWaitIsNotPartOfTheWait) {
+  auto before = SnapshotBuilder()
+                    .process(10)
+                    .waitsOnThread(11, T(10, 12))
+                    .timeout(std::chrono::milliseconds(900))
+                    .switches(3)
+                    .build();
+  auto after = before;
+  after.processes[0].threads[0].wait->timeout = std::chrono::milliseconds(400);
+  EXPECT_TRUE(sameBlockedWait(before.processes[0].threads[0], after.processes[0].threads[0]));
+  after.processes[0].threads[0].wait->key = 99;
+  EXPECT_FALSE(sameBlockedWait(before.processes[0].threads[0], after.processes[0].threads[0]));
+}
+
 }  // namespace
 }  // namespace wctmon

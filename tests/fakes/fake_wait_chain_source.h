@@ -1,6 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <deque>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "platform/thread_inspector.h"
@@ -37,8 +40,22 @@ class FakeWaitChainSource final : public WaitChainSource {
     return out;
   }
 
+  std::vector<std::optional<std::chrono::milliseconds>> waitTimes(
+      std::span<const ThreadRef> threads) override {
+    wait_time_requests.assign(threads.begin(), threads.end());
+    std::vector<std::optional<std::chrono::milliseconds>> out;
+    for (const auto& t : threads) {
+      auto it = wait_times.find(t);
+      out.push_back(it == wait_times.end() ? std::nullopt : std::optional(it->second));
+    }
+    return out;
+  }
+
   int resample_calls = 0;
   SampleOptions last_options;
+  /// What waitTimes() answers, and what it was last asked.
+  std::map<ThreadRef, std::chrono::milliseconds> wait_times;
+  std::vector<ThreadRef> wait_time_requests;
 
  private:
   Result<Snapshot> sample_ = Snapshot{};

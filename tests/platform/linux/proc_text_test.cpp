@@ -93,5 +93,24 @@ TEST(ProcText, FdinfoFlagsAreOctal) {
   EXPECT_FALSE(parseFdinfoFlags("pos:\t0\n").has_value());
 }
 
+TEST(ProcText, FdinfoPosition) {
+  EXPECT_EQ(parseFdinfoPos("pos:\t1000\nflags:\t02\nmnt_id:\t15\n"), 1000U);
+  // "pos" must start a line: an fdinfo "lock:" line or another key does not count.
+  EXPECT_FALSE(parseFdinfoPos("flags:\t02\nxpos:\t9\n").has_value());
+}
+
+TEST(ProcText, SchedExecStartIsTheSchedulerClockInMilliseconds) {
+  const std::string_view sched =
+      "cat (19447, #threads: 1)\n"
+      "-------------------------------------------------------------------\n"
+      "se.exec_start                                :       1680369.534191\n"
+      "se.vruntime                                  :        493689.242157\n";
+  const auto start = parseSchedExecStart(sched);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_DOUBLE_EQ(*start, 1680369.534191);
+  EXPECT_FALSE(parseSchedExecStart("se.vruntime : 1.0\n").has_value());
+  EXPECT_FALSE(parseSchedExecStart("se.exec_start : x\n").has_value());
+}
+
 }  // namespace
 }  // namespace wctmon::linux_platform
