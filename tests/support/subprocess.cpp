@@ -27,21 +27,31 @@ std::vector<char*> cArgs(const std::vector<std::string>& argv) {
 
 FixtureProcess::FixtureProcess(const std::string& scenario, const std::string& arg,
                                const std::string& tag, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv{fixturePath(), scenario};
+  if (!arg.empty() || !tag.empty()) argv.push_back(arg);
+  if (!tag.empty()) argv.push_back(tag);
+  start(argv, timeout);
+}
+
+FixtureProcess::FixtureProcess(const std::vector<std::string>& argv,
+                               std::chrono::milliseconds timeout) {
+  start(argv, timeout);
+}
+
+void FixtureProcess::start(const std::vector<std::string>& argv,
+                           std::chrono::milliseconds timeout) {
   int out_pipe[2];
   int in_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(in_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error("pipe failed");
   }
-  std::vector<std::string> argv{fixturePath(), scenario};
-  if (!arg.empty() || !tag.empty()) argv.push_back(arg);
-  if (!tag.empty()) argv.push_back(tag);
   auto args = cArgs(argv);
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(in_pipe[0], STDIN_FILENO);
-    ::execv(args[0], args.data());
+    ::execvp(args[0], args.data());
     _exit(127);
   }
   ::setpgid(pid_, pid_);
@@ -52,7 +62,8 @@ FixtureProcess::FixtureProcess(const std::string& scenario, const std::string& a
   const auto line = readLine(timeout);
   if (line.empty()) {
     kill();
-    throw std::runtime_error("fixture '" + scenario + "' did not report in time");
+    throw std::runtime_error("'" + argv.at(0) + " " + (argv.size() > 1 ? argv[1] : "") +
+                             "' did not report in time");
   }
   report_ = nlohmann::json::parse(line);
 }

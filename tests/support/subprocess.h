@@ -22,6 +22,9 @@ class FixtureProcess {
   FixtureProcess(const std::string& scenario, const std::string& arg = "",
                  const std::string& tag = "",
                  std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  /// Starts any program (`argv[0]` looked up in PATH) that prints a report line the same way:
+  /// a program written outside this repository, driven by a small script.
+  FixtureProcess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
   FixtureProcess(const FixtureProcess&) = delete;
   FixtureProcess& operator=(const FixtureProcess&) = delete;
   ~FixtureProcess();
@@ -46,6 +49,7 @@ class FixtureProcess {
 
  private:
   [[nodiscard]] std::string readLine(std::chrono::milliseconds timeout);
+  void start(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
 
   pid_t pid_ = -1;
   int stdout_fd_ = -1;

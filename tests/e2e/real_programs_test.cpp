@@ -1,0 +1,252 @@
+// `wctmon analyze` on programs written outside this repository (Python, flock(1), cat), the way
+// a new user would run it: verdicts, exit codes and both outputs agree, and evidence capture
+// changes nothing the programs do.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/subprocess.h"
+
+namespace wctmon {
+namespace {
+
+using testing::CommandResult;
+using testing::FixtureProcess;
+using testing::runCommand;
+using testing::wctmonPath;
+using namespace std::chrono_literals;
+
+/// Runs a Python program that prints its report line (JSON) once it is in place.
+std::unique_ptr<FixtureProcess> python(const std::string& code) {
+  return std::make_unique<FixtureProcess>(std::vector<std::string>{"python3", "-c", code}, 20s);
+}
+
+/// Runs a shell script the same way.
+std::unique_ptr<FixtureProcess> shell(const std::string& script) {
+  return std::make_unique<FixtureProcess>(std::vector<std::string>{"bash", "-c", script}, 20s);
+}
+
+struct Analysis {
+  int exit_code = -1;
+  nlohmann::json json;
+  std::string text;
+  std::string err;
+};
+
+/// `wctmon analyze --pid PID [extra]` twice, as JSON and as text.
+Analysis analyze(int pid, std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv{wctmonPath(), "analyze", "--pid", std::to_string(pid)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto json_argv = argv;
+  json_argv.push_back("--json");
+  const CommandResult j = runCommand(json_argv);
+  const CommandResult t = runCommand(argv);
+  Analysis out;
+  out.exit_code = j.exit_code;
+  EXPECT_EQ(j.exit_code, t.exit_code) << j.err << t.err;
+  out.json = nlohmann::json::parse(j.out.empty() ? "{}" : j.out);
+  out.text = t.out;
+  out.err = j.err;
+  return out;
+}
+
+/// Analyses until `done` holds (programs settle at their own pace), at most a few seconds.
+Analysis analyzeUntil(int pid, const std::function<bool(const Analysis&)>& done,
+                      std::vector<std::string> extra = {}) {
+  Analysis a;
+  for (int i = 0; i < 30; ++i) {
+    a = analyze(pid, extra);
+    if (done(a)) return a;
+    std::this_thread::sleep_for(200ms);
+  }
+  return a;
+}
+
+std::size_t deadlocks(const Analysis& a) {
+  return a.json.value("deadlocks", nlohmann::json::array()).size();
+}
+
+/// Every cycle mark agrees with the verdict: marks only with a deadlock, exit 3 only with one.
+void expectVerdictsAgree(const Analysis& a) {
+  std::size_t cycles = 0;
+  for (const auto& c : a.json.value("chains", nlohmann::json::array())) {
+    cycles += c.value("is_cycle", false) ? 1 : 0;
+  }
+  const bool deadlocked = deadlocks(a) > 0;
+  EXPECT_EQ(a.exit_code, deadlocked ? 3 : 0) << a.err;
+  if (!deadlocked) {
+    EXPECT_EQ(cycles, 0U);
+    EXPECT_EQ(a.text.find("CYCLE"), std::string::npos) << a.text;
+  }
+  EXPECT_NE(a.text.find(deadlocked ? "DEADLOCK" : "0 deadlocks"), std::string::npos) << a.text;
+}
+
+std::vector<int> deadlockPids(const Analysis& a) {
+  std::vector<int> out;
+  for (const auto& d : a.json.value("deadlocks", nlohmann::json::array())) {
+    for (const auto& t : d.at("threads")) out.push_back(t.at("pid").get<int>());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+/// Reads from the pipe process `pid` holds as `fd` (through /proc) until `bytes` or EOF.
+std::size_t drainPipe(int pid, int fd, std::size_t bytes) {
+  const auto path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  const int in = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (in < 0) return 0;
+  std::size_t got = 0;
+  std::vector<char> buf(65536);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (got < bytes && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{in, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  ::close(in);
+  return got;
+}
+
+TEST(RealPrograms, PythonSubprocessPipeDeadlockIsCapturedWithoutCuttingItsWriteShort) {
+  // The classic: a parent writes a child's stdin without reading its stdout. cat blocks writing
+  // its stdout, Python blocks writing cat's stdin; both writes have moved bytes already.
+  auto p = python(R"(
+import json, os, subprocess, sys, threading, time
+child = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def report():
+    time.sleep(0.5)
+    print(json.dumps({"pid": os.getpid(), "threads": {}, "processes": {"cat": child.pid}}), flush=True)
+threading.Thread(target=report).start()
+n = os.write(child.stdin.fileno(), b"x" * (1 << 20))
+print("wrote", n, flush=True)
+time.sleep(60)
+)");
+  const int pid = p->pid(), cat = p->child("cat");
+  const auto a = analyzeUntil(pid, [](const Analysis& r) { return r.exit_code == 3; },
+                              {"--out-of-proc", "--capture"});
+  expectVerdictsAgree(a);
+  ASSERT_EQ(deadlockPids(a), (std::vector<int>{pid, cat}));
+  const auto& captures = a.json.at("captures");
+  ASSERT_EQ(captures.size(), 2U);
+  for (const auto& c : captures) {
+    EXPECT_TRUE(c.value("captured", false)) << c.dump();
+    EXPECT_EQ(c.value("method", ""), "CAPTURE_METHOD_NOT_STOPPED") << c.dump();
+    EXPECT_FALSE(c.value("note", "").empty());
+    EXPECT_FALSE(c.at("frames").empty()) << c.dump();
+  }
+  EXPECT_NE(a.text.find("not stopped"), std::string::npos) << a.text;
+  // Still the same deadlock afterwards: the capture resolved nothing.
+  EXPECT_EQ(analyze(pid, {"--out-of-proc"}).exit_code, 3);
+  // Drain cat's stdout: both writes go on, and Python's write returns all of its 1 MiB.
+  drainPipe(cat, 1, 1 << 20);
+  EXPECT_EQ(p->nextLine(10s), "wrote 1048576");
+}
+
+TEST(RealPrograms, OfdLockAbbaBetweenTwoPythonProcessesIsOneTwoProcessCycle) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("wctmon-ofd-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto p = python(R"(
+import fcntl, json, os, struct, sys, time
+path = sys.argv[1] if len(sys.argv) > 1 else ")" +
+                  (dir / "lock").string() + R"("
+open(path, "a").close()
+def lock(fd, start):
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLKW, struct.pack("hhqqi", fcntl.F_WRLCK, 0, start, 10, 0))
+r, w = os.pipe()
+child = os.fork()
+fd = os.open(path, os.O_RDWR)
+if child == 0:
+    lock(fd, 100); os.write(w, b"x"); time.sleep(0.3); lock(fd, 0); os._exit(0)
+lock(fd, 0); os.read(r, 1)
+print(json.dumps({"pid": os.getpid(), "threads": {}, "processes": {"child": child}}), flush=True)
+lock(fd, 100)
+)");
+  const int pid = p->pid(), child = p->child("child");
+  const auto a =
+      analyzeUntil(pid, [](const Analysis& r) { return r.exit_code == 3; }, {"--out-of-proc"});
+  expectVerdictsAgree(a);
+  ASSERT_EQ(deadlocks(a), 1U) << a.text;
+  EXPECT_EQ(deadlockPids(a), (std::vector<int>{pid, child})) << a.text;
+  EXPECT_NE(a.text.find("[0-9]"), std::string::npos) << a.text;
+  EXPECT_NE(a.text.find("[100-109]"), std::string::npos) << a.text;
+  p.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RealPrograms, FlockOneAbbaBetweenTwoCommandsIsADeadlock) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("wctmon-flock-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto a_file = (dir / "a").string(), b_file = (dir / "b").string();
+  auto p =
+      shell("flock " + a_file + " -c 'sleep 0.3; exec flock " + b_file + " true' & first=$!;" +
+            "flock " + b_file + " -c 'sleep 0.3; exec flock " + a_file + " true' & second=$!;" +
+            "sleep 1; echo \"{\\\"pid\\\":$$,\\\"threads\\\":{},\\\"processes\\\":" +
+            "{\\\"first\\\":$first,\\\"second\\\":$second}}\"; wait");
+  const int first = p->child("first"), second = p->child("second");
+  const auto a =
+      analyzeUntil(first, [](const Analysis& r) { return r.exit_code == 3; }, {"--out-of-proc"});
+  expectVerdictsAgree(a);
+  ASSERT_GE(deadlocks(a), 1U) << a.text;
+  const auto pids = deadlockPids(a);
+  EXPECT_TRUE(std::find(pids.begin(), pids.end(), first) != pids.end()) << a.text;
+  EXPECT_TRUE(std::find(pids.begin(), pids.end(), second) != pids.end()) << a.text;
+  p.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RealPrograms, AWriterBlockedOnAStoppedReaderIsAHangNotADeadlock) {
+  auto p = shell(R"(dir=$(mktemp -d); mkfifo $dir/fifo; trap 'rm -rf $dir' EXIT
+cat $dir/fifo >/dev/null & reader=$!; yes >$dir/fifo & writer=$!; sleep 0.5; kill -STOP $reader
+sleep 0.2; echo "{\"pid\":$$,\"threads\":{},\"processes\":{\"writer\":$writer,\"reader\":$reader}}"
+wait)");
+  const int writer = p->child("writer"), reader = p->child("reader");
+  const auto a = analyze(writer, {"--out-of-proc"});
+  expectVerdictsAgree(a);
+  EXPECT_EQ(deadlocks(a), 0U) << a.text;
+  EXPECT_NE(a.text.find("stopped"), std::string::npos) << a.text;
+  ::kill(reader, SIGCONT);
+}
+
+TEST(RealPrograms, APipeReadWhoseProcessCanStillWriteIsNoCycle) {
+  // The main thread reads a pipe its own process holds the write end of; a second thread sleeps.
+  auto p = python(R"(
+import json, os, threading, time
+r, w = os.pipe()
+threading.Thread(target=lambda: time.sleep(600), daemon=True).start()
+print(json.dumps({"pid": os.getpid(), "threads": {}, "processes": {}}), flush=True)
+os.read(r, 1)
+)");
+  std::this_thread::sleep_for(300ms);
+  const auto a = analyze(p->pid());
+  expectVerdictsAgree(a);
+  EXPECT_EQ(a.exit_code, 0);
+  EXPECT_NE(a.text.find("holder " + std::to_string(p->pid())), std::string::npos) << a.text;
+  EXPECT_NE(a.text.find("2 threads"), std::string::npos) << a.text;
+  const auto cut = analyze(p->pid(), {"--max-nodes", "1"});
+  expectVerdictsAgree(cut);
+  EXPECT_NE(cut.text.find("truncated"), std::string::npos) << cut.text;
+}
+
+TEST(RealPrograms, AKernelThreadAndEnglishCounts) {
+  const auto a = analyze(2);
+  EXPECT_EQ(a.exit_code, 0);
+  EXPECT_NE(a.text.find("1 thread, 0 deadlocks"), std::string::npos) << a.text;
+  EXPECT_NE(a.text.find("kernel thread"), std::string::npos) << a.text;
+  EXPECT_EQ(a.text.find("Error"), std::string::npos) << a.text;
+}
+
+}  // namespace
+}  // namespace wctmon
