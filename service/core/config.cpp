@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
+#include <system_error>
 
 namespace wctmon {
 namespace {
@@ -81,14 +84,32 @@ class ObjectReader {
   void integer(std::string_view key, std::int64_t& out, std::int64_t min, std::int64_t max) {
     const json* v = find(key);
     if (v == nullptr) return;
-    if (!v->is_number_integer()) {
+    if (!v->is_number()) {
       fail(child(key), "must be an integer, not " + typeName(*v));
+      return;
+    }
+    const std::string expected =
+        "must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
+    // JSON reads 1e3 and 1000.0 as fractional numbers, and integers beyond 64 bits too: all are
+    // refused, saying what is allowed rather than what the parser made of them.
+    if (v->is_number_float()) {
+      const double value = v->get<double>();
+      const bool whole_in_range = std::trunc(value) == value && value >= static_cast<double>(min) &&
+                                  value <= static_cast<double>(max);
+      fail(child(key), expected +
+                           (whole_in_range ? ", written without a fraction or exponent" : "") +
+                           " (got " + v->dump() + ")");
+      return;
+    }
+    if (v->is_number_unsigned() &&
+        v->get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail(child(key), expected + " (got " + v->dump() + ")");
       return;
     }
     const auto value = v->get<std::int64_t>();
     if (value < min || value > max) {
-      fail(child(key), "must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                           " (got " + std::to_string(value) + ")");
+      fail(child(key), expected + " (got " + std::to_string(value) + ")");
       return;
     }
     out = value;
@@ -348,15 +369,26 @@ ConfigParse parseConfig(std::string_view json_text) {
 }
 
 ConfigParse loadConfig(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
+  const auto unreadable = [&](int error) {
     ConfigParse out;
-    out.errors.push_back(ConfigError{"", "cannot read " + path.string()});
+    out.errors.push_back(ConfigError{
+        "", "cannot read " + path.string() + ": " + std::generic_category().message(error), true});
     return out;
+  };
+  // A directory opens as a stream on Linux and reads as nothing: "not valid JSON" would hide why.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return unreadable(EISDIR);
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return unreadable(errno != 0 ? errno : EIO);
+  std::string text;
+  char block[16384];
+  while (in.read(block, sizeof(block)) || in.gcount() > 0) {
+    text.append(block, static_cast<std::size_t>(in.gcount()));
+    if (in.eof()) break;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parseConfig(text.str());
+  if (in.bad()) return unreadable(errno != 0 ? errno : EIO);
+  return parseConfig(text);
 }
 
 std::optional<TargetConfig> parseTarget(std::string_view json_text, const Config& defaults,

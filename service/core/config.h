@@ -105,9 +105,18 @@ struct Config {
 struct ConfigError {
   std::string pointer;
   std::string reason;
+  /// The file itself could not be read: `reason` names it and gives the system's reason, and no
+  /// pointer applies.
+  bool unreadable = false;
 
   [[nodiscard]] std::string toString() const {
+    if (unreadable) return reason;
     return (pointer.empty() ? "/" : pointer) + ": " + reason;
+  }
+  /// One line about this error of `file`: "FILE: /pointer: reason", or the I/O error alone (it
+  /// names the file already).
+  [[nodiscard]] std::string describe(const std::filesystem::path& file) const {
+    return unreadable ? reason : file.string() + ": " + toString();
   }
 };
 

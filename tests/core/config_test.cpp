@@ -63,9 +63,9 @@ TEST(Config, TargetsInheritTheDefaultsAndOverrideThem) {
 TEST(Config, ErrorsNameThePointerAndTheReason) {
   EXPECT_EQ(errorsOf(R"({"sampling": {"interval_ms": "fast"}})"),
             std::vector<std::string>{"/sampling/interval_ms: must be an integer, not a string"});
-  EXPECT_EQ(
-      errorsOf(R"({"sampling": {"interval_ms": 0}})"),
-      std::vector<std::string>{"/sampling/interval_ms: must be between 10 and 86400000 (got 0)"});
+  EXPECT_EQ(errorsOf(R"({"sampling": {"interval_ms": 0}})"),
+            std::vector<std::string>{
+                "/sampling/interval_ms: must be an integer from 10 to 86400000 (got 0)"});
   EXPECT_EQ(errorsOf(R"({"state_dir": "relative"})"),
             std::vector<std::string>{"/state_dir: must be an absolute path (got \"relative\")"});
   EXPECT_EQ(errorsOf(R"({"sampling": {"intervall_ms": 5}})"),
@@ -91,6 +91,27 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
                 "/targets/0/ignore_waits/1: must be a wait type name, not a number"}));
   EXPECT_EQ(errorsOf("[]"), std::vector<std::string>{"/: must be an object, not an array"});
   EXPECT_EQ(errorsOf("{\"a/b\": 1}"), std::vector<std::string>{"/a~1b: unknown key"});
+}
+
+TEST(Config, IntegerKeysSayWhatIsAllowedWhateverNumberTheyGet) {
+  // JSON reads these as fractional numbers; the error says what an integer key takes instead.
+  EXPECT_EQ(errorsOf(R"({"sampling": {"interval_ms": 1e3}})"),
+            std::vector<std::string>{"/sampling/interval_ms: must be an integer from 10 to "
+                                     "86400000, written without a fraction or exponent (got "
+                                     "1000.0)"});
+  EXPECT_EQ(errorsOf(R"({"retention": {"max_incidents": 99999999999999999999}})"),
+            std::vector<std::string>{
+                "/retention/max_incidents: must be an integer from 1 to 10000000 (got 1e+20)"});
+  EXPECT_EQ(
+      errorsOf(R"({"sampling": {"threads": 2.5}})"),
+      std::vector<std::string>{"/sampling/threads: must be an integer from 0 to 256 (got 2.5)"});
+  // Beyond int64 but still an unsigned 64-bit integer: never wrapped to a negative "got".
+  EXPECT_EQ(
+      errorsOf(R"({"targets": [{"pid": 18446744073709551615}]})"),
+      std::vector<std::string>{
+          "/targets/0/pid: must be an integer from 1 to 2147483647 (got 18446744073709551615)"});
+  EXPECT_EQ(errorsOf(R"({"log": {"max_files": -3}})"),
+            std::vector<std::string>{"/log/max_files: must be an integer from 1 to 100 (got -3)"});
 }
 
 TEST(Config, EveryErrorIsReportedAtOnce) {
@@ -132,10 +153,30 @@ TEST(Config, TheShippedDefaultConfigIsValid) {
   EXPECT_FALSE(parsed.config->targets.empty());
 }
 
-TEST(Config, AMissingFileIsAnError) {
-  const auto parsed = loadConfig("/nonexistent/wctmon.json");
-  ASSERT_EQ(parsed.errors.size(), 1U);
-  EXPECT_EQ(parsed.errors[0].reason, "cannot read /nonexistent/wctmon.json");
+TEST(Config, AFileThatCannotBeReadNamesThePathAndTheSystemsReason) {
+  const auto missing = loadConfig("/nonexistent/wctmon.json");
+  ASSERT_EQ(missing.errors.size(), 1U);
+  EXPECT_TRUE(missing.errors[0].unreadable);
+  EXPECT_EQ(missing.errors[0].toString(),
+            "cannot read /nonexistent/wctmon.json: No such file or directory");
+  // It names the file itself: no "FILE: /: cannot read FILE".
+  EXPECT_EQ(missing.errors[0].describe("/nonexistent/wctmon.json"),
+            "cannot read /nonexistent/wctmon.json: No such file or directory");
+
+  const auto directory = loadConfig("/tmp");
+  ASSERT_EQ(directory.errors.size(), 1U);
+  EXPECT_EQ(directory.errors[0].toString(), "cannot read /tmp: Is a directory");
+
+  const auto below_a_file = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.json/x.json");
+  ASSERT_EQ(below_a_file.errors.size(), 1U);
+  EXPECT_EQ(below_a_file.errors[0].toString(),
+            "cannot read " WCTMON_SOURCE_DIR "/config/wctmon.json/x.json: Not a directory");
+}
+
+TEST(Config, ErrorsInAFileArePrefixedWithItsPath) {
+  const ConfigError error{"/sampling/interval_ms", "must be an integer, not a string"};
+  EXPECT_EQ(error.describe("/etc/wctmon/wctmon.json"),
+            "/etc/wctmon/wctmon.json: /sampling/interval_ms: must be an integer, not a string");
 }
 
 }  // namespace
