@@ -1,6 +1,12 @@
 #include "store/incident_store.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <system_error>
 
 #include "core/format.h"
 #include "rpc/json_reader.h"
@@ -47,6 +53,32 @@ ALTER TABLE incidents ADD COLUMN processes TEXT NOT NULL DEFAULT '';
 };
 
 static_assert(std::size(kMigrations) == IncidentStore::kSchemaVersion);
+
+/// The "file:" URI of `path` with `query`: bytes that URIs reserve are percent-encoded.
+std::string fileUri(const std::filesystem::path& path, const std::string& query) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const char c : path.string()) {
+    const auto b = static_cast<unsigned char>(c);
+    if (std::isalnum(b) != 0 || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += c;
+    } else {
+      uri += '%';
+      uri += kHex[b >> 4];
+      uri += kHex[b & 0xf];
+    }
+  }
+  return uri + "?" + query;
+}
+
+/// SQLite's message for the last failure on `db`, with the system's reason when there is one:
+/// "unable to open database file" alone does not say why.
+std::string sqliteReason(sqlite3* db, int rc) {
+  std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  const int system = db != nullptr ? sqlite3_system_errno(db) : 0;
+  if (system != 0) message += " (" + std::generic_category().message(system) + ")";
+  return message;
+}
 
 std::int64_t toNs(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
@@ -180,12 +212,20 @@ Incident readIncident(const Statement& s) {
 Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem::path& file) {
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
+  if (ec) {
+    return makeError(ErrorCode::kIo, "cannot create the directory " + file.parent_path().string() +
+                                         " of the incident store: " + ec.message());
+  }
+  // A reader must never find a store half made (a file without its tables, or a version table
+  // without its version): a new store is built whole under another name and linked in place.
+  if (std::filesystem::symlink_status(file, ec).type() == std::filesystem::file_type::not_found) {
+    if (auto created = create(file); !created) return created.error();
+  }
   sqlite3* db = nullptr;
   const int rc =
-      sqlite3_open_v2(file.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+      sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    std::string message = sqliteReason(db, rc);
     sqlite3_close(db);
     return makeError(ErrorCode::kIo,
                      "cannot open the incident store " + file.string() + ": " + message);
@@ -200,25 +240,126 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
   return store;
 }
 
+Status IncidentStore::create(const std::filesystem::path& file) {
+  const std::string building = file.string() + ".new";
+  // Whatever a crash in the middle of a previous build left.
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    ::unlink((building + suffix).c_str());
+  }
+  {
+    sqlite3* db = nullptr;
+    const int rc =
+        sqlite3_open_v2(building.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    if (rc != SQLITE_OK) {
+      std::string message = sqliteReason(db, rc);
+      sqlite3_close(db);
+      return makeError(ErrorCode::kIo,
+                       "cannot create the incident store " + building + ": " + message);
+    }
+    // Built in WAL mode, so that the store is born in the mode it is used in: switching later
+    // would rewrite its first page under a reader. Closing this, the only connection, folds the
+    // log into the file and removes it. Nobody sees the file before it is linked, so it is synced
+    // once, below, rather than at every step.
+    IncidentStore store(db);
+    if (auto s = store.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"); !s) return s;
+    if (auto s = store.migrate(); !s) return s;
+  }
+  if (const int fd = ::open(building.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  // link() rather than rename(): a store that appeared meanwhile is kept, never replaced.
+  int error = ::link(building.c_str(), file.c_str()) == 0 ? 0 : errno;
+  if (error == EPERM || error == EOPNOTSUPP) {  // a file system without hard links
+    error = ::rename(building.c_str(), file.c_str()) == 0 ? 0 : errno;
+  }
+  ::unlink(building.c_str());
+  if (error != 0 && error != EEXIST) {
+    return makeError(ErrorCode::kIo, "cannot create the incident store " + file.string() + ": " +
+                                         std::generic_category().message(error));
+  }
+  // The name is durable once its directory is.
+  if (const int dir = ::open(file.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return std::monostate{};
+}
+
 Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(
     const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) {
+      return makeError(ErrorCode::kIo, "no incident store at " + file.string() + ": " +
+                                           ec.message() +
+                                           " (the service creates it when it first starts)");
+    }
+    if (ec == std::errc::not_a_directory) {
+      for (auto dir = file.parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
+        std::error_code ignored;
+        const auto s = std::filesystem::status(dir, ignored);
+        if (std::filesystem::exists(s) && !std::filesystem::is_directory(s)) {
+          return makeError(ErrorCode::kIo, "no incident store at " + file.string() + ": " +
+                                               dir.string() + " is a file, not a directory");
+        }
+      }
+    }
+    return makeError(ErrorCode::kIo,
+                     "cannot read the incident store " + file.string() + ": " + ec.message());
+  }
+  if (std::filesystem::is_directory(status)) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     file.string() + " is a directory, not a wctmon incident store");
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     file.string() + " is not a regular file, not a wctmon incident store");
+  }
+  // A WAL reader maps the -shm index and opens the -wal log, creating both when they are absent
+  // and, unable to checkpoint, leaving them behind; in a read-only directory it cannot create
+  // them and fails. Without a -wal file no writer is at work (the service's connection keeps one
+  // from its first read until it closes, and a clean close folds it into the file): everything
+  // committed is in the file, read as immutable, which creates and locks nothing. With one, the
+  // service runs (or was killed): its -wal and -shm are there to read through, read-only.
+  // A service that stops between the check and the open leaves a window in which a reader
+  // recreates them; the next open of the service removes them again.
+  const bool log_present = std::filesystem::exists(file.string() + "-wal", ec);
+  const std::string uri = fileUri(file, log_present ? "mode=ro" : "immutable=1");
   sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  const int rc = sqlite3_open_v2(
+      uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    std::string message = sqliteReason(db, rc);
     sqlite3_close(db);
-    return makeError(rc == SQLITE_CANTOPEN ? ErrorCode::kNoSuchProcess : ErrorCode::kIo,
+    return makeError(ErrorCode::kIo,
                      "cannot open the incident store " + file.string() + ": " + message);
   }
   std::unique_ptr<IncidentStore> store(new IncidentStore(db));
   sqlite3_busy_timeout(db, 5000);
+  {
+    Statement tables(db, "SELECT count(*) FROM sqlite_master");
+    if (!tables.ok() || tables.step() != SQLITE_ROW) {
+      if (sqlite3_errcode(db) == SQLITE_NOTADB) {
+        return makeError(ErrorCode::kInvalidArgument,
+                         file.string() + " is not a wctmon incident store: " + sqlite3_errmsg(db));
+      }
+      return makeError(ErrorCode::kIo, "cannot read the incident store " + file.string() + ": " +
+                                           sqliteReason(db, sqlite3_errcode(db)));
+    }
+    // The service never shows a store without its tables (see create()); an empty file is not
+    // one yet.
+    if (tables.integer(0) == 0) {
+      return makeError(ErrorCode::kIo,
+                       "no incident store at " + file.string() + " yet: the file holds no tables");
+    }
+  }
   Statement version(db, "SELECT version FROM schema_version");
   if (!version.ok() || version.step() != SQLITE_ROW) {
-    // A store the service is creating this very moment has no tables yet: it holds nothing.
-    Statement tables(db, "SELECT count(*) FROM sqlite_master");
-    if (tables.ok() && tables.step() == SQLITE_ROW && tables.integer(0) == 0) return store;
-    return makeError(ErrorCode::kIo, file.string() + " is not a wctmon incident store");
+    return makeError(ErrorCode::kInvalidArgument,
+                     file.string() + " is not a wctmon incident store: it has no schema version");
   }
   store->schema_version_ = static_cast<int>(version.integer(0));
   if (store->schema_version_ > kSchemaVersion) {
@@ -247,35 +388,38 @@ Status IncidentStore::exec(const char* sql) {
 }
 
 Status IncidentStore::migrate() {
-  if (auto s = exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"); !s) {
-    return s;
-  }
-  {
+  // Every pending step and the version row in one transaction: a reader sees the store as it
+  // was or as it is now, never a version table without its version.
+  if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
+  auto step = exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);");
+  int version = 0;
+  if (step) {
     Statement current(db_, "SELECT version FROM schema_version");
     if (current.ok() && current.step() == SQLITE_ROW)
-      schema_version_ = static_cast<int>(current.integer(0));
+      version = static_cast<int>(current.integer(0));
   }
-  if (schema_version_ > kSchemaVersion) {
-    return makeError(ErrorCode::kUnsupported,
-                     "the incident store has schema version " + std::to_string(schema_version_) +
+  if (step && version > kSchemaVersion) {
+    step = makeError(ErrorCode::kUnsupported,
+                     "the incident store has schema version " + std::to_string(version) +
                          ", newer than this wctmon (" + std::to_string(kSchemaVersion) + ")");
   }
-  while (schema_version_ < kSchemaVersion) {
-    if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
-    auto step = exec(kMigrations[schema_version_]);
-    if (step) {
-      const std::string set = schema_version_ == 0 ? "INSERT INTO schema_version VALUES (1)"
-                                                   : "UPDATE schema_version SET version = " +
-                                                         std::to_string(schema_version_ + 1);
-      step = exec(set.c_str());
-    }
-    if (!step) {
-      (void)exec("ROLLBACK");
-      return step;
-    }
-    if (auto s = exec("COMMIT"); !s) return s;
-    ++schema_version_;
+  const int from = version;
+  while (step && version < kSchemaVersion) {
+    step = exec(kMigrations[version]);
+    ++version;
   }
+  if (step && version != from) {
+    const std::string set =
+        from == 0 ? "INSERT INTO schema_version VALUES (" + std::to_string(version) + ")"
+                  : "UPDATE schema_version SET version = " + std::to_string(version);
+    step = exec(set.c_str());
+  }
+  if (!step) {
+    (void)exec("ROLLBACK");
+    return step;
+  }
+  if (auto s = exec("COMMIT"); !s) return s;
+  schema_version_ = version;
   return std::monostate{};
 }
 

@@ -41,7 +41,10 @@ class IncidentStore {
   [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> open(
       const std::filesystem::path& file);
 
-  /// Opens an existing store read-only, for listing while the service may be writing.
+  /// Opens an existing store read-only, for listing while the service may be writing or not
+  /// running. Creates no file (no -wal or -shm left behind) and works in a read-only directory.
+  /// An absent file, an empty one, a directory or a database that is not a store is an error
+  /// that names the path and says which.
   [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> openReadOnly(
       const std::filesystem::path& file);
 
@@ -71,6 +74,9 @@ class IncidentStore {
 
  private:
   explicit IncidentStore(sqlite3* db) : db_(db) {}
+  /// Builds a new store whole beside `file` and links it in place, so that no reader ever sees
+  /// one half made.
+  [[nodiscard]] static Status create(const std::filesystem::path& file);
   [[nodiscard]] Status migrate();
   [[nodiscard]] Status exec(const char* sql);
   [[nodiscard]] Error sqlError(const std::string& what) const;

@@ -1,14 +1,18 @@
 // The incident store on real SQLite files.
 #include "store/incident_store.h"
 
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -202,24 +206,165 @@ TEST(IncidentStore, ReadOnlyOpenWorksBesideAWriterAndRefusesNonStores) {
   EXPECT_EQ((*reader)->list({})->size(), 1U);
   ASSERT_TRUE(writer->insert(makeIncident(2, IncidentState::kOpen, kT0)).ok());
   EXPECT_EQ((*reader)->list({})->size(), 2U);
+}
 
-  EXPECT_FALSE(IncidentStore::openReadOnly(dir.file().parent_path() / "missing.db").ok());
-  // A store being created (the file is there, the tables not yet) reads as empty.
-  const auto fresh = dir.file().parent_path() / "fresh.db";
+/// The message of a failed openReadOnly, or "opened".
+std::string readOnlyError(const std::filesystem::path& file) {
+  auto store = IncidentStore::openReadOnly(file);
+  return store ? "opened" : store.error().message;
+}
+
+TEST(IncidentStore, ReadOnlyOpenSaysWhyThereIsNoStoreWithThePath) {
+  TempDir dir;
+  const auto base = dir.file().parent_path();
+  EXPECT_EQ(readOnlyError(base / "missing.db"),
+            "no incident store at " + (base / "missing.db").string() +
+                ": No such file or directory (the service creates it when it first starts)");
+  EXPECT_EQ(readOnlyError(base / "no-dir" / "incidents.db"),
+            "no incident store at " + (base / "no-dir" / "incidents.db").string() +
+                ": No such file or directory (the service creates it when it first starts)");
+  // The state directory is a file.
+  { std::ofstream(base / "state") << "x"; }
+  EXPECT_EQ(readOnlyError(base / "state" / "incidents.db"),
+            "no incident store at " + (base / "state" / "incidents.db").string() + ": " +
+                (base / "state").string() + " is a file, not a directory");
+  std::filesystem::create_directory(base / "dir.db");
+  EXPECT_EQ(readOnlyError(base / "dir.db"),
+            (base / "dir.db").string() + " is a directory, not a wctmon incident store");
+  // An empty database is no store yet: the service never shows one (see the next test).
+  const auto fresh = base / "fresh.db";
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(fresh.c_str(), &db), SQLITE_OK);
   sqlite3_close(db);
-  auto creating = IncidentStore::openReadOnly(fresh);
-  ASSERT_TRUE(creating.ok()) << creating.error().message;
-  EXPECT_TRUE((*creating)->list({})->empty());
-  const auto other = dir.file().parent_path() / "other.db";
+  EXPECT_EQ(readOnlyError(fresh),
+            "no incident store at " + fresh.string() + " yet: the file holds no tables");
+  const auto other = base / "other.db";
   ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (x INTEGER)", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
-  EXPECT_FALSE(IncidentStore::openReadOnly(other).ok());
-  const auto junk = dir.file().parent_path() / "junk.db";
-  { std::ofstream(junk) << "not sqlite"; }
-  EXPECT_FALSE(IncidentStore::openReadOnly(junk).ok());
+  EXPECT_EQ(readOnlyError(other),
+            other.string() + " is not a wctmon incident store: it has no schema version");
+  const auto junk = base / "junk.db";
+  { std::ofstream(junk) << std::string(4096, 'x'); }
+  EXPECT_EQ(readOnlyError(junk),
+            junk.string() + " is not a wctmon incident store: file is not a database");
+}
+
+TEST(IncidentStore, AReaderNeverSeesAStoreHalfMade) {
+  // The service creates its store while `wctmon incidents` may already poll for it: every read
+  // finds either no store or a whole one, never "not a wctmon incident store".
+  TempDir dir;
+  constexpr int kStores = 100;
+  std::atomic<int> created{0};
+  std::thread writer([&] {
+    for (int i = 0; i < kStores; ++i) {
+      const auto file = dir.file().parent_path() / std::to_string(i) / "incidents.db";
+      if (!IncidentStore::open(file)) break;
+      created = i + 1;
+    }
+  });
+  std::set<std::string> errors;
+  int whole = 0;
+  for (int i = 0; i < kStores; ++i) {
+    const auto file = dir.file().parent_path() / std::to_string(i) / "incidents.db";
+    while (true) {
+      const bool done = created > i;
+      auto store = IncidentStore::openReadOnly(file);
+      if (store) {
+        auto listed = (*store)->list({});
+        ASSERT_TRUE(listed.ok()) << listed.error().message;
+        EXPECT_TRUE(listed->empty());
+        ++whole;
+        break;
+      }
+      if (store.error().message.rfind("no incident store at " + file.string() + ":", 0) != 0) {
+        errors.insert(store.error().message);
+      }
+      if (done) break;
+    }
+  }
+  writer.join();
+  EXPECT_EQ(created, kStores);
+  EXPECT_EQ(whole, kStores);
+  EXPECT_TRUE(errors.empty()) << *errors.begin();
+}
+
+TEST(IncidentStore, ReadingLeavesNoFileBehindAndSeesWhatARunningWriterCommitted) {
+  TempDir dir;
+  const auto wal = dir.file().string() + "-wal";
+  const auto shm = dir.file().string() + "-shm";
+  {
+    auto writer = std::move(IncidentStore::open(dir.file())).value();
+    ASSERT_TRUE(writer->insert(makeIncident(1, IncidentState::kOpen, kT0)).ok());
+  }
+  ASSERT_FALSE(std::filesystem::exists(wal));  // a clean close folds the log into the file
+  {
+    auto reader = std::move(IncidentStore::openReadOnly(dir.file())).value();
+    EXPECT_EQ(reader->list({})->size(), 1U);
+  }
+  EXPECT_FALSE(std::filesystem::exists(wal));
+  EXPECT_FALSE(std::filesystem::exists(shm));
+
+  // While the service writes, what it committed is in its log, not yet in the file.
+  auto writer = std::move(IncidentStore::open(dir.file())).value();
+  ASSERT_TRUE(writer->insert(makeIncident(2, IncidentState::kOpen, kT0)).ok());
+  ASSERT_TRUE(std::filesystem::exists(wal));
+  auto reader = std::move(IncidentStore::openReadOnly(dir.file())).value();
+  EXPECT_EQ(reader->list({})->size(), 2U);
+}
+
+/// Runs `body` in a child process as the unprivileged user nobody; its exit code.
+int asNobody(const std::function<int()>& body) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+        ::setresuid(65534, 65534, 65534) != 0) {
+      _exit(90);
+    }
+    _exit(body());
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(IncidentStore, AReadOnlyStateDirectoryCanBeReadWithOrWithoutTheWriter) {
+  TempDir dir;
+  const auto state = dir.file().parent_path();
+  {
+    auto writer = std::move(IncidentStore::open(dir.file())).value();
+    ASSERT_TRUE(writer->insert(makeIncident(1, IncidentState::kOpen, kT0)).ok());
+  }
+  // Root ignores permission bits: the reader runs as nobody, for whom the directory is read-only.
+  std::filesystem::permissions(state, std::filesystem::perms(0555));
+  std::filesystem::permissions(dir.file(), std::filesystem::perms(0644));
+  const auto count = [&] {
+    auto reader = IncidentStore::openReadOnly(dir.file());
+    if (!reader) {
+      std::fprintf(stderr, "%s\n", reader.error().message.c_str());
+      return 100;
+    }
+    auto listed = (*reader)->list({});
+    return listed ? static_cast<int>(listed->size()) : 101;
+  };
+  EXPECT_EQ(asNobody(count), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir.file().string() + "-shm"));
+
+  // The service runs (as root): its log and index are there, read-only for nobody.
+  auto writer = std::move(IncidentStore::open(dir.file())).value();
+  ASSERT_TRUE(writer->insert(makeIncident(2, IncidentState::kOpen, kT0)).ok());
+  EXPECT_EQ(asNobody(count), 2);
+  std::filesystem::permissions(state, std::filesystem::perms(0700));
+}
+
+TEST(IncidentStore, TheServiceMakesAStoreOfAnEmptyFile) {
+  TempDir dir;
+  { std::ofstream(dir.file()) << ""; }
+  auto store = IncidentStore::open(dir.file());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ((*store)->schemaVersion(), IncidentStore::kSchemaVersion);
+  auto reader = IncidentStore::openReadOnly(dir.file());
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
 }
 
 TEST(IncidentStore, ANewerSchemaIsRefused) {
@@ -257,13 +402,16 @@ TEST(IncidentStore, KillNineMidWriteLosesNothingCommittedAndCorruptsNothing) {
       }
     }
     ::close(committed[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 80));
+    // The kill lands at a random moment once writes are under way, however long creating the
+    // store took on a loaded machine.
+    std::vector<std::int64_t> ids;
+    std::int64_t value = 0;
+    if (::read(committed[0], &value, sizeof(value)) == sizeof(value)) ids.push_back(value);
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 80));
     ::kill(writer, SIGKILL);
     int status = 0;
     ::waitpid(writer, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "writer failed with " << WEXITSTATUS(status);
-    std::vector<std::int64_t> ids;
-    std::int64_t value = 0;
     while (::read(committed[0], &value, sizeof(value)) == sizeof(value)) ids.push_back(value);
     ::close(committed[0]);
 
