@@ -285,20 +285,23 @@ TEST(Service, TargetsThatExitOrStopMidSampleNeverHangOrCrashIt) {
   Service service(dir);
   // Processes that keep exiting under the sampler.
   for (int i = 0; i < 10; ++i) (void)dir.fixture("churn", "50");
-  // A deadlocked process that is stopped (SIGSTOP) before it is captured: the capture must
-  // neither hang on it nor leave it traced.
+  // A deadlocked process that is stopped (SIGSTOP): while stopped it waits for SIGCONT, not for
+  // its locks, so it is no deadlock (a stopped thread is never stuck); once continued it is one,
+  // and its capture must neither hang on it nor leave it traced or stopped.
   auto stopped_fixture = dir.fixture("mutex-abba");
   auto& stopped = *stopped_fixture;
   ::kill(stopped.pid(), SIGSTOP);
-  ASSERT_TRUE(waitFor([&] {
-    return !incidentsOf(dir, stopped.pid(), "INCIDENT_KIND_DEADLOCK").empty();
-  })) << readFile(dir.log());
   auto other_fixture = dir.fixture("self-deadlock");
   auto& other = *other_fixture;
   ASSERT_TRUE(waitFor([&] {
     return !incidentsOf(dir, other.pid(), "INCIDENT_KIND_DEADLOCK").empty();
   })) << readFile(dir.log());
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * kIntervalMs));
+  EXPECT_TRUE(incidentsOf(dir, stopped.pid(), "INCIDENT_KIND_DEADLOCK").empty());
   ::kill(stopped.pid(), SIGCONT);
+  ASSERT_TRUE(waitFor([&] {
+    return !incidentsOf(dir, stopped.pid(), "INCIDENT_KIND_DEADLOCK").empty();
+  })) << readFile(dir.log());
   std::this_thread::sleep_for(100ms);
   std::ifstream status("/proc/" + std::to_string(stopped.pid()) + "/status");
   std::string line;
