@@ -258,15 +258,19 @@ std::optional<LockRequest> fcntlLockRequest(bool ofd, const FlockArgument& lock,
     default:
       return std::nullopt;
   }
-  // As the kernel's flock64_to_posix_lock: a negative length reaches back from the start.
-  std::int64_t start = base + lock.start;
+  // As the kernel's flock64_to_posix_lock: a negative length reaches back from the start. The
+  // values come from the target's memory: anything that overflows is no request it could make.
+  std::int64_t start = 0;
+  if (__builtin_add_overflow(base, lock.start, &start) || start < 0) return std::nullopt;
   if (lock.len > 0) {
-    out.end = static_cast<std::uint64_t>(start + lock.len - 1);
+    std::int64_t end = 0;
+    if (__builtin_add_overflow(start, lock.len - 1, &end)) return std::nullopt;
+    out.end = static_cast<std::uint64_t>(end);
   } else if (lock.len < 0) {
     out.end = static_cast<std::uint64_t>(start - 1);
-    start += lock.len;
+    start += lock.len;  // no overflow: start >= 0 > len
+    if (start < 0) return std::nullopt;
   }
-  if (start < 0) return std::nullopt;
   out.start = static_cast<std::uint64_t>(start);
   return out;
 }

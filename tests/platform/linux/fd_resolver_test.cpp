@@ -6,6 +6,8 @@
 #include <sys/file.h>
 #include <sys/sysmacros.h>
 
+#include <limits>
+
 namespace wctmon::linux_platform {
 namespace {
 
@@ -36,6 +38,11 @@ TEST(LockRequest, FcntlRangesAreAbsoluteAsTheKernelMakesThem) {
   EXPECT_EQ(back->end, 99U);
   EXPECT_FALSE(fcntlLockRequest(false, FlockArgument{F_WRLCK, SEEK_SET, 5, -10}, 0, 0));
   EXPECT_FALSE(fcntlLockRequest(false, FlockArgument{F_WRLCK, 7, 0, 0}, 0, 0));
+  // Whatever the target's memory holds, nothing overflows.
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_FALSE(fcntlLockRequest(false, FlockArgument{F_WRLCK, SEEK_SET, kMax, 10}, 0, 0));
+  EXPECT_FALSE(fcntlLockRequest(false, FlockArgument{F_WRLCK, SEEK_CUR, kMax, 0}, 10, 0));
+  EXPECT_FALSE(fcntlLockRequest(false, FlockArgument{F_WRLCK, SEEK_SET, -kMax, -1}, 0, 0));
 }
 
 TEST(LockRequest, FlockIsTheWholeFile) {
