@@ -269,21 +269,15 @@ std::string threadStateText(const ThreadSample& t) {
   return out;
 }
 
-/// "holder 1234 (cat): 1 thread, running" for each process that holds a wait's object.
-std::string holderStates(const WaitObject& wait, const SnapshotIndex& index) {
-  std::string out;
-  for (const auto pid : wait.owner_processes) {
-    const auto* process = index.process(pid);
-    if (process == nullptr) continue;
-    out += out.empty() ? "holder " : "; holder ";
-    out += std::to_string(pid.value) + " (" + process->name +
-           "): " + countOf(process->threads.size(), "thread");
-    std::map<std::string, std::size_t> states;
-    for (const auto& t : process->threads) ++states[threadStateText(t)];
-    for (const auto& [state, n] : states) {
-      out += ", ";
-      out += process->threads.size() == 1 ? state : std::to_string(n) + " " + state;
-    }
+/// "4242 (cat): 1 thread, stopped": what the threads of a process that holds an object do.
+std::string holderSummary(const ProcessSample& process) {
+  std::string out = std::to_string(process.pid.value) + " (" + process.name +
+                    "): " + countOf(process.threads.size(), "thread");
+  std::map<std::string, std::size_t> states;
+  for (const auto& t : process.threads) ++states[threadStateText(t)];
+  for (const auto& [state, n] : states) {
+    out += ", ";
+    out += process.threads.size() == 1 ? state : std::to_string(n) + " " + state;
   }
   return out;
 }
@@ -320,7 +314,7 @@ class ChainBuilder {
       if (!sample->wait->owner_processes.empty() &&
           (!next || isForeign(*next, start) || index_.thread(*next) == nullptr)) {
         // The chain ends at an object held by processes: say what their threads do.
-        auto holders = holderStates(*sample->wait, index_);
+        auto holders = holderStates(*sample->wait);
         if (!holders.empty()) {
           auto& detail = chain.nodes.back().detail;
           detail += detail.empty() ? holders : "; " + holders;
@@ -340,6 +334,22 @@ class ChainBuilder {
  private:
   [[nodiscard]] bool isForeign(ThreadRef t, ThreadRef start) const {
     return t.pid != start.pid && !options_.out_of_proc;
+  }
+
+  /// "holder 4242 (cat): 1 thread, stopped" for each process that holds the object of `wait`.
+  /// Each process is summed up once: a pool of threads all waiting on one pipe stays O(n).
+  std::string holderStates(const WaitObject& wait) {
+    std::string out;
+    for (const auto pid : wait.owner_processes) {
+      const auto* process = index_.process(pid);
+      if (process == nullptr) continue;
+      auto it = holder_summaries_.find(pid);
+      if (it == holder_summaries_.end()) {
+        it = holder_summaries_.emplace(pid, holderSummary(*process)).first;
+      }
+      out += (out.empty() ? "holder " : "; holder ") + it->second;
+    }
+    return out;
   }
 
   [[nodiscard]] static ObjectStatus placeholderStatus(ThreadRef t, ThreadRef start) {
@@ -415,6 +425,7 @@ class ChainBuilder {
   const GraphOptions& options_;
   std::unordered_map<ThreadRef, std::optional<ThreadRef>> next_;
   std::unordered_map<ThreadRef, Extent> extents_;
+  std::unordered_map<Pid, std::string> holder_summaries_;
 };
 
 }  // namespace
