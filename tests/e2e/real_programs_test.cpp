@@ -99,25 +99,6 @@ std::vector<int> deadlockPids(const Analysis& a) {
   return out;
 }
 
-/// Reads from the pipe process `pid` holds as `fd` (through /proc) until `bytes` or EOF.
-std::size_t drainPipe(int pid, int fd, std::size_t bytes) {
-  const auto path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
-  const int in = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (in < 0) return 0;
-  std::size_t got = 0;
-  std::vector<char> buf(65536);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (got < bytes && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{in, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = ::read(in, buf.data(), buf.size());
-    if (n == 0) break;
-    if (n > 0) got += static_cast<std::size_t>(n);
-  }
-  ::close(in);
-  return got;
-}
-
 TEST(RealPrograms, PythonSubprocessPipeDeadlockIsCapturedWithoutCuttingItsWriteShort) {
   // The classic: a parent writes a child's stdin without reading its stdout. cat blocks writing
   // its stdout, Python blocks writing cat's stdin; both writes have moved bytes already.
@@ -149,7 +130,7 @@ time.sleep(60)
   // Still the same deadlock afterwards: the capture resolved nothing.
   EXPECT_EQ(analyze(pid, {"--out-of-proc"}).exit_code, 3);
   // Drain cat's stdout: both writes go on, and Python's write returns all of its 1 MiB.
-  drainPipe(cat, 1, 1 << 20);
+  testing::drainPipe(cat, 1, 1 << 20);
   EXPECT_EQ(p->nextLine(10s), "wrote 1048576");
 }
 

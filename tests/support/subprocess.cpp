@@ -121,6 +121,24 @@ std::string FixtureProcess::ask(const std::string& line) {
   return readLine(std::chrono::seconds(10));
 }
 
+std::size_t drainPipe(int pid, int fd, std::size_t bytes, std::chrono::milliseconds timeout) {
+  const auto path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  const int in = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (in < 0) return 0;
+  std::size_t got = 0;
+  std::vector<char> buf(65536);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (got < bytes && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{in, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  ::close(in);
+  return got;
+}
+
 CommandResult runCommand(const std::vector<std::string>& argv) {
   int out_pipe[2];
   int err_pipe[2];

@@ -58,6 +58,11 @@ class FixtureProcess {
   nlohmann::json report_;
 };
 
+/// Reads from the pipe that process `pid` holds as `fd`, through /proc, until `bytes` came, EOF,
+/// or `timeout`: lets a writer blocked on that pipe go on. Returns the bytes read.
+std::size_t drainPipe(int pid, int fd, std::size_t bytes,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 /// Result of running a command to completion.
 struct CommandResult {
   int exit_code = -1;

@@ -535,27 +535,6 @@ TEST_F(EngineTest, CapturingAThreadThatIsGoneIsAnErrorNotACrash) {
   EXPECT_FALSE(captures[0].error.empty());
 }
 
-/// Reads `bytes` from the pipe that process `pid` holds as `fd`, through /proc: lets a writer
-/// blocked on that pipe finish. Returns how many bytes came before EOF or `timeout`.
-std::size_t drainPipe(int pid, const std::string& fd, std::size_t bytes,
-                      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  const auto path = "/proc/" + std::to_string(pid) + "/fd/" + fd;
-  const int in = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (in < 0) return 0;
-  std::size_t got = 0;
-  std::vector<char> buf(65536);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (got < bytes && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{in, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = ::read(in, buf.data(), buf.size());
-    if (n == 0) break;
-    if (n > 0) got += static_cast<std::size_t>(n);
-  }
-  ::close(in);
-  return got;
-}
-
 TEST_F(EngineTest, CaptureNeverCutsAPipeWriteShort) {
   // Parent and child each block writing 1 MiB into a pipe the other never reads. A ptrace stop
   // would make a write that has moved 64 KiB return 65536: the capture must leave both whole.
@@ -584,8 +563,11 @@ TEST_F(EngineTest, CaptureNeverCutsAPipeWriteShort) {
             1U);
   // Let both writes finish: each must have written all of its 1 MiB.
   constexpr std::size_t kMiB = 1 << 20;
-  EXPECT_EQ(drainPipe(child, fx.report().at("objects").at("child_read_fd"), kMiB), kMiB);
-  EXPECT_EQ(drainPipe(pid, fx.report().at("objects").at("parent_read_fd"), kMiB), kMiB);
+  const auto fd = [&](const char* name) {
+    return std::stoi(fx.report().at("objects").at(name).get<std::string>());
+  };
+  EXPECT_EQ(testing::drainPipe(child, fd("child_read_fd"), kMiB), kMiB);
+  EXPECT_EQ(testing::drainPipe(pid, fd("parent_read_fd"), kMiB), kMiB);
   std::set<std::string> lines;
   for (int i = 0; i < 2; ++i) lines.insert(fx.nextLine(std::chrono::seconds(5)));
   EXPECT_EQ(lines, (std::set<std::string>{"child wrote 1048576 of 1048576",
