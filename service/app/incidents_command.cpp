@@ -1,93 +1,255 @@
 #include "app/incidents_command.h"
 
 #include <ctime>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "app/text_report.h"
+#include "core/config.h"
+#include "core/format.h"
 #include "rpc/json_writer.h"
 #include "store/incident_store.h"
 
 namespace wctmon::app {
 namespace {
 
-std::string localTime(std::chrono::system_clock::time_point t) {
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+
+/// Frames shown per thread in the list; `--id` shows them all.
+constexpr std::size_t kListedFrames = 3;
+
+std::string localTime(std::chrono::system_clock::time_point t, bool milliseconds = false) {
   const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
   ::localtime_r(&seconds, &tm);
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
+  std::string out = buf;
+  if (milliseconds) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()) %
+                    std::chrono::seconds(1);
+    std::ostringstream fraction;
+    fraction << "." << std::setw(3) << std::setfill('0') << ms.count();
+    out += fraction.str();
+  }
+  return out;
 }
 
-void writeText(const std::vector<Incident>& incidents) {
+std::string processList(const Incident& i) {
+  std::string out;
+  if (i.processes.empty()) {
+    return std::to_string(i.process.pid.value) + " (" + i.process_name + ")";
+  }
+  for (const auto& p : i.processes) {
+    out += (out.empty() ? "" : ", ") + std::to_string(p.identity.pid.value) + " (" + p.name + ")";
+  }
+  return out;
+}
+
+std::string threadLabels(const std::vector<ThreadRef>& threads) {
+  std::string out;
+  for (const auto& t : threads) out += (out.empty() ? "" : " ") + threadLabel(t);
+  return out;
+}
+
+/// The instruction pointer of a capture: its register by the architecture's name, else the pc
+/// of its innermost frame.
+std::optional<std::uint64_t> instructionPointer(const ThreadCapture& c) {
+  for (const auto& r : c.registers) {
+    if (r.name == "rip" || r.name == "pc" || r.name == "eip" || r.name == "ip") return r.value;
+  }
+  if (!c.frames.empty()) return c.frames.front().pc;
+  return std::nullopt;
+}
+
+std::string methodText(const ThreadCapture& c) {
+  if (c.method == CaptureMethod::kNotStopped) return "read without stopping";
+  return "stopped " + std::to_string(c.stop_time.count() / 1000) + " us";
+}
+
+/// A demangled C++ name without its template arguments and parameter list, which for lambdas
+/// and std::function run to hundreds of characters: "std::_Function_handler<...>::_M_invoke".
+std::string shortFunctionName(const std::string& name) {
+  std::string out;
+  int angle = 0;
+  for (const char c : name) {
+    if (c == '<' && angle++ == 0) out += "<...";
+    if (c == '>' && --angle == 0) out += '>';
+    if (angle == 0 && c != '>') out += c;
+  }
+  // The parameter list closes the name; "(anonymous namespace)" inside it does not.
+  if (!out.empty() && (out.back() == ')' || out.ends_with(") const"))) {
+    int depth = 0;
+    for (std::size_t k = out.rfind(')') + 1; k-- > 0;) {
+      if (out[k] == ')') ++depth;
+      if (out[k] == '(' && --depth == 0) {
+        out.resize(k);
+        break;
+      }
+    }
+  }
+  return angle == 0 && !out.empty() ? out : name;
+}
+
+/// "pthread_mutex_lock+0x8a (libc.so.6)", or the address and module when the function is not
+/// known.
+std::string compactFrame(const StackFrame& f) {
+  const std::string module = std::filesystem::path(f.module).filename().string();
+  std::string out = f.function.empty() ? hexString(f.pc)
+                                       : shortFunctionName(f.function) + "+" + hexString(f.offset);
+  if (!module.empty()) out += " (" + module + ")";
+  if (f.scanned) out += " [scanned]";
+  return out;
+}
+
+/// Each captured thread in a few lines: how it was taken, where it stands, its top frames.
+void writeEvidenceSummary(std::ostream& out, const std::vector<ThreadCapture>& evidence) {
+  std::size_t captured = 0;
+  for (const auto& c : evidence) captured += c.captured ? 1 : 0;
+  out << "    evidence: " << captured << " of " << countOf(evidence.size(), "thread")
+      << " captured\n";
+  for (const auto& c : evidence) {
+    out << "      " << threadLabel(c.thread);
+    if (!c.captured) {
+      out << " not captured: " << c.error << "\n";
+      continue;
+    }
+    out << " " << methodText(c);
+    if (const auto ip = instructionPointer(c)) out << ", ip " << hexString(*ip);
+    out << "\n";
+    for (std::size_t k = 0; k < c.frames.size() && k < kListedFrames; ++k) {
+      out << "        #" << k << " " << compactFrame(c.frames[k]) << "\n";
+    }
+    if (c.frames.size() > kListedFrames) {
+      out << "        ... " << countOf(c.frames.size() - kListedFrames, "more frame") << "\n";
+    }
+  }
+}
+
+void writeList(std::ostream& out, const std::vector<Incident>& incidents) {
   if (incidents.empty()) {
-    std::cout << "no incidents\n";
+    out << "no incidents\n";
     return;
   }
+  bool any_evidence = false;
   for (const auto& i : incidents) {
-    std::cout << "#" << i.id << " " << toString(i.kind) << " " << toString(i.state) << "  "
-              << (i.processes.size() > 1 ? "pids " : "pid ");
-    if (i.processes.empty()) std::cout << i.process.pid.value << " (" << i.process_name << ")";
-    for (std::size_t k = 0; k < i.processes.size(); ++k) {
-      std::cout << (k > 0 ? ", " : "") << i.processes[k].identity.pid.value << " ("
-                << i.processes[k].name << ")";
-    }
-    std::cout << "  opened " << localTime(i.opened_at);
+    out << "#" << i.id << " " << toString(i.kind) << " " << toString(i.state) << "  "
+        << (i.processes.size() > 1 ? "pids " : "pid ") << processList(i) << "  opened "
+        << localTime(i.opened_at);
     if (i.resolved_at)
-      std::cout << ", resolved " << localTime(*i.resolved_at) << " (" << i.resolution << ")";
-    std::cout << "\n    " << i.summary << "\n";
-    for (const auto& chain : i.chains) writeChain(std::cout, chain, 4);
+      out << ", resolved " << localTime(*i.resolved_at) << " (" << i.resolution << ")";
+    out << "\n    " << i.summary << "\n";
+    for (const auto& chain : i.chains) writeChain(out, chain, 4);
     if (!i.evidence.empty()) {
-      std::size_t captured = 0;
-      for (const auto& c : i.evidence) captured += c.captured ? 1 : 0;
-      std::cout << "    evidence: " << captured << " of " << i.evidence.size()
-                << " thread(s) captured\n";
+      writeEvidenceSummary(out, i.evidence);
+      any_evidence = true;
+    }
+  }
+  if (any_evidence) {
+    out << "(wctmon incidents --id ID shows one incident whole: every frame and register)\n";
+  }
+}
+
+void writeRegisters(std::ostream& out, const std::vector<RegisterValue>& registers) {
+  constexpr std::size_t kPerLine = 4;
+  for (std::size_t k = 0; k < registers.size(); ++k) {
+    out << (k % kPerLine == 0 ? "        " : "  ") << std::left << std::setw(8) << registers[k].name
+        << std::right << std::setw(18) << hexString(registers[k].value);
+    if (k % kPerLine == kPerLine - 1 || k + 1 == registers.size()) out << "\n";
+  }
+}
+
+/// One incident with everything stored about it.
+void writeRecord(std::ostream& out, const Incident& i) {
+  out << "incident #" << i.id << ": " << toString(i.kind) << ", " << toString(i.state) << "\n";
+  out << "  processes: ";
+  if (i.processes.empty()) {
+    out << i.process.pid.value << " " << i.process_name << " (start time " << i.process.start_time
+        << ")";
+  }
+  for (std::size_t k = 0; k < i.processes.size(); ++k) {
+    const auto& p = i.processes[k];
+    out << (k > 0 ? ", " : "") << p.identity.pid.value << " " << p.name << " (start time "
+        << p.identity.start_time << ")";
+  }
+  out << "\n";
+  out << "  target: " << i.target << "\n";
+  out << "  threads: " << threadLabels(i.threads) << "\n";
+  if (!i.spurs.empty()) out << "  blocked behind them: " << threadLabels(i.spurs) << "\n";
+  out << "  opened: " << localTime(i.opened_at, true) << "\n";
+  out << "  updated: " << localTime(i.updated_at, true) << "\n";
+  if (i.resolved_at) {
+    out << "  resolved: " << localTime(*i.resolved_at, true) << " (" << i.resolution << ")\n";
+  } else {
+    out << "  resolved: not yet\n";
+  }
+  out << "  summary: " << i.summary << "\n";
+  out << "  signature: " << i.signature << "\n";
+  out << "  chains: " << i.chains.size() << "\n";
+  for (const auto& chain : i.chains) writeChain(out, chain, 4);
+  std::size_t captured = 0;
+  for (const auto& c : i.evidence) captured += c.captured ? 1 : 0;
+  out << "  evidence: " << captured << " of " << countOf(i.evidence.size(), "thread")
+      << " captured\n";
+  for (const auto& c : i.evidence) {
+    writeCapture(out, c, 4, c.frames.size());
+    if (c.tracer_pid != 0) out << "      traced by pid " << c.tracer_pid << "\n";
+    if (!c.registers.empty()) {
+      out << "      registers:\n";
+      writeRegisters(out, c.registers);
     }
   }
 }
 
 }  // namespace
 
-void addIncidentsOptions(CLI::App& command, IncidentsArgs& args) {
-  command.add_option("--config,-c", args.config, "Configuration file")->required();
-  command.add_flag("--json", args.json, "Print the proto3 JSON of an IncidentList");
-  command.add_option("--state", args.state, "open, resolved or all")
-      ->check(CLI::IsMember({"open", "resolved", "all"}));
-  command.add_option("--limit", args.limit, "Most recent N only");
-}
-
 int runIncidents(const IncidentsArgs& args) {
   const auto parsed = loadConfig(args.config);
   if (!parsed.config) {
-    for (const auto& e : parsed.errors)
-      std::cerr << "wctmon: " << args.config << ": " << e.toString() << "\n";
-    return 1;
+    for (const auto& e : parsed.errors) std::cerr << "wctmon: " << e.describe(args.config) << "\n";
+    return kExitError;
   }
   const auto file = parsed.config->state_dir / "incidents.db";
-  std::vector<Incident> incidents;
-  if (std::filesystem::exists(file)) {
-    auto store = IncidentStore::openReadOnly(file);
-    if (!store) {
-      std::cerr << "wctmon: " << store.error().message << "\n";
-      return 1;
+  auto store = IncidentStore::openReadOnly(file);
+  if (!store) {
+    std::cerr << "wctmon: " << store.error().message << "\n";
+    return kExitError;
+  }
+  if (args.id != 0) {
+    auto got = (*store)->get(args.id);
+    if (!got) {
+      std::cerr << "wctmon: " << got.error().message << "\n";
+      return kExitError;
     }
-    IncidentQuery query;
-    if (args.state == "open") query.state = IncidentState::kOpen;
-    if (args.state == "resolved") query.state = IncidentState::kResolved;
-    query.limit = args.limit;
-    auto listed = (*store)->list(query);
-    if (!listed) {
-      std::cerr << "wctmon: " << listed.error().message << "\n";
-      return 1;
+    if (!got->has_value()) {
+      std::cerr << "wctmon: no incident " << args.id << " in " << file.string()
+                << " (wctmon incidents lists them)\n";
+      return kExitError;
     }
-    incidents = std::move(listed).value();
+    if (args.json) {
+      std::cout << rpc::incidentToJson(**got);
+    } else {
+      writeRecord(std::cout, **got);
+    }
+    return kExitOk;
+  }
+  IncidentQuery query;
+  if (args.state == "open") query.state = IncidentState::kOpen;
+  if (args.state == "resolved") query.state = IncidentState::kResolved;
+  query.limit = args.limit;
+  auto listed = (*store)->list(query);
+  if (!listed) {
+    std::cerr << "wctmon: " << listed.error().message << "\n";
+    return kExitError;
   }
   if (args.json) {
-    std::cout << rpc::incidentsToJson(incidents);
+    std::cout << rpc::incidentsToJson(*listed);
   } else {
-    writeText(incidents);
+    writeList(std::cout, *listed);
   }
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace wctmon::app

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <limits>
 
+#include "app/cli_args.h"
+#include "app/incidents_command.h"
 #include "app/text_report.h"
 #include "core/analyzer.h"
 #include "core/config.h"
@@ -92,7 +94,10 @@ int runValidateConfig(const std::string& file) {
     std::cout << file << ": OK (" << parsed.config->targets.size() << " target(s))\n";
     return kExitOk;
   }
-  for (const auto& e : parsed.errors) std::cerr << file << ": " << e.toString() << "\n";
+  // Problems in the file are its report, one per line; a file that cannot be read is an error.
+  for (const auto& e : parsed.errors) {
+    std::cerr << (e.unreadable ? "wctmon: " : "") << e.describe(file) << "\n";
+  }
   return kExitError;
 }
 
@@ -105,8 +110,9 @@ int main(int argc, char** argv) {
 
   AnalyzeArgs args;
   auto* analyze = app.add_subcommand("analyze", "Analyse the wait chains of a live process once");
-  auto* pid =
-      analyze->add_option("--pid,-p", args.pid, "Process to analyse")->check(CLI::PositiveNumber);
+  auto* pid = analyze->add_option("--pid,-p", args.pid, "Process to analyse")
+                  ->type_name("PID")
+                  ->check(wctmon::app::wholeNumber("a process id", 1, wctmon::app::kMaxPid));
   auto* all =
       analyze->add_flag("--all", args.all, "Analyse every process (follows chains across them)");
   pid->excludes(all);
@@ -114,26 +120,29 @@ int main(int argc, char** argv) {
   analyze->add_flag("--capture", args.capture,
                     "Capture register contexts and stacks of the threads in each deadlock");
   analyze->add_option("--max-nodes", args.max_nodes, "Most nodes per chain (default 64)")
-      ->check(CLI::Range(1U, std::numeric_limits<std::uint32_t>::max() / 2));
+      ->type_name("N")
+      ->check(wctmon::app::wholeNumber("a node count", 1,
+                                       std::numeric_limits<std::uint32_t>::max() / 2));
   analyze->add_flag("--json", args.json, "Print the result as JSON (proto3 JSON mapping)");
   analyze->add_flag("--brief", args.brief, "Print only the chains that lead somewhere");
 
   std::string run_config;
   auto* run = app.add_subcommand("run", "Run the monitoring service in the foreground");
-  run->add_option("--config,-c", run_config, "Configuration file")->required();
+  run->add_option("--config,-c", run_config, "Configuration file")->type_name("FILE")->required();
 
   std::string validate_file;
   auto* validate = app.add_subcommand("validate-config", "Check a configuration file");
-  validate->add_option("file", validate_file, "Configuration file")->required();
+  validate->add_option("file", validate_file, "Configuration file")->type_name("FILE")->required();
 
-  auto* incidents = app.add_subcommand("incidents", "List recorded incidents from the store");
-  incidents->prefix_command();  // its options are wctmond's (see wctmond incidents --help)
+  // Declared here as in wctmond, so that they are checked and listed by --help here; wctmond,
+  // which reads the store, is handed the same words.
+  wctmon::app::IncidentsArgs incidents_args;
+  auto* incidents = app.add_subcommand(
+      "incidents", "List recorded incidents from the store, or show one whole with --id");
+  wctmon::app::addIncidentsOptions(*incidents, incidents_args);
 
   try {
     app.parse(argc, argv);
-    if (analyze->parsed() && !args.all && args.pid == 0) {
-      throw CLI::RequiredError("--pid or --all");
-    }
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -141,8 +150,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "wctmon: " << e.what() << "\n"
-              << "run 'wctmon --help' for usage\n";
+    std::cerr << "wctmon: " << wctmon::app::describeUsageError(app, "wctmon", e) << "\n";
+    return kExitUsage;
+  }
+  if (analyze->parsed() && !args.all && args.pid == 0) {
+    std::cerr << "wctmon: analyze needs --pid PID or --all\n";
     return kExitUsage;
   }
   try {
@@ -150,8 +162,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return execService({"--config", run_config});
     if (validate->parsed()) return runValidateConfig(validate_file);
     if (incidents->parsed()) {
-      std::vector<std::string> forwarded{"incidents"};
-      for (const auto& extra : incidents->remaining()) forwarded.push_back(extra);
+      std::vector<std::string> forwarded(argv + 1, argv + argc);
       return execService(std::move(forwarded));
     }
   } catch (const std::exception& e) {

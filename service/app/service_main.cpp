@@ -61,8 +61,7 @@ int run(const std::string& config_path) {
   raiseDescriptorLimit();
   auto parsed = wctmon::loadConfig(config_path);
   if (!parsed.config) {
-    for (const auto& e : parsed.errors)
-      std::cerr << "wctmon: " << config_path << ": " << e.toString() << "\n";
+    for (const auto& e : parsed.errors) std::cerr << "wctmon: " << e.describe(config_path) << "\n";
     return kExitError;
   }
   Config config = std::move(*parsed.config);
@@ -178,17 +177,21 @@ int run(const std::string& config_path) {
 int main(int argc, char** argv) {
   CLI::App app{"wctmond: the wctmon monitoring service"};
   std::string config_path;
-  app.add_option("--config,-c", config_path, "Configuration file");
+  app.add_option("--config,-c", config_path, "Configuration file")->type_name("FILE");
   wctmon::app::IncidentsArgs incidents_args;
-  auto* incidents = app.add_subcommand("incidents", "List recorded incidents from the store");
+  auto* incidents = app.add_subcommand(
+      "incidents", "List recorded incidents from the store, or show one whole with --id");
   wctmon::app::addIncidentsOptions(*incidents, incidents_args);
   try {
     app.parse(argc, argv);
-    if (!incidents->parsed() && config_path.empty()) throw CLI::RequiredError("--config");
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "wctmon: " << e.what() << "\n";
+    std::cerr << "wctmon: " << wctmon::app::describeUsageError(app, "wctmond", e) << "\n";
+    return kExitUsage;
+  }
+  if (!incidents->parsed() && config_path.empty()) {
+    std::cerr << "wctmon: wctmond needs --config FILE, or the incidents command\n";
     return kExitUsage;
   }
   try {

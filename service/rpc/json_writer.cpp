@@ -489,4 +489,11 @@ std::string incidentsToJson(const std::vector<Incident>& incidents) {
   return j.take();
 }
 
+std::string incidentToJson(const Incident& incident) {
+  Json j;
+  writeIncident(j, incident);
+  j.terminate();
+  return j.take();
+}
+
 }  // namespace wctmon::rpc

@@ -23,6 +23,8 @@ void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
 [[nodiscard]] std::string capturesToJson(const std::vector<ThreadCapture>& captures);
 [[nodiscard]] std::string processesToJson(const std::vector<IncidentProcess>& processes);
 [[nodiscard]] std::string incidentsToJson(const std::vector<Incident>& incidents);
+/// The proto3 JSON mapping of one wctmon.v1.Incident, as an element of the list above.
+[[nodiscard]] std::string incidentToJson(const Incident& incident);
 
 /// The proto3 JSON names of the domain enums ("OBJECT_TYPE_MUTEX", "OBJECT_STATUS_OWNED").
 [[nodiscard]] const std::string& protoName(ObjectType type);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -76,47 +77,161 @@ TEST(Cli, NoDeadlockExitsZero) {
 }
 
 TEST(Cli, UnknownProcessExitsOneWithAClearMessage) {
-  const auto r = analyze({"--pid", "2147483000"});
+  // The largest pid Linux can have in its range, and never a live one: pids stay below pid_max.
+  const auto r = analyze({"--pid", "4194304"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "wctmon: no such process: 2147483000\n");
+  EXPECT_EQ(r.err, "wctmon: no such process: 4194304\n");
   EXPECT_TRUE(r.out.empty());
 }
 
-TEST(Cli, UsageErrorsExitTwo) {
-  EXPECT_EQ(runCommand({wctmonPath()}).exit_code, 2);
-  EXPECT_EQ(analyze({}).exit_code, 2);
-  EXPECT_EQ(analyze({"--pid", "abc"}).exit_code, 2);
-  EXPECT_EQ(analyze({"--pid", "1", "--all"}).exit_code, 2);
-  EXPECT_EQ(analyze({"--pid", "1", "--max-nodes", "0"}).exit_code, 2);
-  EXPECT_EQ(analyze({"--bogus"}).exit_code, 2);
-  EXPECT_EQ(runCommand({wctmonPath(), "--help"}).exit_code, 0);
+/// `wctmon args...` fails as a usage error: exit 2, nothing on stdout and `line` alone on stderr.
+void expectUsageError(const std::vector<std::string>& args, const std::string& line) {
+  std::vector<std::string> argv{wctmonPath()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = runCommand(argv);
+  std::string command;
+  for (const auto& a : args) command += " " + a;
+  EXPECT_EQ(r.exit_code, 2) << "wctmon" << command;
+  EXPECT_EQ(r.err, "wctmon: " + line + "\n") << "wctmon" << command;
+  EXPECT_TRUE(r.out.empty()) << "wctmon" << command;
 }
 
-/// A copy of the wctmon binary that any user can run, whatever the permissions of the build tree.
-class WorldExecutableCopy {
- public:
-  WorldExecutableCopy() {
-    char dir[] = "/tmp/wctmon-e2e-XXXXXX";
-    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
-    dir_ = dir;
-    path_ = dir_ + "/wctmon";
-    std::filesystem::copy_file(wctmonPath(), path_);
-    std::filesystem::permissions(dir_, std::filesystem::perms(0755));
-    std::filesystem::permissions(path_, std::filesystem::perms(0755));
+TEST(Cli, AnArgumentErrorIsOneLineNamingTheOptionAndWhatIsAllowed) {
+  const std::string pid = "--pid: expected a process id, a whole number from 1 to 4194304; got ";
+  expectUsageError({"analyze", "--pid", "abc"}, pid + "'abc'");
+  expectUsageError({"analyze", "--pid", "0"}, pid + "'0'");
+  expectUsageError({"analyze", "--pid", "-5"}, pid + "'-5'");
+  expectUsageError({"analyze", "--pid=-5"}, pid + "'-5'");
+  expectUsageError({"analyze", "-p", "12x"}, pid + "'12x'");
+  expectUsageError({"analyze", "--pid", "99999999999999999999"}, pid + "'99999999999999999999'");
+  expectUsageError({"analyze", "--pid"}, pid + "nothing");
+  expectUsageError({"analyze", "--pid", "1", "--max-nodes", "0"},
+                   "--max-nodes: expected a node count, a whole number from 1 to 2147483647; "
+                   "got '0'");
+  expectUsageError({"analyze", "--pid", "1", "--all"}, "--pid and --all cannot be used together");
+  expectUsageError({"analyze"}, "analyze needs --pid PID or --all");
+  expectUsageError({"analyze", "--bogus"},
+                   "unknown option '--bogus' for analyze; its options are --help, --pid, --all, "
+                   "--out-of-proc, --capture, --max-nodes, --json, --brief");
+  expectUsageError({"analyze", "--pid", "1", "extra"},
+                   "unexpected argument 'extra' for analyze; its options are --help, --pid, "
+                   "--all, --out-of-proc, --capture, --max-nodes, --json, --brief");
+  expectUsageError({"run"}, "run needs --config FILE");
+  expectUsageError({"validate-config"}, "validate-config needs FILE");
+  expectUsageError({"incidents"}, "incidents needs --config FILE");
+  expectUsageError({"incidents", "--config", "x", "--state", "opened"},
+                   "--state: expected open, resolved or all; got 'opened'");
+  expectUsageError({"incidents", "--config", "x", "--limit", "-1"},
+                   "--limit: expected a count, a whole number from 1 to 2147483647; got '-1'");
+  expectUsageError({"incidents", "--config", "x", "--id", "first"},
+                   "--id: expected an incident id, a whole number from 1 to 9223372036854775807; "
+                   "got 'first'");
+  expectUsageError({"incidents", "--config", "x", "--id", "3", "--state", "open"},
+                   "--state and --id cannot be used together");
+}
+
+TEST(Cli, AnUnknownCommandIsNamedBesideTheCommandsThereAre) {
+  expectUsageError({"bogus"},
+                   "unknown command 'bogus'; the commands are analyze, run, validate-config, "
+                   "incidents");
+  expectUsageError({},
+                   "a command is required: analyze, run, validate-config, incidents (wctmon "
+                   "--help tells more)");
+  expectUsageError({"--bogus"},
+                   "unknown option '--bogus'; its options are --help, --version; the commands are "
+                   "analyze, run, validate-config, incidents");
+}
+
+TEST(Cli, EveryCommandsHelpListsAllItsOptions) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands{
+      {"analyze",
+       {"--pid PID", "--all", "--out-of-proc", "--capture", "--max-nodes N", "--json", "--brief"}},
+      {"run", {"--config FILE"}},
+      {"validate-config", {"FILE"}},
+      // Declared in wctmond, which reads the store, and here from the same declaration.
+      {"incidents", {"--config FILE", "--json", "--state STATE", "--limit N", "--id ID"}},
+  };
+  for (const auto& [command, options] : commands) {
+    const auto r = runCommand({wctmonPath(), command, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_NE(r.out.find("Usage: " + std::string(wctmonPath()) + " " + command), std::string::npos)
+        << r.out;
+    for (const auto& option : options) {
+      EXPECT_NE(r.out.find(option), std::string::npos)
+          << command << " --help lacks " << option << ":\n"
+          << r.out;
+    }
   }
-  ~WorldExecutableCopy() { std::filesystem::remove_all(dir_); }
-  [[nodiscard]] const std::string& path() const { return path_; }
+  const auto top = runCommand({wctmonPath(), "--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* command : {"analyze", "run", "validate-config", "incidents"}) {
+    EXPECT_NE(top.out.find(command), std::string::npos) << top.out;
+  }
+}
+
+/// A temporary directory, removed with its contents.
+class TempDir {
+ public:
+  TempDir() {
+    char dir[] = "/tmp/wctmon-cli-XXXXXX";
+    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = dir;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
  private:
-  std::string dir_;
-  std::string path_;
+  std::filesystem::path path_;
 };
+
+TEST(Cli, AConfigThatCannotBeReadIsNamedWithTheSystemsReason) {
+  const std::string missing = "wctmon: cannot read /nonexistent.json: No such file or directory\n";
+  for (const auto& command : std::vector<std::vector<std::string>>{
+           {wctmonPath(), "validate-config", "/nonexistent.json"},
+           {wctmonPath(), "run", "--config", "/nonexistent.json"},
+           {wctmonPath(), "incidents", "--config", "/nonexistent.json"}}) {
+    const auto r = runCommand(command);
+    EXPECT_EQ(r.exit_code, 1) << command[1];
+    EXPECT_EQ(r.err, missing) << command[1];
+  }
+  const auto directory = runCommand({wctmonPath(), "validate-config", "/tmp"});
+  EXPECT_EQ(directory.exit_code, 1);
+  EXPECT_EQ(directory.err, "wctmon: cannot read /tmp: Is a directory\n");
+
+  // Readable by root only: an unprivileged user is told so.
+  TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+  const auto secret = dir.file("secret.json");
+  std::ofstream(secret) << "{}";
+  std::filesystem::permissions(secret, std::filesystem::perms(0600));
+  const testing::WorldExecutables binaries;
+  const auto denied = runCommand({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                  binaries.wctmon(), "validate-config", secret});
+  EXPECT_EQ(denied.exit_code, 1);
+  EXPECT_EQ(denied.err, "wctmon: cannot read " + secret + ": Permission denied\n");
+}
+
+TEST(Cli, AConfigNumberThatIsNotAnIntegerSaysWhichIntegersAreAllowed) {
+  TempDir dir;
+  const auto file = dir.file("wctmon.json");
+  std::ofstream(file) << R"({"sampling": {"interval_ms": 1e3},
+                             "retention": {"max_incidents": 99999999999999999999}})";
+  const auto r = runCommand({wctmonPath(), "validate-config", file});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, file +
+                       ": /sampling/interval_ms: must be an integer from 10 to 86400000, written "
+                       "without a fraction or exponent (got 1000.0)\n" +
+                       file +
+                       ": /retention/max_incidents: must be an integer from 1 to 10000000 (got "
+                       "1e+20)\n");
+}
 
 TEST(Cli, UnprivilegedAnalysisOfARootProcessGetsNoAccess) {
   FixtureProcess fx("mutex-abba");
-  const WorldExecutableCopy binary;
+  const testing::WorldExecutables binaries;
   const auto r =
-      runCommand({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary.path(),
+      runCommand({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binaries.wctmon(),
                   "analyze", "--pid", std::to_string(fx.pid()), "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("permission denied"), std::string::npos) << r.err;

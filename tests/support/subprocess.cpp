@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <stdexcept>
 
 namespace wctmon::testing {
@@ -178,6 +179,24 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+WorldExecutables::WorldExecutables() {
+  char dir[] = "/tmp/wctmon-bin-XXXXXX";
+  if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = dir;
+  wctmon_ = dir_ + "/wctmon";
+  const auto service = std::filesystem::path(wctmonPath()).parent_path() / "wctmond";
+  std::filesystem::copy_file(wctmonPath(), wctmon_);
+  std::filesystem::copy_file(service, dir_ + "/wctmond");
+  std::filesystem::permissions(dir_, std::filesystem::perms(0755));
+  std::filesystem::permissions(wctmon_, std::filesystem::perms(0755));
+  std::filesystem::permissions(dir_ + "/wctmond", std::filesystem::perms(0755));
+}
+
+WorldExecutables::~WorldExecutables() {
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
 }
 
 }  // namespace wctmon::testing

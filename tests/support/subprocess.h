@@ -73,4 +73,20 @@ struct CommandResult {
 /// Runs `argv` (optionally under `setpriv` as an unprivileged user) and collects its output.
 CommandResult runCommand(const std::vector<std::string>& argv);
 
+/// Copies of wctmon and of wctmond, which it runs, in a temporary directory that any user can
+/// run them from, whatever the permissions of the build tree; removed when destroyed.
+class WorldExecutables {
+ public:
+  WorldExecutables();
+  ~WorldExecutables();
+  WorldExecutables(const WorldExecutables&) = delete;
+  WorldExecutables& operator=(const WorldExecutables&) = delete;
+
+  [[nodiscard]] const std::string& wctmon() const { return wctmon_; }
+
+ private:
+  std::string dir_;
+  std::string wctmon_;
+};
+
 }  // namespace wctmon::testing
