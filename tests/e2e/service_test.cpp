@@ -114,7 +114,15 @@ class Service {
   pid_t pid_ = -1;
 };
 
+/// Every stored incident. A service creates its store as it starts, whole (never half made):
+/// this waits for it to appear, and from then on any failure of `wctmon incidents` is an error.
 nlohmann::json incidents(const ServiceDir& dir) {
+  const auto store =
+      std::filesystem::path(dir.queryConfig()).parent_path() / "state" / "incidents.db";
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (!std::filesystem::exists(store) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
   const auto r = runCommand({wctmonPath(), "incidents", "--config", dir.queryConfig(), "--json"});
   if (r.exit_code != 0) throw std::runtime_error("wctmon incidents failed: " + r.err);
   return nlohmann::json::parse(r.out)["incidents"];
