@@ -57,6 +57,16 @@ void raiseDescriptorLimit() {
   ::setrlimit(RLIMIT_NOFILE, &limit);
 }
 
+/// Says where alerts go, at start and at each reload: an alert that nothing takes is never lost
+/// silently.
+void logAlertRoute(const wctmon::AlertRoute& route) {
+  if (route.delivered) {
+    spdlog::info("{}", route.description);
+  } else {
+    spdlog::warn("{}", route.description);
+  }
+}
+
 int run(const std::string& config_path) {
   raiseDescriptorLimit();
   auto parsed = wctmon::loadConfig(config_path);
@@ -86,7 +96,8 @@ int run(const std::string& config_path) {
   auto source = wctmon::makeWaitChainSource();
   auto inspector = wctmon::makeThreadInspector();
   auto catalog = wctmon::makeProcessCatalog();
-  auto alerts = wctmon::makeAlertSink(config.alerts.sink);
+  auto alerts = wctmon::makeAlertSink();
+  logAlertRoute(alerts->route(config.alerts.sink));
   auto host = wctmon::makeServiceHost();
   wctmon::SystemClock clock;
 
@@ -133,6 +144,7 @@ int run(const std::string& config_path) {
             }
           } else {
             monitor.reconfigure(*reloaded.config);
+            logAlertRoute(alerts->route(reloaded.config->alerts.sink));
             scheduler.setOptions(discoveryInterval(*reloaded.config),
                                  reloaded.config->sampling.deadline);
             spdlog::info("configuration reloaded from {}", config_path);

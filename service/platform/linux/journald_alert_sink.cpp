@@ -1,12 +1,18 @@
 #include "platform/linux/journald_alert_sink.h"
 
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
+
+#include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
 namespace {
@@ -25,9 +31,43 @@ int priorityOf(AlertSeverity severity) {
   return LOG_INFO;
 }
 
+/// 0 when a socket of `type` connects to `path`, else the errno of the failure.
+int connectError(const char* path, int type) {
+  UniqueFd fd(::socket(AF_UNIX, type | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return errno;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path, sizeof(address.sun_path) - 1);
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0)
+    return errno;
+  return 0;
+}
+
+const char* nameOf(AlertSinkKind kind) {
+  return kind == AlertSinkKind::kJournald ? "journald" : "syslog";
+}
+
 }  // namespace
 
-bool journaldAvailable() { return ::access("/run/systemd/journal/socket", W_OK) == 0; }
+bool socketListening(const char* path) {
+  // syslog(3) itself tries a datagram socket, then a stream one (some syslog daemons listen so).
+  const int error = connectError(path, SOCK_DGRAM);
+  return error == 0 || (error == EPROTOTYPE && connectError(path, SOCK_STREAM) == 0);
+}
+
+AlertDestination chooseAlertDestination(AlertSinkKind wanted, bool journald, bool syslog) {
+  switch (wanted) {
+    case AlertSinkKind::kNone:
+      return AlertDestination::kNowhere;
+    case AlertSinkKind::kJournald:
+      if (journald) return AlertDestination::kJournald;
+      return syslog ? AlertDestination::kSyslog : AlertDestination::kNowhere;
+    case AlertSinkKind::kSyslog:
+      if (syslog) return AlertDestination::kSyslog;
+      return journald ? AlertDestination::kJournald : AlertDestination::kNowhere;
+  }
+  return AlertDestination::kNowhere;
+}
 
 void JournaldAlertSink::send(const Alert& alert) {
   std::vector<std::string> fields;
@@ -50,9 +90,60 @@ SyslogAlertSink::~SyslogAlertSink() { ::closelog(); }
 void SyslogAlertSink::send(const Alert& alert) {
   std::string line = alert.message;
   line += std::string(" [MESSAGE_ID=") + messageId(alert.kind);
+  if (!alert.target.empty()) line += " TARGET=" + alert.target;
   for (const auto& [name, value] : alert.fields) line += " " + name + "=" + value;
   line += "]";
   ::syslog(priorityOf(alert.severity), "%s", line.c_str());
+}
+
+AlertRoute SystemLogAlertSink::route(AlertSinkKind kind) {
+  const bool journald = socketListening(kJournaldSocket);
+  const bool syslog = socketListening(kSyslogSocket);
+  const auto destination = chooseAlertDestination(kind, journald, syslog);
+  {
+    std::lock_guard lock(mutex_);
+    destination_ = destination;
+    if (destination != AlertDestination::kSyslog) {
+      syslog_.reset();
+    } else if (!syslog_) {
+      syslog_.emplace();
+    }
+  }
+  if (kind == AlertSinkKind::kNone) return {"alerts are off (alerts.sink: none)", true};
+  const std::string journald_at = std::string("journald (") + kJournaldSocket + ")";
+  const std::string syslog_at = std::string("syslog (") + kSyslogSocket + ")";
+  const std::string asked = std::string("alerts.sink is ") + nameOf(kind);
+  switch (destination) {
+    case AlertDestination::kJournald:
+      if (kind == AlertSinkKind::kJournald) return {"alerts go to " + journald_at, true};
+      return {"alerts go to " + journald_at + ": " + asked + ", but nothing listens on " +
+                  kSyslogSocket,
+              true};
+    case AlertDestination::kSyslog:
+      if (kind == AlertSinkKind::kSyslog) return {"alerts go to " + syslog_at, true};
+      return {"alerts go to " + syslog_at + ": " + asked + ", but journald is not running here (" +
+                  kJournaldSocket + ")",
+              true};
+    case AlertDestination::kNowhere:
+      break;
+  }
+  return {"alerts are NOT delivered: " + asked + ", but neither " + journald_at + " nor " +
+              syslog_at + " is running here; incidents are still recorded (wctmon incidents)",
+          false};
+}
+
+void SystemLogAlertSink::send(const Alert& alert) {
+  std::lock_guard lock(mutex_);
+  switch (destination_) {
+    case AlertDestination::kJournald:
+      journald_.send(alert);
+      return;
+    case AlertDestination::kSyslog:
+      syslog_->send(alert);
+      return;
+    case AlertDestination::kNowhere:
+      return;
+  }
 }
 
 }  // namespace wctmon::linux_platform

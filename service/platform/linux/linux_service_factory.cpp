@@ -9,18 +9,8 @@ std::unique_ptr<ProcessCatalog> makeProcessCatalog() {
   return std::make_unique<linux_platform::LinuxProcessCatalog>();
 }
 
-std::unique_ptr<AlertSink> makeAlertSink(AlertSinkKind kind) {
-  switch (kind) {
-    case AlertSinkKind::kNone:
-      return nullptr;
-    case AlertSinkKind::kJournald:
-      if (linux_platform::journaldAvailable())
-        return std::make_unique<linux_platform::JournaldAlertSink>();
-      return std::make_unique<linux_platform::SyslogAlertSink>();
-    case AlertSinkKind::kSyslog:
-      return std::make_unique<linux_platform::SyslogAlertSink>();
-  }
-  return nullptr;
+std::unique_ptr<SystemAlertSink> makeAlertSink() {
+  return std::make_unique<linux_platform::SystemLogAlertSink>();
 }
 
 std::unique_ptr<ServiceHost> makeServiceHost() {
