@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   libdw-dev libelf-dev libsqlite3-dev libsystemd-dev
   gdb util-linux procps clang-format python3
+  systemd  # systemd-journald and journalctl: the alerts tests run a private journald
 )
 
 missing=()
