@@ -140,14 +140,24 @@ std::optional<std::chrono::milliseconds> readTimespec(Pid pid, std::uint64_t add
   std::array<std::byte, sizeof(timespec)> bytes{};
   if (readMemory(pid, addr, bytes) != MemoryAccess::kOk) return std::nullopt;
   std::memcpy(&ts, bytes.data(), sizeof(ts));
-  auto value = std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+  // Whatever the target's memory holds: a value no kernel would accept is no timeout (and must
+  // not overflow the arithmetic below). 2^40 s is some 35,000 years.
+  constexpr std::int64_t kMaxSeconds = std::int64_t{1} << 40;
+  if (ts.tv_sec < 0 || ts.tv_sec > kMaxSeconds || ts.tv_nsec < 0 || ts.tv_nsec >= 1'000'000'000) {
+    return std::nullopt;
+  }
+  const auto toMs = [](const timespec& t) {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(t.tv_sec) * 1000 +
+                                     t.tv_nsec / 1'000'000);
+  };
+  auto value = toMs(ts);
   if (absolute) {
     timespec now{};
     ::clock_gettime(clock, &now);
-    value -= std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+    value -= toMs(now);
     if (value.count() < 0) value = {};
   }
-  return std::chrono::duration_cast<std::chrono::milliseconds>(value);
+  return value;
 }
 
 std::optional<std::chrono::milliseconds> millisecondsArg(std::uint64_t arg) {
