@@ -243,7 +243,7 @@ std::vector<IncidentEvent> IncidentTracker::observe(const ProcessObservation& o)
   auto& state = processes_[o.process];
   state.sees_other_processes = o.sees_other_processes;
   updateHistory(o, state, clock_.now());
-  trackDeadlocks(o, events);
+  trackDeadlocks(o, state, events);
   trackHangs(o, state, events);
   return events;
 }
@@ -264,6 +264,9 @@ void IncidentTracker::updateHistory(const ProcessObservation& o, ProcessState& s
         !h.switches || !t.context_switches || *h.switches == *t.context_switches;
     h.first = inserted;
     h.continued = same_wait && no_progress;
+    const bool ran = h.switches && t.context_switches && *h.switches != *t.context_switches;
+    const bool same_object = h.type == t.wait->type && h.key == t.wait->key;
+    h.left = !inserted && (ran || ((!h.switches || !t.context_switches) && !same_object));
     if (!h.continued) {
       h.type = t.wait->type;
       h.key = t.wait->key;
@@ -276,7 +279,7 @@ void IncidentTracker::updateHistory(const ProcessObservation& o, ProcessState& s
   std::erase_if(state.history, [sample](const auto& entry) { return entry.second.seen != sample; });
 }
 
-void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
+void IncidentTracker::trackDeadlocks(const ProcessObservation& o, const ProcessState& state,
                                      std::vector<IncidentEvent>& events) {
   const auto now = clock_.now();
   std::set<CycleKey> seen;
@@ -338,9 +341,12 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
     }
   }
 
-  // Cycles this sample does not show. A process of the cycle whose sample could see the whole
-  // cycle tells that it is gone; a process that only saw it (its threads waited behind it) no
-  // longer does, which ends the incident once no other sampled process can tell.
+  // Cycles this sample does not show. A sample sees the process's own threads as they are, but
+  // may see other processes' threads as they were a few samples ago (their threads are re-read
+  // less often): a stale view can hide a cycle, never invent one (a cycle counts only once a
+  // second read of its threads confirms it). So a cycle within the process is gone when its
+  // sample no longer shows it; a cycle across processes when one of the process's own threads
+  // of the cycle left its wait, or when no process still shows it.
   for (auto it = deadlocks_.begin(); it != deadlocks_.end();) {
     const auto& cycle = it->first;
     OpenDeadlock& open = it->second;
@@ -348,19 +354,23 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
       ++it;
       continue;
     }
-    if (isMember(cycle, o.process) && (o.sees_other_processes || isWithin(cycle, o.process.pid))) {
-      events.push_back(
-          {IncidentEvent::Type::kResolved, resolved(open.incident, "the cycle is gone")});
-      it = deadlocks_.erase(it);
-      continue;
+    const bool member = isMember(cycle, o.process);
+    const bool shown_elsewhere = open.observers.erase(o.process) == 0 || !open.observers.empty();
+    std::optional<std::string> why;
+    if (member && isWithin(cycle, o.process.pid)) {
+      why = "the cycle is gone";
+    } else if (member && o.sees_other_processes &&
+               (leftCycle(o, state, cycle) || !shown_elsewhere)) {
+      why = "the cycle is gone";
+    } else if (!member && !shown_elsewhere) {
+      why = "no watched process shows the cycle any more";
     }
-    if (open.observers.erase(o.process) > 0 && !stillWatched(cycle, open, o.process)) {
-      events.push_back({IncidentEvent::Type::kResolved,
-                        resolved(open.incident, "no watched process shows the cycle any more")});
+    if (why) {
+      events.push_back({IncidentEvent::Type::kResolved, resolved(open.incident, std::move(*why))});
       it = deadlocks_.erase(it);
-      continue;
+    } else {
+      ++it;
     }
-    ++it;
   }
 }
 
@@ -389,6 +399,18 @@ IncidentTracker::CycleKey IncidentTracker::keyOf(const Incident& incident) {
     if (pid == incident.process.pid) return incident.process;
     return std::nullopt;
   });
+}
+
+bool IncidentTracker::leftCycle(const ProcessObservation& o, const ProcessState& state,
+                                const CycleKey& cycle) {
+  for (const auto& [identity, tid] : cycle) {
+    if (identity != o.process) continue;
+    const auto* t = findSample(o.threads, Tid{tid});
+    if (t == nullptr || t->status != ObjectStatus::kBlocked) return true;
+    auto h = state.history.find(tid);
+    if (h != state.history.end() && h->second.left) return true;
+  }
+  return false;
 }
 
 bool IncidentTracker::stillWatched(const CycleKey& cycle, const OpenDeadlock& d,

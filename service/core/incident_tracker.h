@@ -108,6 +108,10 @@ class IncidentTracker {
     bool first = true;
     /// The same wait as in the previous sample, without progress in between.
     bool continued = false;
+    /// Left the wait it had in the previous sample: it was scheduled in between (where run
+    /// counts are known), or else it waits on another object. Its name alone may change (a
+    /// lock file deleted meanwhile) without the thread having moved.
+    bool left = false;
     std::uint64_t seen = 0;  // the sample that last saw it
   };
   struct ProcessState {
@@ -131,7 +135,8 @@ class IncidentTracker {
   };
   using Deadlocks = std::map<CycleKey, OpenDeadlock>;
 
-  void trackDeadlocks(const ProcessObservation& o, std::vector<IncidentEvent>& events);
+  void trackDeadlocks(const ProcessObservation& o, const ProcessState& state,
+                      std::vector<IncidentEvent>& events);
   void trackHangs(const ProcessObservation& o, ProcessState& state,
                   std::vector<IncidentEvent>& events);
   void updateHistory(const ProcessObservation& o, ProcessState& state, Clock::TimePoint now);
@@ -140,6 +145,10 @@ class IncidentTracker {
   /// re-keyed with the ones `cycle` knows).
   [[nodiscard]] Deadlocks::iterator findDeadlock(const CycleKey& cycle);
   [[nodiscard]] static CycleKey keyOf(const Incident& incident);
+  /// Whether a thread of the sampled process in `cycle` has left its wait (runs, is gone, or
+  /// was scheduled or waits on another object since the previous sample).
+  [[nodiscard]] static bool leftCycle(const ProcessObservation& o, const ProcessState& state,
+                                      const CycleKey& cycle);
   /// Whether a sampled process other than `except` can still tell whether `d`'s cycle is there.
   [[nodiscard]] bool stillWatched(const CycleKey& cycle, const OpenDeadlock& d,
                                   const ProcessIdentity& except) const;

@@ -372,6 +372,54 @@ TEST_P(CrossProcessDeadlock, ResolvesWhenASampleOfAProcessOfTheCycleNoLongerShow
   EXPECT_TRUE(tracker_.observe(observeFrom(first(), alone(first()))).empty());
 }
 
+/// The sample of `self` with its own thread still in its wait, but an old view of the other
+/// process, whose thread it saw running: no cycle in it.
+Snapshot staleView(const ProcessIdentity& self) {
+  const int other = self == kAlpha ? 20 : 10;
+  return SnapshotBuilder()
+      .process(self.pid.value, known(self).name)
+      .waitsOnProcesses(self.pid.value, {other}, ObjectType::kFileLock)
+      .switches(1)
+      .process(other, "other")
+      .running(other)
+      .build();
+}
+
+TEST_P(CrossProcessDeadlock, ASampleWithAStaleViewOfTheOtherProcessDoesNotEndIt) {
+  (void)tracker_.observe(sampleOf(first()));
+  for (int i = 0; i < 5; ++i) {
+    clock_.advance(1s);
+    // Its own thread has not moved: the cycle is hidden from it, not gone.
+    EXPECT_TRUE(tracker_.observe(observeFrom(second(), staleView(second()))).empty()) << i;
+    EXPECT_TRUE(tracker_.observe(sampleOf(first())).empty()) << i;
+  }
+  clock_.advance(1s);
+  EXPECT_EQ(types(tracker_.observe(sampleOf(second()))), std::vector<Type>{Type::kUpdated});
+  ASSERT_EQ(tracker_.openIncidents().size(), 1U);
+  // Once no sample shows it any more, it is over.
+  clock_.advance(1s);
+  EXPECT_TRUE(tracker_.observe(observeFrom(first(), staleView(first()))).empty());
+  const auto events = tracker_.observe(observeFrom(second(), staleView(second())));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the cycle is gone");
+}
+
+TEST_P(CrossProcessDeadlock, EndsWhenAProcessSeesItsOwnThreadOfTheCycleRun) {
+  (void)tracker_.observe(sampleOf(first()));
+  (void)tracker_.observe(observeFrom(second(), staleView(second())));
+  // The name of its wait changes (the lock file was deleted): the thread has not moved.
+  auto renamed = staleView(second());
+  renamed.processes[0].threads[0].wait->name = "lock (deleted)";
+  clock_.advance(1s);
+  EXPECT_TRUE(tracker_.observe(observeFrom(second(), renamed)).empty());
+  // It was scheduled: whatever it waits on now, the cycle it was in is broken.
+  renamed.processes[0].threads[0].context_switches = 2;
+  clock_.advance(1s);
+  const auto events = tracker_.observe(observeFrom(second(), renamed));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the cycle is gone");
+}
+
 TEST_P(CrossProcessDeadlock, GoesOnWhileOneProcessIsNoLongerWatchedAndTheOtherStillShowsIt) {
   (void)tracker_.observe(sampleOf(first()));
   (void)tracker_.observe(sampleOf(second()));

@@ -1,0 +1,306 @@
+// What the service records of a deadlock across processes and of a process that execs: the real
+// service on a temporary config, real fixtures, incidents read back with `wctmon incidents --json`.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "support/subprocess.h"
+
+namespace wctmon {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::fixturePath;
+using testing::FixtureProcess;
+using testing::runCommand;
+using testing::wctmonPath;
+
+constexpr int kIntervalMs = 300;
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout = 15s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return done();
+}
+
+/// `wctmon run` on a temporary state directory, watching what `targets` select; stopped and
+/// cleaned up when destroyed. Each test selects its own fixtures by a tag in their command line.
+class Service {
+ public:
+  /// `targets` is a JSON array in which "TAG" stands for this service's tag.
+  explicit Service(std::string targets) {
+    char dir[] = "/tmp/wctmon-incidents-XXXXXX";
+    dir_ = ::mkdtemp(dir);
+    tag_ = "--tag=" + dir_.filename().string();
+    for (auto at = targets.find("TAG"); at != std::string::npos; at = targets.find("TAG"))
+      targets.replace(at, 3, tag_);
+    std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
+                            << R"(", "sampling": {"interval_ms": )" << kIntervalMs
+                            << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)"
+                            << R"( "targets": )" << targets << "}";
+    std::ofstream(query()) << R"({"state_dir": ")" << (dir_ / "state").string() << R"("})";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int fd = ::open(log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, STDERR_FILENO);
+      ::dup2(fd, STDOUT_FILENO);
+      const std::string c = config();
+      ::execl(wctmonPath(), wctmonPath(), "run", "--config", c.c_str(), nullptr);
+      _exit(127);
+    }
+    started_ =
+        waitFor([&] { return readFile(log()).find("service started") != std::string::npos; });
+  }
+  ~Service() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    std::filesystem::remove_all(dir_);
+  }
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  [[nodiscard]] bool started() const { return started_; }
+  [[nodiscard]] const std::string& tag() const { return tag_; }
+  [[nodiscard]] std::string log() const { return (dir_ / "service.log").string(); }
+  [[nodiscard]] std::string logText() const { return readFile(log()); }
+
+  /// Every stored incident.
+  [[nodiscard]] json incidents() const {
+    const auto r = runCommand({wctmonPath(), "incidents", "--config", query(), "--json"});
+    if (r.exit_code != 0) throw std::runtime_error("wctmon incidents failed: " + r.err);
+    return json::parse(r.out)["incidents"];
+  }
+
+  /// The deadlock incidents that list `pid` among their processes (in `state` when given).
+  [[nodiscard]] std::vector<json> deadlocksOf(int pid, const std::string& state = "") const {
+    std::vector<json> out;
+    for (const auto& i : incidents()) {
+      if (i["kind"] != "INCIDENT_KIND_DEADLOCK" || (!state.empty() && i["state"] != state))
+        continue;
+      const auto& ps = i["processes"];
+      if (i["pid"] == pid ||
+          std::any_of(ps.begin(), ps.end(), [&](const json& p) { return p["pid"] == pid; })) {
+        out.push_back(i);
+      }
+    }
+    return out;
+  }
+
+ private:
+  [[nodiscard]] std::string config() const { return (dir_ / "wctmon.json").string(); }
+  [[nodiscard]] std::string query() const { return (dir_ / "query.json").string(); }
+
+  std::filesystem::path dir_;
+  std::string tag_;
+  pid_t pid_ = -1;
+  bool started_ = false;
+};
+
+std::vector<int> pidsOf(const json& incident) {
+  std::vector<int> out;
+  for (const auto& p : incident["processes"]) out.push_back(p["pid"].get<int>());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Two processes, each holding one file lock and waiting for the other's, both watched: one
+/// incident, from open to resolve, listing both.
+void expectOneIncidentForAFileLockAbba(const std::string& kind) {
+  Service service(R"([{"name": "lockers", "cmdline": "TAG", "out_of_proc": true}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  FixtureProcess fx("file-lock-abba", kind, service.tag());
+  const int parent = fx.pid();
+  const int child = fx.child("child");
+  // Both processes are watched (the child has the parent's command line).
+  ASSERT_TRUE(waitFor([&] {
+    const auto log = service.logText();
+    return log.find("(pid " + std::to_string(child) + ") for target") != std::string::npos &&
+           log.find("(pid " + std::to_string(parent) + ") for target") != std::string::npos;
+  })) << service.logText();
+  ASSERT_TRUE(waitFor([&] { return !service.deadlocksOf(parent).empty(); })) << service.logText();
+  // Both have been sampled many times over with the cycle in place.
+  std::this_thread::sleep_for(std::chrono::milliseconds(6 * kIntervalMs));
+
+  auto found = service.deadlocksOf(parent);
+  ASSERT_EQ(found.size(), 1U) << json(found).dump(1);
+  EXPECT_EQ(service.deadlocksOf(child).size(), 1U);
+  const json i = found[0];  // a copy: `found` is read again below
+  EXPECT_EQ(i["state"], "INCIDENT_STATE_OPEN");
+  EXPECT_EQ(pidsOf(i), (std::vector<int>{parent, child}));
+  for (const auto& p : i["processes"]) {
+    EXPECT_EQ(p["name"], "wctmon-fixture");
+    EXPECT_NE(p["start_time"], "0");
+  }
+  ASSERT_EQ(i["threads"].size(), 2U);
+  EXPECT_EQ(i["threads"][0]["tid"], fx.tid("main"));
+  EXPECT_EQ(i["threads"][1]["tid"], fx.tid("child"));
+  EXPECT_EQ(i["chains"].size(), 2U) << "each side's own chain";
+  EXPECT_EQ(i["evidence"].size(), 2U);
+
+  // The child dies: the cycle cannot outlive it.
+  ::kill(child, SIGKILL);
+  ASSERT_TRUE(waitFor([&] {
+    return !service.deadlocksOf(parent, "INCIDENT_STATE_RESOLVED").empty();
+  })) << service.logText();
+  found = service.deadlocksOf(parent);
+  ASSERT_EQ(found.size(), 1U) << json(found).dump(1);
+  EXPECT_EQ(found[0]["id"], i["id"]);
+  const auto resolution = found[0]["resolution"].get<std::string>();
+  EXPECT_TRUE(resolution == "the cycle is gone" ||
+              resolution == "wctmon-fixture (pid " + std::to_string(child) + ") exited")
+      << resolution;
+}
+
+TEST(ServiceIncidents, AFlockAbbaBetweenTwoProcessesIsOneIncidentListingBoth) {
+  expectOneIncidentForAFileLockAbba("flock");
+}
+
+TEST(ServiceIncidents, AnOfdLockAbbaBetweenTwoProcessesIsOneIncidentListingBoth) {
+  expectOneIncidentForAFileLockAbba("ofd");
+}
+
+TEST(ServiceIncidents, ACycleWithOnlyOneProcessWatchedIsOneIncidentListingBoth) {
+  // Only the parent: the child's command line is the parent's, so select by pid.
+  FixtureProcess fx("file-lock-abba", "flock");
+  Service watching(R"([{"name": "parent", "pid": )" + std::to_string(fx.pid()) +
+                   R"(, "out_of_proc": true}])");
+  ASSERT_TRUE(watching.started()) << watching.logText();
+  ASSERT_TRUE(waitFor([&] { return !watching.deadlocksOf(fx.pid()).empty(); }))
+      << watching.logText();
+  std::this_thread::sleep_for(std::chrono::milliseconds(4 * kIntervalMs));
+  const auto found = watching.deadlocksOf(fx.pid());
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0]["pid"], fx.pid());
+  EXPECT_EQ(pidsOf(found[0]), (std::vector<int>{fx.pid(), fx.child("child")}));
+}
+
+/// A program started through `bash -c '...; exec PROGRAM ...'`: bash first, then the program,
+/// in the same process. Reads its first line of output like FixtureProcess.
+class ExecedProcess {
+ public:
+  explicit ExecedProcess(const std::string& script) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      ::dup2(out[1], STDOUT_FILENO);
+      ::execl("/bin/bash", "bash", "-c", script.c_str(), fixturePath(), nullptr);
+      _exit(127);
+    }
+    ::setpgid(pid_, pid_);
+    ::close(out[1]);
+    out_ = out[0];
+  }
+  ~ExecedProcess() {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    ::close(out_);
+  }
+  ExecedProcess(const ExecedProcess&) = delete;
+  ExecedProcess& operator=(const ExecedProcess&) = delete;
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+  /// The first line the process prints, or "" after `timeout`.
+  [[nodiscard]] std::string firstLine(std::chrono::milliseconds timeout) const {
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{out_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char c;
+      if (::read(out_, &c, 1) != 1) break;
+      if (c == '\n') return line;
+      line += c;
+    }
+    return {};
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
+
+TEST(ServiceIncidents, AProcessRenamedByExecIsShownUnderItsNewName) {
+  Service service(R"([{"name": "execs", "cmdline": "TAG", "hang_threshold_ms": 60000}])");
+  ASSERT_TRUE(service.started());
+  // bash, watched long enough for the service to know it as bash, then the fixture deadlocks
+  // in the same process ("$0" is the fixture).
+  ExecedProcess p("sleep 2; exec \"$0\" mutex-abba normal " + service.tag());
+  ASSERT_TRUE(waitFor([&] {
+    return service.logText().find("watching bash (pid " + std::to_string(p.pid()) + ")") !=
+           std::string::npos;
+  })) << service.logText();
+  const auto report = p.firstLine(20s);
+  ASSERT_FALSE(report.empty());
+  ASSERT_EQ(json::parse(report)["pid"], p.pid());  // the same process, now the fixture
+  ASSERT_TRUE(waitFor([&] { return !service.deadlocksOf(p.pid()).empty(); })) << service.logText();
+  // Within a few intervals the incident, opened by the first sample that saw the cycle, carries
+  // the new name (a sample may open it before the catalog has seen the exec).
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const auto found = service.deadlocksOf(p.pid());
+        return found.size() == 1 && found[0]["process_name"] == "wctmon-fixture";
+      },
+      std::chrono::milliseconds(5 * kIntervalMs)))
+      << json(service.deadlocksOf(p.pid())).dump(1) << service.logText();
+  const auto found = service.deadlocksOf(p.pid());
+  ASSERT_EQ(found.size(), 1U);
+  ASSERT_EQ(found[0]["processes"].size(), 1U);
+  EXPECT_EQ(found[0]["processes"][0]["name"], "wctmon-fixture");
+  EXPECT_EQ(found[0]["summary"].get<std::string>().find("bash"), std::string::npos)
+      << found[0]["summary"];
+  EXPECT_NE(service.logText().find("pid " + std::to_string(p.pid()) + " is now wctmon-fixture"),
+            std::string::npos);
+}
+
+TEST(ServiceIncidents, AProcessThatExecsIntoAProgramItsTargetDoesNotSelectIsNoLongerWatched) {
+  Service service(R"([{"name": "shells", "exe": "bash", "cmdline": "TAG"}])");
+  ASSERT_TRUE(service.started());
+  ExecedProcess p("sleep 2; exec \"$0\" mutex-abba normal " + service.tag());
+  const auto pid = std::to_string(p.pid());
+  ASSERT_TRUE(waitFor([&] {
+    return service.logText().find("watching bash (pid " + pid + ")") != std::string::npos;
+  })) << service.logText();
+  ASSERT_FALSE(p.firstLine(20s).empty());
+  ASSERT_TRUE(waitFor([&] {
+    return service.logText().find("no longer watching pid " + pid + ": no target selects it") !=
+           std::string::npos;
+  })) << service.logText();
+  // Whatever a sample caught between the exec and the discovery that saw it is over.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * kIntervalMs));
+  EXPECT_TRUE(service.deadlocksOf(p.pid(), "INCIDENT_STATE_OPEN").empty());
+}
+
+}  // namespace
+}  // namespace wctmon
