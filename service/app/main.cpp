@@ -31,6 +31,7 @@ struct AnalyzeArgs {
   bool json = false;
   bool brief = false;
   std::uint32_t max_nodes = wctmon::kDefaultMaxNodes;
+  std::int64_t timed_wait_bound_ms = wctmon::kDefaultTimedWaitBound.count();
 };
 
 bool everyThreadDenied(const wctmon::AnalysisResult& result) {
@@ -48,7 +49,10 @@ int runAnalyze(const AnalyzeArgs& args) {
   auto inspector = wctmon::makeThreadInspector();
   wctmon::WaitChainAnalyzer analyzer(*source, inspector.get());
   const wctmon::AnalyzeOptions options{
-      .max_nodes = args.max_nodes, .out_of_proc = args.out_of_proc, .capture = args.capture};
+      .max_nodes = args.max_nodes,
+      .out_of_proc = args.out_of_proc,
+      .timed_wait_bound = std::chrono::milliseconds(args.timed_wait_bound_ms),
+      .capture = args.capture};
   auto result =
       args.all ? analyzer.analyzeAll(options) : analyzer.analyze(wctmon::Pid{args.pid}, options);
   if (!result) {
@@ -123,6 +127,12 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->check(wctmon::app::wholeNumber("a node count", 1,
                                        std::numeric_limits<std::uint32_t>::max() / 2));
+  analyze
+      ->add_option("--timed-wait-bound", args.timed_wait_bound_ms,
+                   "A cycle closed by a wait with a timeout is a deadlock only when that wait has "
+                   "more than this many milliseconds left (default 30000)")
+      ->type_name("MS")
+      ->check(wctmon::app::wholeNumber("milliseconds", 0, std::int64_t{1} << 40));
   analyze->add_flag("--json", args.json, "Print the result as JSON (proto3 JSON mapping)");
   analyze->add_flag("--brief", args.brief, "Print only the chains that lead somewhere");
 

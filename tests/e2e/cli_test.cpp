@@ -270,5 +270,20 @@ TEST(Cli, AllProcessesFindsTheFixtureDeadlock) {
   EXPECT_TRUE(found);
 }
 
+TEST(Cli, ACycleClosedByATimedWaitSaysWhenItTimesOutAndHonoursTheBound) {
+  FixtureProcess fx("timed-deadlock");  // an ABBA whose waits time out in an hour
+  const auto pid = std::to_string(fx.pid());
+  const auto r = analyze({"--pid", pid});
+  ASSERT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("a wait in it times out in 59m"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("<== CYCLE"), std::string::npos) << r.out;
+  // With a bound past the hour left, it is a loop that will open by itself, not a deadlock.
+  const auto patient = analyze({"--pid", pid, "--timed-wait-bound", "7200000"});
+  EXPECT_EQ(patient.exit_code, 0) << patient.out << patient.err;
+  EXPECT_NE(patient.out.find("0 deadlocks"), std::string::npos) << patient.out;
+  EXPECT_EQ(patient.out.find("CYCLE"), std::string::npos) << patient.out;
+  EXPECT_NE(patient.out.find("loops back, not a deadlock"), std::string::npos) << patient.out;
+}
+
 }  // namespace
 }  // namespace wctmon
