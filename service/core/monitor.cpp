@@ -101,8 +101,11 @@ bool Monitor::sample(const ProcessIdentity& process) {
     cache = it->second.cache;
   }
   std::vector<ThreadSample> samples;
+  // A cycle closed by a timed wait is a deadlock only when the wait outlives the target's hang
+  // threshold: a back-off that gives way sooner would open, resolve and reopen it.
   AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
                          .out_of_proc = target->out_of_proc,
+                         .timed_wait_bound = target->hang_threshold,
                          .capture = false,
                          .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
                          .cache = cache.get(),

@@ -221,6 +221,24 @@ TEST(Service, AThreadStuckPastTheThresholdIsAHang) {
   EXPECT_GE(std::stoull(first["wait_time_ms"].get<std::string>()), 1000U);
 }
 
+TEST(Service, ABackOffCycleOfTimedLocksNeverOpensAnIncidentBesideARealDeadlock) {
+  // Threads c and d take their second lock with try_lock_for(300 ms), less than the target's
+  // hang threshold (1 s), and give way: their loop must never open, resolve and reopen.
+  ServiceDir dir;
+  Service service(dir);
+  auto fx = dir.fixture("timed-backoff");
+  const int pid = fx->pid();
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").empty(); }))
+      << readFile(dir.log());
+  std::this_thread::sleep_for(std::chrono::milliseconds(10 * kIntervalMs));
+  const auto found = incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK");
+  ASSERT_EQ(found.size(), 1U) << nlohmann::json(found).dump(1);
+  EXPECT_EQ(found[0]["state"], "INCIDENT_STATE_OPEN");
+  ASSERT_EQ(found[0]["threads"].size(), 2U);
+  EXPECT_EQ(found[0]["threads"][0]["tid"], fx->tid("a"));
+  EXPECT_EQ(found[0]["threads"][1]["tid"], fx->tid("b"));
+}
+
 TEST(Service, IncidentsSurviveARestartAndAKillNineWithoutDuplicates) {
   ServiceDir dir;
   auto fx = dir.fixture("mutex-abba");
