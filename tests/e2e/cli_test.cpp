@@ -110,12 +110,20 @@ TEST(Cli, AnArgumentErrorIsOneLineNamingTheOptionAndWhatIsAllowed) {
                    "got '0'");
   expectUsageError({"analyze", "--pid", "1", "--all"}, "--pid and --all cannot be used together");
   expectUsageError({"analyze"}, "analyze needs --pid PID or --all");
-  expectUsageError({"analyze", "--bogus"},
-                   "unknown option '--bogus' for analyze; its options are --help, --pid, --all, "
-                   "--out-of-proc, --capture, --max-nodes, --json, --brief");
-  expectUsageError({"analyze", "--pid", "1", "extra"},
-                   "unexpected argument 'extra' for analyze; its options are --help, --pid, "
-                   "--all, --out-of-proc, --capture, --max-nodes, --json, --brief");
+  // The word, then every option the command has (whatever options are added later).
+  for (const auto& [args, start] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"analyze", "--bogus"},
+            "wctmon: unknown option '--bogus' for analyze; its options are "},
+           {{"analyze", "--pid", "1", "extra"},
+            "wctmon: unexpected argument 'extra' for analyze; its options are "}}) {
+    const auto r = analyze(std::vector<std::string>(args.begin() + 1, args.end()));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(
+        r.err.rfind(start + "--help, --pid, --all, --out-of-proc, --capture, --max-nodes, ", 0), 0U)
+        << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
+    EXPECT_NE(r.err.find(", --json, --brief"), std::string::npos) << r.err;
+  }
   expectUsageError({"run"}, "run needs --config FILE");
   expectUsageError({"validate-config"}, "validate-config needs FILE");
   expectUsageError({"incidents"}, "incidents needs --config FILE");
