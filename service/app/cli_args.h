@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdint>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace wctmon::app {
@@ -133,19 +134,21 @@ inline std::string describeUsageError(CLI::App& root, const std::string& program
     return message;
   }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
-    // "--pid: 1 required PID missing": say what the value should have been.
     const std::string name = message.substr(0, message.find(':'));
     CLI::Option* option = active->get_option_no_throw(name);
-    if (option != nullptr) {
+    if (option == nullptr) return message;
+    if (message.ends_with(" missing")) {
+      // "--pid: 1 required PID missing": say what the value should have been.
       try {
         std::string nothing;
         const std::string expected = (*option->get_validator("expected"))(nothing);
         if (!expected.empty()) return name + ": " + expected;
       } catch (const CLI::OptionNotFound&) {
-        // An option without a check of ours: CLI11's words will do.
+        // An option without a check of ours: its value's name says what it takes.
       }
+      return name + ": expected " + option->get_type_name() + "; got nothing";
     }
-    return message;
+    return name + ": given " + std::to_string(option->count()) + " times; give it once";
   }
   if (dynamic_cast<const CLI::ExcludesError*>(&error) != nullptr) {
     const auto at = message.find(" excludes ");

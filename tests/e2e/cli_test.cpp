@@ -105,6 +105,8 @@ TEST(Cli, AnArgumentErrorIsOneLineNamingTheOptionAndWhatIsAllowed) {
   expectUsageError({"analyze", "-p", "12x"}, pid + "'12x'");
   expectUsageError({"analyze", "--pid", "99999999999999999999"}, pid + "'99999999999999999999'");
   expectUsageError({"analyze", "--pid"}, pid + "nothing");
+  expectUsageError({"analyze", "--pid", "1", "--pid", "2"}, "--pid: given 2 times; give it once");
+  expectUsageError({"run", "--config"}, "--config: expected FILE; got nothing");
   expectUsageError({"analyze", "--pid", "1", "--max-nodes", "0"},
                    "--max-nodes: expected a node count, a whole number from 1 to 2147483647; "
                    "got '0'");
