@@ -1,8 +1,10 @@
 #include "app/incidents_command.h"
 
 #include <ctime>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "app/text_report.h"

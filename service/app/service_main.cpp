@@ -78,8 +78,18 @@ int run(const std::string& config_path) {
   std::error_code ec;
   std::filesystem::create_directories(config.state_dir, ec);
   if (ec) {
-    std::cerr << "wctmon: cannot create the state directory " << config.state_dir << ": "
-              << ec.message() << "\n";
+    // mkdir over a file says "File exists", which hides what is wrong: name the file.
+    std::string reason = ec.message();
+    for (auto p = config.state_dir; p.has_relative_path(); p = p.parent_path()) {
+      std::error_code ignored;
+      const auto status = std::filesystem::status(p, ignored);
+      if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
+        reason = p.string() + " is a file, not a directory";
+        break;
+      }
+    }
+    std::cerr << "wctmon: cannot create the state directory " << config.state_dir.string() << ": "
+              << reason << "\n";
     return kExitError;
   }
   if (auto error = wctmon::app::setUpLogging(config); !error.empty()) {

@@ -151,6 +151,15 @@ TEST(Incidents, WithoutAStoreItSaysSoWithThePathAndExitsOne) {
                        dir.state().string() + " is a file, not a directory\n");
 }
 
+TEST(Incidents, TheServiceNamesAStateDirectoryThatIsAFile) {
+  StateDir dir;
+  std::ofstream(dir.state()) << "not a directory";
+  const auto r = runCommand({wctmonPath(), "run", "--config", dir.config()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "wctmon: cannot create the state directory " + dir.state().string() + ": " +
+                       dir.state().string() + " is a file, not a directory\n");
+}
+
 TEST(Incidents, ReadingTheStoreLeavesNothingBehindAndWorksInAReadOnlyDirectory) {
   StateDir dir;
   dir.start();
