@@ -87,7 +87,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default="build/default")
     parser.add_argument("--baseline", help="build directory of an earlier version to compare")
-    parser.add_argument("--threads", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--threads", type=int, nargs="*", default=[1000, 10000])
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--capture-runs", type=int, default=100)
     parser.add_argument("--gdb-runs", type=int, default=3)

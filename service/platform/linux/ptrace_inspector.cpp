@@ -222,16 +222,27 @@ ThreadCapture PtraceInspector::captureOne(ThreadRef thread) {
     return captureWithoutStopping(thread, *sc, std::move(hazard));
   }
 
-  // Everything the stop needs is allocated before it: while the thread is held, only the
-  // register read and the stack copy run. Unwinding and symbols come after the release.
+  // Everything the stop needs is done before it: while the thread is held, only the register
+  // read runs. A thread blocked in a system call shows its stack pointer in its syscall file,
+  // and its stack cannot change while it stays blocked, so the stack is copied before the stop;
+  // the stop's registers then tell whether it is still where the copy was taken (same stack
+  // pointer), and only if not is it copied again while held. Unwinding comes after the release.
   StackCopy copy;
   copy.bytes.resize(kStackCopyBytes);
+  const auto copyStack = [&](std::uint64_t sp) -> std::size_t {
+    iovec local{copy.bytes.data(), copy.bytes.size()};
+    iovec remote{reinterpret_cast<void*>(sp), copy.bytes.size()};
+    const ssize_t n = ::process_vm_readv(thread.pid.value, &local, 1, &remote, 1, 0);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
+  };
+  const bool blocked = sc && sc->kind == SyscallState::Kind::kInSyscall && sc->sp != 0;
+  const std::uint64_t copied_at = blocked ? sc->sp : 0;
+  std::size_t stack_bytes = blocked ? copyStack(copied_at) : 0;
   union {
     user_regs_struct native;
     I386Regs compat;
   } regs{};
   iovec regs_iov{&regs, sizeof(regs)};
-  std::size_t stack_bytes = 0;
   {
     PtraceStop stop(thread.tid.value);
     out.error = stop.stop();
@@ -239,11 +250,9 @@ ThreadCapture PtraceInspector::captureOne(ThreadRef thread) {
       if (::ptrace(PTRACE_GETREGSET, thread.tid.value, reinterpret_cast<void*>(NT_PRSTATUS),
                    &regs_iov) != 0) {
         out.error = std::string("PTRACE_GETREGSET: ") + std::strerror(errno);
-      } else if (regs_iov.iov_len == sizeof(user_regs_struct)) {
-        iovec local{copy.bytes.data(), copy.bytes.size()};
-        iovec remote{reinterpret_cast<void*>(regs.native.rsp), copy.bytes.size()};
-        const ssize_t n = ::process_vm_readv(thread.pid.value, &local, 1, &remote, 1, 0);
-        stack_bytes = n > 0 ? static_cast<std::size_t>(n) : 0;
+      } else if (regs_iov.iov_len == sizeof(user_regs_struct) &&
+                 (stack_bytes == 0 || regs.native.rsp != copied_at)) {
+        stack_bytes = copyStack(regs.native.rsp);
       }
     }
     out.stop_time = stop.release();
