@@ -19,11 +19,24 @@ std::string hangSignature(Tid tid, const WaitObject& wait) {
   return "hang [" + std::to_string(tid.value) + "] " + waitKeyText(wait);
 }
 
-std::vector<WaitChain> chainsOf(const std::vector<WaitChain>& chains,
+/// The chains of `threads`, their thread nodes under the names the observation knows for their
+/// processes: a sample may still carry the name a process had before it ran another program.
+std::vector<WaitChain> chainsOf(const ProcessObservation& o,
                                 const std::vector<ThreadRef>& threads) {
   std::vector<WaitChain> out;
-  for (const auto& c : chains) {
-    if (std::find(threads.begin(), threads.end(), c.start) != threads.end()) out.push_back(c);
+  for (const auto& c : o.chains) {
+    if (std::find(threads.begin(), threads.end(), c.start) == threads.end()) continue;
+    out.push_back(c);
+    for (auto& node : out.back().nodes) {
+      if (!node.isThread()) continue;
+      if (node.thread.pid == o.process.pid) {
+        node.process_name = o.process_name;
+      } else {
+        for (const auto& p : o.peers) {
+          if (p.identity.pid == node.thread.pid) node.process_name = p.name;
+        }
+      }
+    }
   }
   return out;
 }
@@ -52,6 +65,23 @@ std::string nameOf(const ProcessObservation& o, ThreadRef t) {
     }
   }
   return threadLabel(t);
+}
+
+/// Held by a signal or a tracer: it shows a kernel wait, and resumes the call it was in.
+bool isStopped(const ThreadSample& t) {
+  return t.state == RunState::kStopped || t.state == RunState::kTraced;
+}
+
+/// Notes what the process's own threads of a cycle wait on, as its sample shows the cycle.
+void recordWaits(std::map<ThreadRef, std::pair<ObjectType, std::uint64_t>>& waits,
+                 const ProcessObservation& o, const std::vector<ThreadRef>& threads) {
+  for (const auto& t : o.threads) {
+    if (!t.wait || isStopped(t) ||
+        std::find(threads.begin(), threads.end(), t.id) == threads.end()) {
+      continue;
+    }
+    waits[t.id] = {t.wait->type, t.wait->key};
+  }
 }
 
 bool isIgnored(const ProcessObservation& o, ObjectType type) {
@@ -243,7 +273,7 @@ std::vector<IncidentEvent> IncidentTracker::observe(const ProcessObservation& o)
   auto& state = processes_[o.process];
   state.sees_other_processes = o.sees_other_processes;
   updateHistory(o, state, clock_.now());
-  trackDeadlocks(o, state, events);
+  trackDeadlocks(o, events);
   trackHangs(o, state, events);
   return events;
 }
@@ -264,9 +294,6 @@ void IncidentTracker::updateHistory(const ProcessObservation& o, ProcessState& s
         !h.switches || !t.context_switches || *h.switches == *t.context_switches;
     h.first = inserted;
     h.continued = same_wait && no_progress;
-    const bool ran = h.switches && t.context_switches && *h.switches != *t.context_switches;
-    const bool same_object = h.type == t.wait->type && h.key == t.wait->key;
-    h.left = !inserted && (ran || ((!h.switches || !t.context_switches) && !same_object));
     if (!h.continued) {
       h.type = t.wait->type;
       h.key = t.wait->key;
@@ -279,7 +306,7 @@ void IncidentTracker::updateHistory(const ProcessObservation& o, ProcessState& s
   std::erase_if(state.history, [sample](const auto& entry) { return entry.second.seen != sample; });
 }
 
-void IncidentTracker::trackDeadlocks(const ProcessObservation& o, const ProcessState& state,
+void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
                                      std::vector<IncidentEvent>& events) {
   const auto now = clock_.now();
   std::set<CycleKey> seen;
@@ -295,7 +322,8 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o, const ProcessS
       open.observers.insert(o.process);
       open.spurs[o.process] = d.spurs;
       incident.spurs = d.spurs;
-      for (auto& c : chainsOf(o.chains, threads)) open.chains.emplace(c.start, std::move(c));
+      for (auto& c : chainsOf(o, threads)) open.chains.emplace(c.start, std::move(c));
+      recordWaits(open.waits, o, threads);
       incident.chains = valuesOf(open.chains);
       annotateWaitTimes(o.process, incident.chains);
       (void)setProcesses(incident, deadlockProcesses(incident, cycle, incident.spurs, &o));
@@ -318,6 +346,8 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o, const ProcessS
     OpenDeadlock& open = it->second;
     Incident& incident = open.incident;
     open.observers.insert(o.process);
+    open.doubted_by.clear();
+    recordWaits(open.waits, o, threads);
     // Each process's sample tells its own side: its chains, the threads it sees behind the
     // cycle. The incident holds them all and changes when something new piles up.
     bool changed = false;
@@ -326,7 +356,7 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o, const ProcessS
       incident.spurs = std::move(spurs);
       changed = true;
     }
-    for (auto& c : chainsOf(o.chains, threads)) {
+    for (auto& c : chainsOf(o, threads)) {
       const bool first = !open.chains.contains(c.start);
       annotateWaitTimes(o.process, std::span(&c, 1));
       open.chains.insert_or_assign(c.start, std::move(c));
@@ -346,7 +376,10 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o, const ProcessS
   // less often): a stale view can hide a cycle, never invent one (a cycle counts only once a
   // second read of its threads confirms it). So a cycle within the process is gone when its
   // sample no longer shows it; a cycle across processes when one of the process's own threads
-  // of the cycle left its wait, or when no process still shows it.
+  // of the cycle left its wait, or when no process still shows it, and that in two samples of
+  // the process in a row: a thread of a cycle across processes runs for a moment when a
+  // signal, or the ptrace stop that takes the evidence of another process's sample, restarts
+  // its call, and a sample may catch it then.
   for (auto it = deadlocks_.begin(); it != deadlocks_.end();) {
     const auto& cycle = it->first;
     OpenDeadlock& open = it->second;
@@ -355,15 +388,21 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o, const ProcessS
       continue;
     }
     const bool member = isMember(cycle, o.process);
-    const bool shown_elsewhere = open.observers.erase(o.process) == 0 || !open.observers.empty();
+    open.observers.erase(o.process);
+    const bool shown_elsewhere = !open.observers.empty();
     std::optional<std::string> why;
     if (member && isWithin(cycle, o.process.pid)) {
       why = "the cycle is gone";
     } else if (member && o.sees_other_processes &&
-               (leftCycle(o, state, cycle) || !shown_elsewhere)) {
+               (leftCycle(o, cycle, open) || !shown_elsewhere)) {
       why = "the cycle is gone";
     } else if (!member && !shown_elsewhere) {
       why = "no watched process shows the cycle any more";
+    }
+    if (!why) {
+      open.doubted_by.erase(o.process);
+    } else if (!isWithin(cycle, o.process.pid) && open.doubted_by.insert(o.process).second) {
+      why.reset();  // once more, to be sure
     }
     if (why) {
       events.push_back({IncidentEvent::Type::kResolved, resolved(open.incident, std::move(*why))});
@@ -401,14 +440,15 @@ IncidentTracker::CycleKey IncidentTracker::keyOf(const Incident& incident) {
   });
 }
 
-bool IncidentTracker::leftCycle(const ProcessObservation& o, const ProcessState& state,
-                                const CycleKey& cycle) {
+bool IncidentTracker::leftCycle(const ProcessObservation& o, const CycleKey& cycle,
+                                const OpenDeadlock& d) {
   for (const auto& [identity, tid] : cycle) {
     if (identity != o.process) continue;
     const auto* t = findSample(o.threads, Tid{tid});
-    if (t == nullptr || t->status != ObjectStatus::kBlocked) return true;
-    auto h = state.history.find(tid);
-    if (h != state.history.end() && h->second.left) return true;
+    if (t == nullptr || t->status != ObjectStatus::kBlocked || !t->wait) return true;
+    if (isStopped(*t)) continue;
+    auto w = d.waits.find(t->id);
+    if (w != d.waits.end() && w->second != std::pair(t->wait->type, t->wait->key)) return true;
   }
   return false;
 }
@@ -467,7 +507,7 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
     if (now - h.since < o.hang_threshold) continue;
     current.insert(signature);
     Incident incident = newIncident(IncidentKind::kHang, o, signature, {t.id}, now);
-    incident.chains = chainsOf(o.chains, incident.threads);
+    incident.chains = chainsOf(o, incident.threads);
     incident.spurs = spursOf(o.chains, incident.threads);
     annotateWaitTimes(o.process, incident.chains);
     const auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - h.since);

@@ -108,10 +108,6 @@ class IncidentTracker {
     bool first = true;
     /// The same wait as in the previous sample, without progress in between.
     bool continued = false;
-    /// Left the wait it had in the previous sample: it was scheduled in between (where run
-    /// counts are known), or else it waits on another object. Its name alone may change (a
-    /// lock file deleted meanwhile) without the thread having moved.
-    bool left = false;
     std::uint64_t seen = 0;  // the sample that last saw it
   };
   struct ProcessState {
@@ -130,13 +126,18 @@ class IncidentTracker {
     std::set<ProcessIdentity> observers;
     /// The threads behind the cycle, as each observer last saw them (the incident has them all).
     std::map<ProcessIdentity, std::vector<ThreadRef>> spurs;
+    /// Processes whose latest sample, since the last one that showed the cycle, found it gone;
+    /// a second such sample of one of them ends it.
+    std::set<ProcessIdentity> doubted_by;
+    /// What each cycle thread waits on (type, key), as its own process's sample last showed it
+    /// in the cycle.
+    std::map<ThreadRef, std::pair<ObjectType, std::uint64_t>> waits;
     /// The latest chain of each cycle thread, from the sample of its own process.
     std::map<ThreadRef, WaitChain> chains;
   };
   using Deadlocks = std::map<CycleKey, OpenDeadlock>;
 
-  void trackDeadlocks(const ProcessObservation& o, const ProcessState& state,
-                      std::vector<IncidentEvent>& events);
+  void trackDeadlocks(const ProcessObservation& o, std::vector<IncidentEvent>& events);
   void trackHangs(const ProcessObservation& o, ProcessState& state,
                   std::vector<IncidentEvent>& events);
   void updateHistory(const ProcessObservation& o, ProcessState& state, Clock::TimePoint now);
@@ -145,10 +146,11 @@ class IncidentTracker {
   /// re-keyed with the ones `cycle` knows).
   [[nodiscard]] Deadlocks::iterator findDeadlock(const CycleKey& cycle);
   [[nodiscard]] static CycleKey keyOf(const Incident& incident);
-  /// Whether a thread of the sampled process in `cycle` has left its wait (runs, is gone, or
-  /// was scheduled or waits on another object since the previous sample).
-  [[nodiscard]] static bool leftCycle(const ProcessObservation& o, const ProcessState& state,
-                                      const CycleKey& cycle);
+  /// Whether a thread of the sampled process in `d`'s cycle has left the wait it had in the
+  /// cycle: it runs, is gone, or waits on another object. Its wait's name alone may change (a
+  /// lock file deleted meanwhile), and a stop (a signal, a tracer) holds it where it was.
+  [[nodiscard]] static bool leftCycle(const ProcessObservation& o, const CycleKey& cycle,
+                                      const OpenDeadlock& d);
   /// Whether a sampled process other than `except` can still tell whether `d`'s cycle is there.
   [[nodiscard]] bool stillWatched(const CycleKey& cycle, const OpenDeadlock& d,
                                   const ProcessIdentity& except) const;

@@ -364,12 +364,29 @@ TEST_P(CrossProcessDeadlock, IsOneIncidentListingBothProcessesWhicheverSampleSee
 TEST_P(CrossProcessDeadlock, ResolvesWhenASampleOfAProcessOfTheCycleNoLongerShowsIt) {
   (void)tracker_.observe(sampleOf(first()));
   (void)tracker_.observe(sampleOf(second()));
+  // Two samples in a row: a thread of the cycle may run for a moment (a signal, the ptrace
+  // stop that took the evidence) and go back to its wait.
+  clock_.advance(1s);
+  EXPECT_TRUE(tracker_.observe(observeFrom(second(), alone(second()))).empty());
   clock_.advance(1s);
   const auto events = tracker_.observe(observeFrom(second(), alone(second())));
   ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
   EXPECT_EQ(events[0].incident.resolution, "the cycle is gone");
   EXPECT_TRUE(tracker_.openIncidents().empty());
   EXPECT_TRUE(tracker_.observe(observeFrom(first(), alone(first()))).empty());
+}
+
+TEST_P(CrossProcessDeadlock, AThreadOfTheCycleCaughtOutOfItsWaitForOneSampleDoesNotEndIt) {
+  const auto opened = tracker_.observe(sampleOf(first()))[0].incident;
+  (void)tracker_.observe(sampleOf(second()));
+  for (int i = 0; i < 3; ++i) {
+    clock_.advance(1s);
+    EXPECT_TRUE(tracker_.observe(observeFrom(second(), alone(second()))).empty()) << i;
+    EXPECT_TRUE(tracker_.observe(sampleOf(first())).empty()) << i;
+    EXPECT_TRUE(tracker_.observe(sampleOf(second())).empty()) << i;
+  }
+  ASSERT_EQ(tracker_.openIncidents().size(), 1U);
+  EXPECT_EQ(tracker_.openIncidents()[0].opened_at, opened.opened_at);
 }
 
 /// The sample of `self` with its own thread still in its wait, but an old view of the other
@@ -399,23 +416,40 @@ TEST_P(CrossProcessDeadlock, ASampleWithAStaleViewOfTheOtherProcessDoesNotEndIt)
   // Once no sample shows it any more, it is over.
   clock_.advance(1s);
   EXPECT_TRUE(tracker_.observe(observeFrom(first(), staleView(first()))).empty());
+  EXPECT_TRUE(tracker_.observe(observeFrom(second(), staleView(second()))).empty());
+  clock_.advance(1s);
   const auto events = tracker_.observe(observeFrom(second(), staleView(second())));
   ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
   EXPECT_EQ(events[0].incident.resolution, "the cycle is gone");
 }
 
-TEST_P(CrossProcessDeadlock, EndsWhenAProcessSeesItsOwnThreadOfTheCycleRun) {
+TEST_P(CrossProcessDeadlock, EndsWhenAProcessSeesItsOwnThreadOfTheCycleLeaveItsWait) {
   (void)tracker_.observe(sampleOf(first()));
-  (void)tracker_.observe(observeFrom(second(), staleView(second())));
-  // The name of its wait changes (the lock file was deleted): the thread has not moved.
-  auto renamed = staleView(second());
-  renamed.processes[0].threads[0].wait->name = "lock (deleted)";
+  (void)tracker_.observe(sampleOf(second()));
+  // The name of its wait changes (the lock file was deleted), and it ran (a ptrace stop for the
+  // evidence restarted its call): still the same wait.
+  auto same = staleView(second());
+  same.processes[0].threads[0].wait->name = "lock (deleted)";
+  same.processes[0].threads[0].context_switches = 3;
   clock_.advance(1s);
-  EXPECT_TRUE(tracker_.observe(observeFrom(second(), renamed)).empty());
-  // It was scheduled: whatever it waits on now, the cycle it was in is broken.
-  renamed.processes[0].threads[0].context_switches = 2;
+  EXPECT_TRUE(tracker_.observe(observeFrom(second(), same)).empty());
+  // Held by a tracer (the evidence capture of another process's sample): a kernel wait that
+  // keeps the key of the call it is in; and back.
+  auto traced = same;
+  traced.processes[0].threads[0].state = RunState::kTraced;
+  traced.processes[0].threads[0].wait->type = ObjectType::kKernelWait;
+  traced.processes[0].threads[0].wait->name = "tracing stop";
   clock_.advance(1s);
-  const auto events = tracker_.observe(observeFrom(second(), renamed));
+  EXPECT_TRUE(tracker_.observe(observeFrom(second(), traced)).empty());
+  clock_.advance(1s);
+  EXPECT_TRUE(tracker_.observe(observeFrom(second(), same)).empty());
+  // It waits on another object: the cycle it was in is broken.
+  auto moved = same;
+  moved.processes[0].threads[0].wait->key = 99;
+  clock_.advance(1s);
+  EXPECT_TRUE(tracker_.observe(observeFrom(second(), moved)).empty());
+  clock_.advance(1s);
+  const auto events = tracker_.observe(observeFrom(second(), moved));
   ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
   EXPECT_EQ(events[0].incident.resolution, "the cycle is gone");
 }
@@ -517,6 +551,7 @@ TEST(IncidentTracker, AProcessWaitingBehindAnotherProcessesCycleSeesItUntilItMov
   EXPECT_EQ(events[0].incident.processes,
             (std::vector<IncidentProcess>{known(kGamma), known(kAlpha), known(kBeta)}));
   EXPECT_TRUE(tracker.observe(o).empty());
+  EXPECT_TRUE(tracker.observe(observeFrom(kGamma, alone(kGamma))).empty());
   events = tracker.observe(observeFrom(kGamma, alone(kGamma)));
   ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
   EXPECT_EQ(events[0].incident.resolution, "no watched process shows the cycle any more");
@@ -535,6 +570,16 @@ TEST(IncidentTracker, AProcessRenamedByExecIsShownUnderItsNewName) {
             "deadlock of 2 threads in python3 (pid 10) and beta (pid 20): [10:10] t10, [20:20] "
             "t20");
   EXPECT_TRUE(tracker.observe(observeFrom(kAlpha, crossCycle(kAlpha), "python3")).empty());
+  // Its chains too, though the sample read it under its old name.
+  const auto open = tracker.openIncidents();
+  ASSERT_EQ(open.size(), 1U);
+  for (const auto& chain : open[0].chains) {
+    for (const auto& node : chain.nodes) {
+      if (node.isThread() && node.thread.pid == kAlpha.pid) {
+        EXPECT_EQ(node.process_name, "python3");
+      }
+    }
+  }
 
   // A hang too.
   IncidentTracker hangs(clock);

@@ -267,8 +267,11 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
     EXPECT_EQ(field("PID"), std::to_string(first));
     EXPECT_EQ(field("PIDS"), std::to_string(first) + " " + std::to_string(second));
 
-    // The second process's sample shows the cycle gone: one resolved record, one alert.
+    // Two samples of the second process in a row show the cycle gone: one resolved record,
+    // one alert.
     setSnapshot(SnapshotBuilder().process(second, "x").running(second).build());
+    ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{second}, 0}));
+    EXPECT_EQ(store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->size(), 1U);
     ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{second}, 0}));
     EXPECT_TRUE(store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->empty());
     ASSERT_EQ(alerts_.sent.size(), 2U);

@@ -280,6 +280,13 @@ TEST(ServiceIncidents, AProcessRenamedByExecIsShownUnderItsNewName) {
   EXPECT_EQ(found[0]["processes"][0]["name"], "wctmon-fixture");
   EXPECT_EQ(found[0]["summary"].get<std::string>().find("bash"), std::string::npos)
       << found[0]["summary"];
+  for (const auto& chain : found[0]["chains"]) {
+    for (const auto& node : chain["nodes"]) {
+      if (node.contains("tid") && node["pid"] == p.pid()) {
+        EXPECT_EQ(node["process_name"], "wctmon-fixture");
+      }
+    }
+  }
   EXPECT_NE(service.logText().find("pid " + std::to_string(p.pid()) + " is now wctmon-fixture"),
             std::string::npos);
 }
