@@ -116,9 +116,13 @@ std::string FixtureProcess::readLine(std::chrono::milliseconds timeout) {
   }
 }
 
-std::string FixtureProcess::ask(const std::string& line) {
+bool FixtureProcess::tell(const std::string& line) {
   const std::string data = line + "\n";
-  if (::write(stdin_fd_, data.data(), data.size()) != static_cast<ssize_t>(data.size())) return {};
+  return ::write(stdin_fd_, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+}
+
+std::string FixtureProcess::ask(const std::string& line) {
+  if (!tell(line)) return {};
   return readLine(std::chrono::seconds(10));
 }
 

@@ -39,6 +39,8 @@ class FixtureProcess {
   }
   /// Writes a line to the fixture's stdin and reads one line back.
   [[nodiscard]] std::string ask(const std::string& line);
+  /// Writes a line to the fixture's stdin; true when it was written whole.
+  bool tell(const std::string& line);
   /// The next line the fixture prints, or "" after `timeout`.
   [[nodiscard]] std::string nextLine(std::chrono::milliseconds timeout) {
     return readLine(timeout);

@@ -907,7 +907,13 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
   cache.reused_ = reused.size();
   cache.reread_ = raws.size();
   WaitResolver(context_, pid, task_fd, tasks).resolve(raws);
-  for (const auto& raw : raws) cache.threads_[raw.sample.id.tid.value].last = raw.sample;
+  for (const auto& raw : raws) {
+    cache.threads_[raw.sample.id.tid.value].last = raw.sample;
+    // The process's name is its main thread's: a main thread read again (as one that execs
+    // is, since it ran) brings a new name at once, not at the next full refresh.
+    if (raw.sample.id.tid.value == pid.value && !isExited(raw.sample))
+      cache.name_ = raw.sample.name;
+  }
 
   if (reused.empty() && raws.empty()) {
     cache.task_fd_.reset();

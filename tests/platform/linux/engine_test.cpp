@@ -747,5 +747,26 @@ TEST_F(EngineTest, AKernelThreadIsNamedAsSuch) {
   }
 }
 
+TEST_F(EngineTest, ACachedSampleShowsAProcessRenamedByExecAtOnce) {
+  FixtureProcess fx(std::vector<std::string>{"bash", "-c",
+                                             R"(echo "{\"pid\":$$,\"threads\":{}}"; read -r _;
+exec sleep 600)"},
+                    std::chrono::seconds(10));
+  auto cache = source_.makeCache();
+  const SampleOptions cached{.out_of_proc = false, .cache = cache.get()};
+  auto before = source_.sample(Pid{fx.pid()}, cached);
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  EXPECT_EQ(before->processes[0].name, "bash");
+  ASSERT_TRUE(fx.tell("go"));
+  std::string name;
+  for (int i = 0; i < 50 && name != "sleep"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto after = source_.sample(Pid{fx.pid()}, cached);
+    ASSERT_TRUE(after.ok()) << after.error().message;
+    name = after->processes[0].name;
+  }
+  EXPECT_EQ(name, "sleep");
+}
+
 }  // namespace
 }  // namespace wctmon
