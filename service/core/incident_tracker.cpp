@@ -596,9 +596,16 @@ void IncidentTracker::annotateWaitTimes(const ProcessIdentity& process,
                                         std::span<WaitChain> chains) const {
   for (auto& chain : chains) {
     for (auto& node : chain.nodes) {
-      if (node.isThread() && node.thread.pid == process.pid &&
-          node.status == ObjectStatus::kBlocked) {
-        node.wait_time = waitTime(process, node.thread.tid);
+      if (!node.isThread() || node.thread.pid != process.pid ||
+          node.status != ObjectStatus::kBlocked) {
+        continue;
+      }
+      // The samples saw the wait for this long; the thread may have waited longer before the
+      // first of them, which the platform's own reading (already on the node) can tell. A wait
+      // first seen in this very sample was observed for no time at all: that is no wait time.
+      const auto observed = waitTime(process, node.thread.tid);
+      if (observed && observed->count() > 0 && (!node.wait_time || *node.wait_time < *observed)) {
+        node.wait_time = observed;
       }
     }
   }

@@ -76,7 +76,8 @@ class IncidentTracker {
   [[nodiscard]] std::optional<std::chrono::milliseconds> waitTime(const ProcessIdentity& process,
                                                                   Tid tid) const;
 
-  /// Sets wait_time on the thread nodes of `chains` from the history.
+  /// Sets wait_time on the thread nodes of `chains` from the history, where the samples saw the
+  /// wait for longer than the platform's reading on the node says; never a made-up 0.
   void annotateWaitTimes(const ProcessIdentity& process, std::span<WaitChain> chains) const;
 
   /// Takes over incidents that were open when the service last stopped; a sample that still

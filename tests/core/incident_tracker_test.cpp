@@ -79,6 +79,35 @@ TEST(IncidentTracker, OneDeadlockIsOneIncidentFromOpenToResolve) {
   EXPECT_TRUE(tracker.openIncidents().empty());
 }
 
+TEST(IncidentTracker, WaitTimesAreWhatTheSamplesSawOrThePlatformReadNeverAMadeUpZero) {
+  FakeClock clock;
+  IncidentTracker tracker(clock);
+  // First sighting: the samples saw the wait for no time at all; only the platform can tell.
+  auto first = observe(abba());
+  auto events = tracker.observe(first);
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
+  tracker.annotateWaitTimes(kProcess, first.chains);
+  for (const auto& c : first.chains) {
+    for (const auto& n : c.nodes) {
+      if (n.isThread()) {
+        EXPECT_FALSE(n.wait_time.has_value()) << n.thread.tid.value;
+      }
+    }
+  }
+  // The platform read 5 s on the node: kept over the samples' 0 s.
+  auto read = observe(abba());
+  read.chains[0].nodes[0].wait_time = 5s;
+  tracker.annotateWaitTimes(kProcess, read.chains);
+  EXPECT_EQ(read.chains[0].nodes[0].wait_time, std::chrono::milliseconds(5000));
+  // Later the samples have seen it for longer than any reading says: that is the wait.
+  clock.advance(8s);
+  auto later = observe(abba());
+  (void)tracker.observe(later);
+  later.chains[0].nodes[0].wait_time = 5s;
+  tracker.annotateWaitTimes(kProcess, later.chains);
+  EXPECT_EQ(later.chains[0].nodes[0].wait_time, std::chrono::milliseconds(8000));
+}
+
 TEST(IncidentTracker, MoreThreadsPilingUpBehindADeadlockUpdateIt) {
   FakeClock clock;
   IncidentTracker tracker(clock);
