@@ -50,12 +50,7 @@ void check(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error(what + ": " + std::strerror(errno));
 }
 
-std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::readFile;
 
 std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -64,12 +59,7 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
 }
 
 bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return done();
+  return testing::waitFor(done, timeout, 100ms);
 }
 
 /// This test process (and all it starts) in a private mount namespace, left again at the end:

@@ -29,20 +29,10 @@ using testing::FixtureProcess;
 using testing::runCommand;
 using testing::wctmonPath;
 
-std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::readFile;
 
 bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
+  return testing::waitFor(done, timeout, 50ms);
 }
 
 /// A temporary directory with a config whose state_dir is `state/` in it (not created), and,

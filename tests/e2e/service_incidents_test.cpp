@@ -32,20 +32,10 @@ using testing::wctmonPath;
 
 constexpr int kIntervalMs = 300;
 
-std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::readFile;
 
 bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout = 15s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
+  return testing::waitFor(done, timeout, 50ms);
 }
 
 /// `wctmon run` on a temporary state directory, watching what `targets` select; stopped and

@@ -140,12 +140,7 @@ std::vector<nlohmann::json> incidentsOf(const ServiceDir& dir, int pid, const st
 }
 
 bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout = 15s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
+  return testing::waitFor(done, timeout, 50ms);
 }
 
 Clock::time_point parseTime(const std::string& rfc3339) {
@@ -162,12 +157,7 @@ Clock::time_point parseTime(const std::string& rfc3339) {
   return t;
 }
 
-std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::readFile;
 
 TEST(Service, CatchesADeadlockWithinTwoIntervalsAndResolvesItWhenTheProcessDies) {
   ServiceDir dir;

@@ -8,7 +8,10 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace wctmon::testing {
 
@@ -142,6 +145,23 @@ std::size_t drainPipe(int pid, int fd, std::size_t bytes, std::chrono::milliseco
   }
   ::close(in);
   return got;
+}
+
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout,
+             std::chrono::milliseconds poll) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(poll);
+  }
+  return done();
 }
 
 CommandResult runCommand(const std::vector<std::string>& argv) {

@@ -3,6 +3,8 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -64,6 +66,13 @@ class FixtureProcess {
 /// or `timeout`: lets a writer blocked on that pipe go on. Returns the bytes read.
 std::size_t drainPipe(int pid, int fd, std::size_t bytes,
                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+/// The whole of a file ("" when it cannot be read): service logs, for failure messages.
+std::string readFile(const std::filesystem::path& path);
+
+/// Polls `done` every `poll` until it holds or `timeout` passes; whether it held.
+bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout,
+             std::chrono::milliseconds poll = std::chrono::milliseconds(50));
 
 /// Result of running a command to completion.
 struct CommandResult {
