@@ -2,7 +2,6 @@
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)
-find_package(gRPC CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
@@ -10,4 +9,3 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
 
 find_program(WCTMON_PROTOC protoc REQUIRED)
-find_program(WCTMON_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs every test on a fresh or warm machine: installs what is missing, checks formatting,
-# builds and runs unit, integration and end-to-end tests (default preset), then the unit and
-# integration tests again under AddressSanitizer + UBSan (debug preset, build/debug), building
-# only what those need.
+# Runs every test on a fresh or warm machine: installs what is missing, checks formatting and
+# the direction of includes (scripts/check-deps.sh), builds and runs unit, integration and
+# end-to-end tests (default preset), then the unit and integration tests again under
+# AddressSanitizer + UBSan (debug preset, build/debug), building only what those need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 scripts/check-format.sh
+scripts/check-deps.sh
 scripts/build.sh default
 ctest --preset default -j "$(nproc)"
 

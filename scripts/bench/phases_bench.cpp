@@ -17,7 +17,7 @@
 #include "core/wait_graph.h"
 #include "platform/linux/linux_wait_chain_source.h"
 #include "platform/linux/process_reader.h"
-#include "rpc/json_writer.h"
+#include "wire/json_writer.h"
 
 namespace {
 

@@ -9,9 +9,9 @@
 
 #include "app/text_report.h"
 #include "core/config.h"
-#include "core/format.h"
-#include "rpc/json_writer.h"
+#include "model/format.h"
 #include "store/incident_store.h"
+#include "wire/json_writer.h"
 
 namespace wctmon::app {
 namespace {

@@ -13,7 +13,7 @@
 #include "core/analyzer.h"
 #include "core/config.h"
 #include "platform/platform_factory.h"
-#include "rpc/json_writer.h"
+#include "wire/json_writer.h"
 
 namespace {
 
@@ -109,7 +109,7 @@ int runValidateConfig(const std::string& file) {
 
 int main(int argc, char** argv) {
   CLI::App app{"wctmon: finds which threads wait on what, owned by whom, and the deadlocks"};
-  app.set_version_flag("--version", "wctmon 0.1.0");
+  app.set_version_flag("--version", "wctmon " WCTMON_VERSION);
   app.require_subcommand(1);
 
   AnalyzeArgs args;

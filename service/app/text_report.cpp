@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "core/format.h"
 #include "core/wait_graph.h"
+#include "model/format.h"
 
 namespace wctmon::app {
 namespace {

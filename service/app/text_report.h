@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-#include "core/wait_model.h"
+#include "model/wait_model.h"
 
 namespace wctmon::app {
 

@@ -1,4 +1,4 @@
-#include "core/alert.h"
+#include "core/alert_rate_limiter.h"
 
 namespace wctmon {
 

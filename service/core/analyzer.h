@@ -2,11 +2,11 @@
 
 #include <cstdint>
 
-#include "core/result.h"
+#include "core/ports/thread_inspector.h"
+#include "core/ports/wait_chain_source.h"
 #include "core/wait_graph.h"
-#include "core/wait_model.h"
-#include "platform/thread_inspector.h"
-#include "platform/wait_chain_source.h"
+#include "model/result.h"
+#include "model/wait_model.h"
 
 namespace wctmon {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ids.h"
-#include "core/wait_model.h"
+#include "model/ids.h"
+#include "model/wait_model.h"
 
 namespace wctmon {
 

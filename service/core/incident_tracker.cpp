@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "core/format.h"
+#include "model/format.h"
 
 namespace wctmon {
 namespace {

@@ -10,10 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/incident.h"
-#include "core/snapshot.h"
-#include "core/wait_model.h"
+#include "core/ports/clock.h"
+#include "model/incident.h"
+#include "model/snapshot.h"
+#include "model/wait_model.h"
 
 namespace wctmon {
 

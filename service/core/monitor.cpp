@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/format.h"
+#include "model/format.h"
 
 namespace wctmon {
 Monitor::Monitor(Dependencies deps, Config config)

@@ -7,16 +7,17 @@
 #include <optional>
 #include <vector>
 
-#include "core/alert.h"
+#include "core/alert_rate_limiter.h"
 #include "core/analyzer.h"
-#include "core/clock.h"
 #include "core/config.h"
 #include "core/incident_tracker.h"
+#include "core/ports/alert_sink.h"
+#include "core/ports/clock.h"
+#include "core/ports/incident_repository.h"
+#include "core/ports/process_catalog.h"
+#include "core/ports/thread_inspector.h"
+#include "core/ports/wait_chain_source.h"
 #include "core/target_matcher.h"
-#include "platform/process_catalog.h"
-#include "platform/thread_inspector.h"
-#include "platform/wait_chain_source.h"
-#include "store/incident_store.h"
 
 namespace wctmon {
 
@@ -50,8 +51,8 @@ class Monitor {
     WaitChainSource& source;
     ThreadInspector* inspector;
     ProcessCatalog& catalog;
-    IncidentStore* store;  // nullptr: incidents are kept in memory only
-    AlertSink* alerts;     // nullptr: no alerts
+    IncidentRepository* store;  // nullptr: incidents are kept in memory only
+    AlertSink* alerts;          // nullptr: no alerts
     const Clock& clock;
   };
 

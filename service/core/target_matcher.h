@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/process_info.h"
+#include "model/process_info.h"
 
 namespace wctmon {
 

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/format.h"
+#include "model/format.h"
 
 namespace wctmon {
 namespace {

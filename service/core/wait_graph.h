@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
-#include "core/snapshot.h"
-#include "core/wait_model.h"
+#include "model/snapshot.h"
+#include "model/wait_model.h"
 
 namespace wctmon {
 

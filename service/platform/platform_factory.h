@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "platform/thread_inspector.h"
-#include "platform/wait_chain_source.h"
+#include "core/ports/thread_inspector.h"
+#include "core/ports/wait_chain_source.h"
 
 namespace wctmon {
 

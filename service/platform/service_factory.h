@@ -3,10 +3,10 @@
 #include <memory>
 #include <string>
 
-#include "core/alert.h"
 #include "core/config.h"
-#include "platform/process_catalog.h"
-#include "platform/service_host.h"
+#include "core/ports/alert_sink.h"
+#include "core/ports/process_catalog.h"
+#include "core/ports/service_host.h"
 
 namespace wctmon {
 

@@ -1,6 +1,7 @@
 #include "store/incident_store.h"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,9 +9,9 @@
 #include <cerrno>
 #include <system_error>
 
-#include "core/format.h"
-#include "rpc/json_reader.h"
-#include "rpc/json_writer.h"
+#include "model/format.h"
+#include "wire/json_reader.h"
+#include "wire/json_writer.h"
 
 namespace wctmon {
 namespace {

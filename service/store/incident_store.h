@@ -1,7 +1,5 @@
 #pragma once
 
-#include <sqlite3.h>
-
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -9,30 +7,21 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "core/config.h"
-#include "core/incident.h"
-#include "core/result.h"
+#include "core/ports/incident_repository.h"
+#include "model/incident.h"
+#include "model/result.h"
+
+struct sqlite3;
 
 namespace wctmon {
-
-/// Success without a value.
-using Status = Result<std::monostate>;
-
-/// Which incidents to list.
-struct IncidentQuery {
-  std::optional<IncidentState> state;
-  std::optional<ProcessIdentity> process;
-  /// Most recent first, at most this many; 0 = all.
-  std::size_t limit = 0;
-};
 
 /// Incidents and runtime target registrations in one SQLite file (WAL). Every write is one
 /// transaction with synchronous=FULL, so a kill -9 at any moment loses nothing that was
 /// committed and leaves the file consistent. Thread-safe.
-class IncidentStore {
+class IncidentStore final : public IncidentRepository {
  public:
   /// The schema version this build writes.
   static constexpr int kSchemaVersion = 2;
@@ -48,28 +37,22 @@ class IncidentStore {
   [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> openReadOnly(
       const std::filesystem::path& file);
 
-  ~IncidentStore();
+  ~IncidentStore() override;
   IncidentStore(const IncidentStore&) = delete;
   IncidentStore& operator=(const IncidentStore&) = delete;
 
-  /// Stores a new incident; returns its id.
-  [[nodiscard]] Result<std::int64_t> insert(const Incident& incident);
-  /// Rewrites a stored incident (by id).
-  [[nodiscard]] Status update(const Incident& incident);
-  [[nodiscard]] Result<std::vector<Incident>> list(const IncidentQuery& query);
-  [[nodiscard]] Result<std::optional<Incident>> get(std::int64_t id);
-
-  /// Deletes resolved incidents older than `max_age` and the oldest beyond `max_count`;
-  /// returns how many went.
+  [[nodiscard]] Result<std::int64_t> insert(const Incident& incident) override;
+  [[nodiscard]] Status update(const Incident& incident) override;
+  [[nodiscard]] Result<std::vector<Incident>> list(const IncidentQuery& query) override;
+  [[nodiscard]] Result<std::optional<Incident>> get(std::int64_t id) override;
   [[nodiscard]] Result<std::size_t> applyRetention(std::chrono::system_clock::time_point now,
                                                    std::chrono::hours max_age,
-                                                   std::size_t max_count);
+                                                   std::size_t max_count) override;
+  [[nodiscard]] Status putTarget(const TargetConfig& target) override;
+  [[nodiscard]] Result<bool> removeTarget(const std::string& name) override;
+  [[nodiscard]] Result<std::vector<TargetConfig>> targets(const Config& defaults) override;
 
-  /// Runtime target registrations, kept across restarts.
-  [[nodiscard]] Status putTarget(const TargetConfig& target);
-  [[nodiscard]] Result<bool> removeTarget(const std::string& name);
-  [[nodiscard]] Result<std::vector<TargetConfig>> targets(const Config& defaults);
-
+  /// The schema version of the open file.
   [[nodiscard]] int schemaVersion() const { return schema_version_; }
 
  private:

@@ -1,13 +1,11 @@
-// The service's decisions with fake platform pieces and a real (temporary) SQLite store.
+// The service's decisions with fake platform pieces and an in-memory incident repository.
 #include "core/monitor.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <filesystem>
 
 #include "core/snapshot_builder.h"
 #include "fakes/fake_clock.h"
+#include "fakes/fake_incident_repository.h"
 #include "fakes/fake_platform.h"
 #include "fakes/fake_wait_chain_source.h"
 
@@ -40,16 +38,9 @@ Config configWith(const std::string& targets) {
 
 class MonitorTest : public ::testing::Test {
  protected:
-  MonitorTest() {
-    char dir[] = "/tmp/wctmon-monitor-XXXXXX";
-    dir_ = ::mkdtemp(dir);
-    store_ = std::move(IncidentStore::open(dir_ / "incidents.db")).value();
-  }
-  ~MonitorTest() override { std::filesystem::remove_all(dir_); }
-
   std::unique_ptr<Monitor> makeMonitor(Config config) {
     return std::make_unique<Monitor>(
-        Monitor::Dependencies{source_, &inspector_, catalog_, store_.get(), &alerts_, clock_},
+        Monitor::Dependencies{source_, &inspector_, catalog_, &store_, &alerts_, clock_},
         std::move(config));
   }
 
@@ -59,8 +50,7 @@ class MonitorTest : public ::testing::Test {
     source_.queueResample(s);
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<IncidentStore> store_;
+  testing::FakeIncidentRepository store_;
   FakeWaitChainSource source_;
   FakeThreadInspector inspector_;
   FakeProcessCatalog catalog_;
@@ -97,7 +87,7 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   setSnapshot(abba());
   EXPECT_TRUE(monitor->sample(id));
   EXPECT_EQ(inspector_.requested, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
-  auto stored = *store_->list({});
+  auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].kind, IncidentKind::kDeadlock);
   EXPECT_EQ(stored[0].state, IncidentState::kOpen);
@@ -109,14 +99,14 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
     clock_.advance(1s);
     EXPECT_TRUE(monitor->sample(id));
   }
-  EXPECT_EQ(store_->list({})->size(), 1U);
+  EXPECT_EQ(store_.list({})->size(), 1U);
   EXPECT_EQ(alerts_.sent.size(), 1U);
   EXPECT_EQ(inspector_.requested.size(), 2U);  // captured once
 
   setSnapshot(healthy());
   clock_.advance(1s);
   EXPECT_TRUE(monitor->sample(id));
-  stored = *store_->list({});
+  stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].evidence.size(), 2U);  // kept through the resolve
@@ -136,7 +126,7 @@ TEST_F(MonitorTest, AProcessThatExitsResolvesItsIncidentsAndIsDropped) {
   source_.setSample(makeError(ErrorCode::kNoSuchProcess, "no such process: 10"));
   EXPECT_FALSE(monitor->sample(id));
   EXPECT_TRUE(monitor->watched().empty());
-  const auto stored = *store_->list({});
+  const auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].resolution, "the process exited");
@@ -148,7 +138,7 @@ TEST_F(MonitorTest, APidReusedBetweenDiscoveryAndSampleIsNotTheWatchedProcess) {
   (void)monitor->discover();
   setSnapshot(abba());  // the snapshot's start time is 0: another process
   EXPECT_FALSE(monitor->sample(ProcessIdentity{Pid{10}, 100}));
-  EXPECT_TRUE(store_->list({})->empty());
+  EXPECT_TRUE(store_.list({})->empty());
 }
 
 TEST_F(MonitorTest, EvidenceIsCapturedAtMostOncePerInterval) {
@@ -163,7 +153,7 @@ TEST_F(MonitorTest, EvidenceIsCapturedAtMostOncePerInterval) {
     ASSERT_TRUE(monitor->sample(id));
     clock_.advance(10s);
   }
-  EXPECT_EQ(store_->list({})->size(), 3U);
+  EXPECT_EQ(store_.list({})->size(), 3U);
   EXPECT_EQ(inspector_.requested.size(), 2U);
   EXPECT_EQ(monitor->stats().captures, 1U);
   // Alerts: at most 2 per target per minute.
@@ -184,12 +174,12 @@ TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
   monitor->adoptStoredIncidents();
   (void)monitor->discover();
   ASSERT_TRUE(monitor->sample(id));
-  EXPECT_EQ(store_->list({})->size(), 1U);  // the same incident, not a second one
+  EXPECT_EQ(store_.list({})->size(), 1U);  // the same incident, not a second one
   ASSERT_EQ(monitor->openIncidents().size(), 1U);
 
   catalog_.set({});
   (void)monitor->discover();
-  const auto stored = *store_->list({});
+  const auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
 }
@@ -236,7 +226,7 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
     catalog_.set({processInfo(10, "alpha"), processInfo(20, "beta")});
     auto monitor = makeMonitor(lockersConfig());
     ASSERT_EQ(monitor->discover().added.size(), 2U);
-    const auto before = store_->list({})->size();
+    const auto before = store_.list({})->size();
     alerts_.sent.clear();
     for (int round = 0; round < 3; ++round) {
       for (const int pid : {first, second}) {
@@ -245,8 +235,8 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
         clock_.advance(1s);
       }
     }
-    auto stored = *store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
-    ASSERT_EQ(store_->list({})->size(), before + 1);
+    auto stored = *store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
+    ASSERT_EQ(store_.list({})->size(), before + 1);
     ASSERT_EQ(stored.size(), 1U);
     const auto& i = stored[0];
     EXPECT_EQ(i.process.pid, Pid{first});
@@ -271,9 +261,9 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
     // one alert.
     setSnapshot(SnapshotBuilder().process(second, "x").running(second).build());
     ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{second}, 0}));
-    EXPECT_EQ(store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->size(), 1U);
+    EXPECT_EQ(store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->size(), 1U);
     ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{second}, 0}));
-    EXPECT_TRUE(store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->empty());
+    EXPECT_TRUE(store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->empty());
     ASSERT_EQ(alerts_.sent.size(), 2U);
     EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
     clock_.advance(120s);  // past the alert window
@@ -286,13 +276,13 @@ TEST_F(MonitorTest, ACycleWhoseOtherProcessIsNotWatchedListsItAndEndsWhenItExits
   ASSERT_EQ(monitor->discover().added.size(), 1U);
   setSnapshot(crossCycle(10));
   ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{10}, 0}));
-  auto stored = *store_->list({});
+  auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   ASSERT_EQ(stored[0].processes.size(), 2U);
   EXPECT_EQ(stored[0].processes[1].name, "beta");
   catalog_.set({processInfo(10, "alpha")});  // beta exited
   (void)monitor->discover();
-  stored = *store_->list({});
+  stored = *store_.list({});
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].resolution, "beta (pid 20) exited");
 }
@@ -309,7 +299,7 @@ TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
     i.threads = {T(10, 10), T(20, 20)};
     i.opened_at = clock_.now();
     i.updated_at = i.opened_at;
-    ASSERT_TRUE(store_->insert(i).ok());
+    ASSERT_TRUE(store_.insert(i).ok());
     clock_.advance(1s);
   }
   catalog_.set({processInfo(10, "alpha"), processInfo(20, "beta")});
@@ -320,11 +310,11 @@ TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
     setSnapshot(crossCycle(pid));
     ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{pid}, 0}));
   }
-  const auto open = *store_->list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  const auto open = *store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
   ASSERT_EQ(open.size(), 1U);
   EXPECT_EQ(open[0].process.pid, Pid{10});  // the older record goes on
   EXPECT_EQ(open[0].processes.size(), 2U);
-  EXPECT_EQ(store_->list({})->size(), 2U);  // nothing new opened
+  EXPECT_EQ(store_.list({})->size(), 2U);  // nothing new opened
   EXPECT_EQ(monitor->openIncidents().size(), 1U);
 }
 
@@ -335,7 +325,7 @@ TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
   const ProcessIdentity id{Pid{10}, 0};
   setSnapshot(abba());
   ASSERT_TRUE(monitor->sample(id));
-  EXPECT_EQ(store_->list({})->at(0).process_name, "bash");
+  EXPECT_EQ(store_.list({})->at(0).process_name, "bash");
 
   // exec: same pid and start time, another program; the sampler may still report the old name.
   catalog_.set({processInfo(10, "python3", "python3 serve.py")});
@@ -344,7 +334,7 @@ TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
   EXPECT_EQ(monitor->watched()[0].process.comm, "python3");
   setSnapshot(testing::abbaSnapshot("bash"));
   ASSERT_TRUE(monitor->sample(id));
-  const auto stored = *store_->list({});
+  const auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kOpen);
   EXPECT_EQ(stored[0].process_name, "python3");
@@ -361,7 +351,7 @@ TEST_F(MonitorTest, AProcessThatExecsIntoAProgramItsTargetDoesNotSelectIsDropped
   catalog_.set({processInfo(10, "python3")});
   const auto d = monitor->discover();
   ASSERT_EQ(d.removed.size(), 1U);
-  const auto stored = *store_->list({});
+  const auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].resolution, "the process is no longer watched");

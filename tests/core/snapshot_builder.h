@@ -4,7 +4,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "core/snapshot.h"
+#include "model/snapshot.h"
 
 namespace wctmon::testing {
 

@@ -3,8 +3,8 @@
 #include <map>
 #include <vector>
 
-#include "core/alert.h"
-#include "platform/process_catalog.h"
+#include "core/ports/alert_sink.h"
+#include "core/ports/process_catalog.h"
 
 namespace wctmon::testing {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "platform/thread_inspector.h"
-#include "platform/wait_chain_source.h"
+#include "core/ports/thread_inspector.h"
+#include "core/ports/wait_chain_source.h"
 
 namespace wctmon::testing {
 

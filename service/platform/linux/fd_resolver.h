@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/ids.h"
+#include "model/ids.h"
 #include "platform/linux/proc_text.h"
 
 namespace wctmon::linux_platform {

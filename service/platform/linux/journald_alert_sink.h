@@ -3,7 +3,7 @@
 #include <mutex>
 #include <optional>
 
-#include "core/alert.h"
+#include "core/ports/alert_sink.h"
 #include "platform/service_factory.h"
 
 namespace wctmon::linux_platform {

@@ -3,7 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "platform/process_catalog.h"
+#include "core/ports/process_catalog.h"
 
 namespace wctmon::linux_platform {
 

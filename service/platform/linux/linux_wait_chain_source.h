@@ -1,7 +1,7 @@
 #pragma once
 
+#include "core/ports/wait_chain_source.h"
 #include "platform/linux/taskstats.h"
-#include "platform/wait_chain_source.h"
 
 namespace wctmon::linux_platform {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/snapshot.h"
+#include "model/snapshot.h"
 
 namespace wctmon::linux_platform {
 

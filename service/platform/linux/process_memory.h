@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ids.h"
+#include "model/ids.h"
 #include "platform/linux/glibc_sync.h"
 
 namespace wctmon::linux_platform {

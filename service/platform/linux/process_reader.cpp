@@ -17,7 +17,7 @@
 #include <ctime>
 #include <functional>
 
-#include "core/format.h"
+#include "model/format.h"
 #include "platform/linux/glibc_sync.h"
 #include "platform/linux/process_memory.h"
 #include "platform/linux/syscall_names.h"

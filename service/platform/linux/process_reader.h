@@ -6,14 +6,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/ids.h"
-#include "core/result.h"
-#include "core/snapshot.h"
+#include "core/ports/wait_chain_source.h"
+#include "model/ids.h"
+#include "model/result.h"
+#include "model/snapshot.h"
 #include "platform/linux/fd_resolver.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/taskstats.h"
 #include "platform/linux/unique_fd.h"
-#include "platform/wait_chain_source.h"
 
 namespace wctmon::linux_platform {
 

@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <string>
 
+#include "core/ports/thread_inspector.h"
 #include "platform/linux/proc_text.h"
-#include "platform/thread_inspector.h"
 
 namespace wctmon::linux_platform {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "platform/service_host.h"
+#include "core/ports/service_host.h"
 
 namespace wctmon::linux_platform {
 

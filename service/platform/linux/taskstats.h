@@ -5,7 +5,7 @@
 #include <mutex>
 #include <optional>
 
-#include "core/ids.h"
+#include "model/ids.h"
 #include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {

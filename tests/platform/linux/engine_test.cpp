@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "core/analyzer.h"
-#include "core/format.h"
+#include "model/format.h"
 #include "platform/linux/linux_wait_chain_source.h"
 #include "platform/linux/process_reader.h"
 #include "platform/linux/ptrace_inspector.h"

@@ -1,8 +1,8 @@
-#include "core/wait_model.h"
+#include "model/wait_model.h"
 
 #include <algorithm>
 
-#include "core/snapshot.h"
+#include "model/snapshot.h"
 
 namespace wctmon {
 

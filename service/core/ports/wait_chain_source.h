@@ -6,9 +6,9 @@
 #include <span>
 #include <vector>
 
-#include "core/ids.h"
-#include "core/result.h"
-#include "core/snapshot.h"
+#include "model/ids.h"
+#include "model/result.h"
+#include "model/snapshot.h"
 
 namespace wctmon {
 

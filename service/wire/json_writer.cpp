@@ -1,4 +1,4 @@
-#include "rpc/json_writer.h"
+#include "wire/json_writer.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <ctime>
 #include <vector>
 
-#include "core/format.h"
+#include "model/format.h"
 
 namespace wctmon::rpc {
 namespace {

@@ -3,8 +3,8 @@
 #include <span>
 #include <vector>
 
-#include "core/ids.h"
-#include "core/wait_model.h"
+#include "model/ids.h"
+#include "model/wait_model.h"
 
 namespace wctmon {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/incident.h"
+#include "model/incident.h"
 
 namespace wctmon {
 

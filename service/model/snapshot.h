@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ids.h"
-#include "core/shared_text.h"
-#include "core/wait_model.h"
+#include "model/ids.h"
+#include "model/shared_text.h"
+#include "model/wait_model.h"
 
 namespace wctmon {
 

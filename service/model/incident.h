@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/ids.h"
-#include "core/wait_model.h"
+#include "model/ids.h"
+#include "model/wait_model.h"
 
 namespace wctmon {
 

@@ -1,9 +1,9 @@
-#include "rpc/json_reader.h"
+#include "wire/json_reader.h"
 
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "rpc/json_writer.h"
+#include "wire/json_writer.h"
 
 namespace wctmon::rpc {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/incident.h"
+#include "model/incident.h"
 
 namespace wctmon {
 

@@ -3,9 +3,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/incident.h"
-#include "core/result.h"
-#include "core/wait_model.h"
+#include "model/incident.h"
+#include "model/result.h"
+#include "model/wait_model.h"
 
 namespace wctmon::rpc {
 

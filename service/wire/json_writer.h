@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
-#include "core/incident.h"
-#include "core/wait_model.h"
+#include "model/incident.h"
+#include "model/wait_model.h"
 
 namespace wctmon::rpc {
 

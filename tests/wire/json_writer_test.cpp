@@ -1,12 +1,12 @@
 // The fast JSON writer must say exactly what protobuf's proto3 JSON mapping says.
-#include "rpc/json_writer.h"
+#include "wire/json_writer.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "rpc/json_reader.h"
-#include "rpc/proto_convert.h"
+#include "wire/json_reader.h"
+#include "wire/proto_convert.h"
 
 namespace wctmon::rpc {
 namespace {

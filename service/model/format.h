@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ids.h"
+#include "model/ids.h"
 
 namespace wctmon {
 

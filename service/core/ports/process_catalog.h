@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/process_info.h"
+#include "model/process_info.h"
 
 namespace wctmon {
 

@@ -1,4 +1,4 @@
-#include "core/format.h"
+#include "model/format.h"
 
 #include <array>
 #include <charconv>

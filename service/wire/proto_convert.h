@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "core/incident.h"
-#include "core/wait_model.h"
+#include "model/incident.h"
+#include "model/wait_model.h"
 #include "wctmon/v1/incident.pb.h"
 #include "wctmon/v1/wait_chain.pb.h"
 

@@ -47,6 +47,9 @@ class [[nodiscard]] Result {
   std::variant<T, Error> state_;
 };
 
+/// Success without a value.
+using Status = Result<std::monostate>;
+
 /// Builds an Error in one expression.
 inline Error makeError(ErrorCode code, std::string message) {
   return Error{code, std::move(message)};

@@ -1,10 +1,10 @@
-#include "rpc/proto_convert.h"
+#include "wire/proto_convert.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
-#include "core/format.h"
-#include "rpc/json_writer.h"
+#include "model/format.h"
+#include "wire/json_writer.h"
 
 namespace wctmon::rpc {
 namespace {

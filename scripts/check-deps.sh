@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Checks that includes follow the direction of the rooms of service/ (service/CMakeLists.txt):
+#   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model.
+# Tests mirror the tree and may use what the room they test may use, plus fakes/ (core rooms
+# only) and support/. model/ and core/ include no OS, SQLite, protobuf, gRPC or Boost header.
+# Prints every include against the direction and fails when there is one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# What each room may include, itself aside.
+declare -A allowed=(
+  [model]=""
+  [core]="model"
+  [wire]="model wctmon"
+  [platform]="core model"
+  [store]="core model wire"
+  [runtime]="core model"
+  [api]="core model wire wctmon"
+  [app]="api core model platform runtime store wire wctmon"
+  [fakes]="core model"
+  [support]=""
+  [e2e]="support"
+  [fixtures]=""
+)
+# Headers from outside the tree that model/ and core/ may include.
+neutral_libraries='^(nlohmann/json\.hpp|spdlog/spdlog\.h)$'
+
+room_of() {  # path -> the room it belongs to
+  local path=$1
+  case $path in
+    service/*) path=${path#service/} ;;
+    tests/platform/*) echo platform; return ;;
+    tests/*) path=${path#tests/} ;;
+    scripts/bench/*) echo app; return ;;
+  esac
+  echo "${path%%/*}"
+}
+
+violations=0
+report() {
+  echo "$1:$2: $3" >&2
+  violations=$((violations + 1))
+}
+
+while IFS= read -r file; do
+  room=$(room_of "$file")
+  [[ -v allowed[$room] ]] || { report "$file" 1 "in no known room ($room)"; continue; }
+  while IFS=: read -r line text; do
+    if [[ $text =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*\"([^\"]+)\" ]]; then
+      header=${BASH_REMATCH[1]}
+      if [[ $header == *../* || $header != */* ]]; then
+        report "$file" "$line" "\"$header\": include by room path (room/file.h)"
+        continue
+      fi
+      target=${header%%/*}
+      [[ $target == "$room" ]] && continue
+      # A test's own helpers sit in the tests folder of the room they serve.
+      if [[ $file == tests/* && -f tests/$header ]]; then
+        target=$(room_of "tests/$header")
+        [[ $target == "$room" ]] && continue
+      fi
+      if [[ $file == tests/* ]]; then
+        # Tests may use the test support; fakes serve the tests of core and runtime only.
+        [[ $target == support ]] && continue
+        [[ $target == fakes && ($room == core || $room == runtime) ]] && continue
+      fi
+      if [[ " ${allowed[$room]} " != *" $target "* ]]; then
+        report "$file" "$line" "$room may not include $target (\"$header\")"
+      fi
+    elif [[ $text =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*\<([^\>]+)\> ]]; then
+      header=${BASH_REMATCH[1]}
+      if [[ $file == service/* && ($room == model || $room == core) && $header == *[./]* &&
+            ! $header =~ $neutral_libraries ]]; then
+        report "$file" "$line" "$room must stay platform-neutral: <$header>"
+      fi
+    fi
+  done < <(grep -n '#[[:space:]]*include' "$file" || true)
+done < <(git ls-files -co --exclude-standard -- 'service/*' 'tests/*' 'scripts/bench/*' |
+           grep -E '\.(h|hpp|c|cc|cpp)$')
+
+if ((violations > 0)); then
+  echo "check-deps: $violations include(s) against the direction of the rooms" >&2
+  exit 1
+fi
+echo "check-deps: every include follows the direction of the rooms"

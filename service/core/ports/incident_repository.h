@@ -1,0 +1,52 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "model/incident.h"
+#include "model/result.h"
+
+namespace wctmon {
+
+/// Which incidents to list.
+struct IncidentQuery {
+  std::optional<IncidentState> state;
+  std::optional<ProcessIdentity> process;
+  /// Most recent first, at most this many; 0 = all.
+  std::size_t limit = 0;
+};
+
+/// Where incidents and runtime target registrations are kept across restarts: a SQLite file in
+/// the service, memory in tests. A write either happens whole or fails with an error that says
+/// what could not be written where. Thread-safe.
+class IncidentRepository {
+ public:
+  virtual ~IncidentRepository() = default;
+
+  /// Stores a new incident; returns its id.
+  [[nodiscard]] virtual Result<std::int64_t> insert(const Incident& incident) = 0;
+  /// Rewrites a stored incident (by id).
+  [[nodiscard]] virtual Status update(const Incident& incident) = 0;
+  [[nodiscard]] virtual Result<std::vector<Incident>> list(const IncidentQuery& query) = 0;
+  [[nodiscard]] virtual Result<std::optional<Incident>> get(std::int64_t id) = 0;
+
+  /// Deletes resolved incidents older than `max_age` and the oldest beyond `max_count`;
+  /// returns how many went.
+  [[nodiscard]] virtual Result<std::size_t> applyRetention(
+      std::chrono::system_clock::time_point now, std::chrono::hours max_age,
+      std::size_t max_count) = 0;
+
+  /// Adds or replaces a runtime target registration.
+  [[nodiscard]] virtual Status putTarget(const TargetConfig& target) = 0;
+  /// Removes a runtime target registration; false when there was none by that name.
+  [[nodiscard]] virtual Result<bool> removeTarget(const std::string& name) = 0;
+  /// The runtime target registrations, completed with `defaults`.
+  [[nodiscard]] virtual Result<std::vector<TargetConfig>> targets(const Config& defaults) = 0;
+};
+
+}  // namespace wctmon

@@ -1,0 +1,123 @@
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/ports/incident_repository.h"
+
+namespace wctmon::testing {
+
+/// Incidents and targets in memory, listed in the order the SQLite store lists them. A test can
+/// make every write fail, as a full disk would.
+class FakeIncidentRepository final : public IncidentRepository {
+ public:
+  Result<std::int64_t> insert(const Incident& incident) override {
+    std::lock_guard lock(mutex_);
+    if (fail_writes_) return writeError();
+    Incident stored = incident;
+    stored.id = ++last_id_;
+    incidents_[stored.id] = stored;
+    return stored.id;
+  }
+
+  Status update(const Incident& incident) override {
+    std::lock_guard lock(mutex_);
+    if (fail_writes_) return writeError();
+    auto it = incidents_.find(incident.id);
+    if (it == incidents_.end()) {
+      return makeError(ErrorCode::kInvalidArgument, "no incident " + std::to_string(incident.id));
+    }
+    it->second = incident;
+    return std::monostate{};
+  }
+
+  Result<std::vector<Incident>> list(const IncidentQuery& query) override {
+    std::lock_guard lock(mutex_);
+    std::vector<Incident> out;
+    for (const auto& [id, i] : incidents_) {
+      if (query.state && i.state != *query.state) continue;
+      if (query.process && i.process != *query.process) continue;
+      out.push_back(i);
+    }
+    std::sort(out.begin(), out.end(), [](const Incident& a, const Incident& b) {
+      return a.opened_at != b.opened_at ? a.opened_at > b.opened_at : a.id > b.id;
+    });
+    if (query.limit > 0 && out.size() > query.limit) out.resize(query.limit);
+    return out;
+  }
+
+  Result<std::optional<Incident>> get(std::int64_t id) override {
+    std::lock_guard lock(mutex_);
+    auto it = incidents_.find(id);
+    if (it == incidents_.end()) return std::optional<Incident>{};
+    return std::optional<Incident>{it->second};
+  }
+
+  Result<std::size_t> applyRetention(std::chrono::system_clock::time_point now,
+                                     std::chrono::hours max_age, std::size_t max_count) override {
+    std::lock_guard lock(mutex_);
+    if (fail_writes_) return writeError();
+    std::size_t removed = std::erase_if(incidents_, [&](const auto& entry) {
+      const auto& i = entry.second;
+      return i.state == IncidentState::kResolved && i.resolved_at && *i.resolved_at < now - max_age;
+    });
+    std::vector<const Incident*> resolved;
+    for (const auto& [id, i] : incidents_) {
+      if (i.state == IncidentState::kResolved) resolved.push_back(&i);
+    }
+    if (resolved.size() > max_count) {
+      std::sort(resolved.begin(), resolved.end(), [](const Incident* a, const Incident* b) {
+        return a->opened_at != b->opened_at ? a->opened_at < b->opened_at : a->id < b->id;
+      });
+      std::vector<std::int64_t> drop;
+      for (std::size_t k = 0; k < resolved.size() - max_count; ++k) drop.push_back(resolved[k]->id);
+      for (auto id : drop) incidents_.erase(id);
+      removed += drop.size();
+    }
+    return removed;
+  }
+
+  Status putTarget(const TargetConfig& target) override {
+    std::lock_guard lock(mutex_);
+    if (fail_writes_) return writeError();
+    auto it = std::find_if(targets_.begin(), targets_.end(),
+                           [&](const TargetConfig& t) { return t.name == target.name; });
+    if (it != targets_.end()) {
+      *it = target;
+    } else {
+      targets_.push_back(target);
+    }
+    return std::monostate{};
+  }
+
+  Result<bool> removeTarget(const std::string& name) override {
+    std::lock_guard lock(mutex_);
+    if (fail_writes_) return writeError();
+    return std::erase_if(targets_, [&](const TargetConfig& t) { return t.name == name; }) > 0;
+  }
+
+  Result<std::vector<TargetConfig>> targets(const Config&) override {
+    std::lock_guard lock(mutex_);
+    return targets_;
+  }
+
+  /// From now on, every write fails (or succeeds again).
+  void failWrites(bool fail) {
+    std::lock_guard lock(mutex_);
+    fail_writes_ = fail;
+  }
+
+ private:
+  static Error writeError() { return makeError(ErrorCode::kIo, "incidents.db: disk I/O error"); }
+
+  std::mutex mutex_;
+  std::map<std::int64_t, Incident> incidents_;
+  std::vector<TargetConfig> targets_;
+  std::int64_t last_id_ = 0;
+  bool fail_writes_ = false;
+};
+
+}  // namespace wctmon::testing
