@@ -429,12 +429,26 @@ Result<std::int64_t> IncidentStore::insert(const Incident& incident) {
   Statement s(db_,
               "INSERT INTO incidents (kind, state, pid, process_start_time, process_name, target, "
               "signature, threads, spurs, opened_at_ns, updated_at_ns, resolved_at_ns, resolution, "
-              "summary, chains, evidence, processes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-              "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
+              "summary, chains, evidence, processes, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+              "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
   if (!s.ok()) return sqlError("cannot store an incident");
   bindIncident(s, incident);
+  // NULL lets SQLite choose the next id.
+  if (incident.id != 0) s.bind(18, incident.id);
   if (s.step() != SQLITE_DONE) return sqlError("cannot store an incident");
   return sqlite3_last_insert_rowid(db_);
+}
+
+Result<std::int64_t> IncidentStore::lastId() {
+  std::lock_guard lock(mutex_);
+  if (schema_version_ == 0) return std::int64_t{0};
+  // AUTOINCREMENT keeps the highest id ever given in sqlite_sequence, across deletions.
+  Statement s(db_, "SELECT seq FROM sqlite_sequence WHERE name = 'incidents'");
+  if (!s.ok()) return sqlError("cannot read the last incident id");
+  const int step = s.step();
+  if (step == SQLITE_DONE) return std::int64_t{0};
+  if (step != SQLITE_ROW) return sqlError("cannot read the last incident id");
+  return s.integer(0);
 }
 
 Status IncidentStore::update(const Incident& incident) {

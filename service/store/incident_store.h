@@ -42,6 +42,7 @@ class IncidentStore final : public IncidentRepository {
   IncidentStore& operator=(const IncidentStore&) = delete;
 
   [[nodiscard]] Result<std::int64_t> insert(const Incident& incident) override;
+  [[nodiscard]] Result<std::int64_t> lastId() override;
   [[nodiscard]] Status update(const Incident& incident) override;
   [[nodiscard]] Result<std::vector<Incident>> list(const IncidentQuery& query) override;
   [[nodiscard]] Result<std::optional<Incident>> get(std::int64_t id) override;

@@ -18,9 +18,19 @@ class FakeIncidentRepository final : public IncidentRepository {
     std::lock_guard lock(mutex_);
     if (fail_writes_) return writeError();
     Incident stored = incident;
-    stored.id = ++last_id_;
+    if (stored.id == 0) stored.id = last_id_ + 1;
+    if (incidents_.contains(stored.id)) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "incident " + std::to_string(stored.id) + " exists");
+    }
+    last_id_ = std::max(last_id_, stored.id);
     incidents_[stored.id] = stored;
     return stored.id;
+  }
+
+  Result<std::int64_t> lastId() override {
+    std::lock_guard lock(mutex_);
+    return last_id_;
   }
 
   Status update(const Incident& incident) override {

@@ -153,6 +153,26 @@ TEST(IncidentStore, IncidentsSurviveAReopen) {
   EXPECT_EQ((*open)[0].id, id);
 }
 
+TEST(IncidentStore, KeepsTheIdsItIsGivenAndNeverReusesOne) {
+  TempDir dir;
+  std::int64_t last = 0;
+  {
+    auto store = std::move(IncidentStore::open(dir.file())).value();
+    EXPECT_EQ(*store->lastId(), 0);
+    auto given = makeIncident(1, IncidentState::kResolved, kT0 - 48h);
+    given.id = 41;
+    EXPECT_EQ(*store->insert(given), 41);
+    EXPECT_FALSE(store->insert(given).ok());  // the id is taken
+    EXPECT_EQ(*store->insert(makeIncident(2, IncidentState::kOpen, kT0)), 42);
+    ASSERT_EQ(*store->applyRetention(kT0, 24h, 10), 1U);  // 41 goes
+    last = *store->lastId();
+  }
+  EXPECT_EQ(last, 42);
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  EXPECT_EQ(*store->lastId(), 42);  // across a reopen, and with 41 deleted
+  EXPECT_EQ(*store->insert(makeIncident(3, IncidentState::kOpen, kT0)), 43);
+}
+
 TEST(IncidentStore, RetentionDropsOldAndExcessResolvedIncidentsButNeverOpenOnes) {
   TempDir dir;
   auto store = std::move(IncidentStore::open(dir.file())).value();

@@ -28,8 +28,11 @@ class IncidentRepository {
  public:
   virtual ~IncidentRepository() = default;
 
-  /// Stores a new incident; returns its id.
+  /// Stores a new incident under its id, or under the next free id when its id is 0; returns
+  /// the id. Fails when an incident with that id exists.
   [[nodiscard]] virtual Result<std::int64_t> insert(const Incident& incident) = 0;
+  /// The highest id ever given (0 for none): ids are never reused, even after retention.
+  [[nodiscard]] virtual Result<std::int64_t> lastId() = 0;
   /// Rewrites a stored incident (by id).
   [[nodiscard]] virtual Status update(const Incident& incident) = 0;
   [[nodiscard]] virtual Result<std::vector<Incident>> list(const IncidentQuery& query) = 0;
