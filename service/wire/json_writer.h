@@ -30,10 +30,4 @@ void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
 [[nodiscard]] const std::string& protoName(ObjectType type);
 [[nodiscard]] const std::string& protoName(ObjectStatus status);
 
-/// Whether `text` is valid UTF-8 (what proto3 strings must be).
-[[nodiscard]] bool isValidUtf8(std::string_view text);
-
-/// Replaces bytes that are not valid UTF-8 (thread names are arbitrary bytes) with U+FFFD.
-[[nodiscard]] std::string validUtf8(std::string_view text);
-
 }  // namespace wctmon::rpc

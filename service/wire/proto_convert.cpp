@@ -4,7 +4,7 @@
 #include <google/protobuf/util/time_util.h>
 
 #include "model/format.h"
-#include "wire/json_writer.h"
+#include "wire/utf8.h"
 
 namespace wctmon::rpc {
 namespace {
@@ -36,11 +36,11 @@ void fill(const WaitNode& node, v1::WaitNode* out) {
 void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
   fill(capture.thread, out->mutable_thread());
   out->set_captured(capture.captured);
-  out->set_error(capture.error);
-  out->set_architecture(capture.architecture);
+  out->set_error(validUtf8(capture.error));
+  out->set_architecture(validUtf8(capture.architecture));
   for (const auto& r : capture.registers) {
     auto* reg = out->add_registers();
-    reg->set_name(r.name);
+    reg->set_name(validUtf8(r.name));
     reg->set_value(hexString(r.value));
   }
   for (const auto& f : capture.frames) {
@@ -54,7 +54,7 @@ void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
   out->set_stop_time_ns(static_cast<std::uint64_t>(capture.stop_time.count()));
   out->set_method(capture.method == CaptureMethod::kStopped ? v1::CAPTURE_METHOD_STOPPED
                                                             : v1::CAPTURE_METHOD_NOT_STOPPED);
-  out->set_note(capture.note);
+  out->set_note(validUtf8(capture.note));
   out->set_tracer_pid(capture.tracer_pid);
 }
 

@@ -1,9 +1,14 @@
 // wctmon analyze as operators run it: exit codes, JSON shape, human output, privileges.
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/dynamic_message.h>
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -194,6 +199,64 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// Parses `json` as a wctmon.v1.AnalyzeResult the way any proto3 client would, from the .proto
+/// alone (compiled here by protoc into a descriptor set), and serializes and parses it back,
+/// which checks every string field for UTF-8 again. Returns what failed, or "".
+std::string protobufClientProblem(const std::string& json, const TempDir& dir) {
+  namespace pb = google::protobuf;
+  const auto descriptors = dir.file("wctmon.desc");
+  const auto protoc = runCommand({WCTMON_PROTOC, "--proto_path=" WCTMON_PROTO_DIR,
+                                  "--include_imports", "--descriptor_set_out=" + descriptors,
+                                  WCTMON_PROTO_DIR "/wctmon/v1/wait_chain.proto"});
+  if (protoc.exit_code != 0) return "protoc: " + protoc.err;
+  pb::FileDescriptorSet set;
+  if (!set.ParseFromString(testing::readFile(descriptors))) return "no descriptor set";
+  pb::DescriptorPool pool;
+  for (const auto& file : set.file()) {
+    if (pool.BuildFile(file) == nullptr) return "cannot build " + file.name();
+  }
+  const auto* type = pool.FindMessageTypeByName("wctmon.v1.AnalyzeResult");
+  if (type == nullptr) return "no wctmon.v1.AnalyzeResult";
+  pb::DynamicMessageFactory factory(&pool);
+  std::unique_ptr<pb::Message> message(factory.GetPrototype(type)->New());
+  if (const auto status = pb::util::JsonStringToMessage(json, message.get()); !status.ok()) {
+    return "JSON: " + status.ToString();
+  }
+  std::string wire;
+  if (!message->SerializeToString(&wire)) return "cannot serialize";
+  std::unique_ptr<pb::Message> back(factory.GetPrototype(type)->New());
+  if (!back->ParseFromString(wire)) return "cannot parse what it serialized (UTF-8?)";
+  return "";
+}
+
+TEST(Cli, NamesThatAreNotUtf8ComeOutReplacedAndEveryClientParsesTheJson) {
+  FixtureProcess fx("ill-formed-names");
+  const auto r = analyze({"--pid", std::to_string(fx.pid()), "--json"});
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  TempDir dir;
+  const auto out = dir.file("analysis.json");
+  std::ofstream(out, std::ios::binary) << r.out;
+  // Python decodes strictly (any ill-formed byte raises), then parses; it prints each thread's
+  // name by tid, and the process's, with every non-ASCII character escaped.
+  const auto py = runCommand(
+      {"python3", "-c",
+       "import json, sys\n"
+       "d = json.loads(open(sys.argv[1], 'rb').read().decode('utf-8', errors='strict'))\n"
+       "names = {n['tid']: n['thread_name'] for c in d['chains'] for n in c['nodes']"
+       " if n['object_type'] == 'OBJECT_TYPE_THREAD'}\n"
+       "print(json.dumps({'process': d['process_name'], 'threads': names}))\n",
+       out});
+  ASSERT_EQ(py.exit_code, 0) << py.err;
+  const auto names = nlohmann::json::parse(py.out);
+  const std::string fffd = "\xef\xbf\xbd";
+  // One U+FFFD per maximal ill-formed subpart: each byte of a surrogate or an overlong form,
+  // and of a code point past U+10FFFF.
+  EXPECT_EQ(names["process"], "main" + fffd + fffd + fffd + fffd);
+  EXPECT_EQ(names["threads"][std::to_string(fx.tid("a"))], "a" + fffd + fffd + fffd);
+  EXPECT_EQ(names["threads"][std::to_string(fx.tid("b"))], "b" + fffd + fffd);
+  EXPECT_EQ(protobufClientProblem(r.out, dir), "");
+}
 
 TEST(Cli, AConfigThatCannotBeReadIsNamedWithTheSystemsReason) {
   const std::string missing = "wctmon: cannot read /nonexistent.json: No such file or directory\n";

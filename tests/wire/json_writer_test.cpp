@@ -1,12 +1,14 @@
 // The fast JSON writer must say exactly what protobuf's proto3 JSON mapping says.
 #include "wire/json_writer.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "wire/json_reader.h"
 #include "wire/proto_convert.h"
+#include "wire/utf8.h"
 
 namespace wctmon::rpc {
 namespace {
@@ -187,15 +189,69 @@ TEST(JsonReader, IncidentProcessesComeBackAsTheyWent) {
   EXPECT_FALSE(processesFromJson("[{\"name\": \"no pid\"}]").ok());
 }
 
-TEST(JsonWriter, InvalidUtf8BecomesReplacementCharacters) {
-  EXPECT_EQ(validUtf8("ok"), "ok");
-  EXPECT_EQ(validUtf8("a\xff"
-                      "b"),
-            "a\xef\xbf\xbd"
-            "b");
-  EXPECT_EQ(validUtf8("\xc3\xa9"), "\xc3\xa9");
-  EXPECT_EQ(validUtf8("\xc3"), "\xef\xbf\xbd");
-  EXPECT_EQ(validUtf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");
+/// Byte strings that are not UTF-8, as prctl(PR_SET_NAME) or a path can hold: a surrogate, an
+/// overlong '/', a code point past U+10FFFF, a stray continuation byte, a truncated sequence.
+const std::vector<std::string>& illFormed() {
+  static const std::vector<std::string> names{"\xed\xa0\x80", "\xc0\xaf", "x\xf4\x90\x80\x80y",
+                                              "\xe0\x80\xaf", "\x80",     "name\xe2\x82"};
+  return names;
+}
+
+TEST(JsonWriter, IllFormedUtf8ComesOutAsProtobufSaysEverywhere) {
+  for (const auto& bad : illFormed()) {
+    auto r = sample();
+    r.process_name = bad;
+    for (auto& chain : r.chains) {
+      for (auto& node : chain.nodes) {
+        node.thread_name += bad;
+        node.process_name += bad;
+        node.name += bad;
+        node.detail += bad;
+      }
+    }
+    r.captures[0].frames[0].function += bad;
+    r.captures[0].frames[0].module += bad;
+    r.captures[1].error += bad;
+    r.captures[1].note = bad;
+    r.warnings.push_back(bad);
+    expectSameAsProtobuf(r);
+
+    const auto json = analysisToJson(r);
+    EXPECT_TRUE(isValidUtf8(json)) << json;
+    // What a proto3 client does with it: parse, and serialize (which checks UTF-8 again).
+    v1::AnalyzeResult parsed;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok()) << json;
+    EXPECT_EQ(parsed.process_name(), validUtf8(bad));
+    EXPECT_EQ(parsed.chains(0).nodes(0).thread_name(), validUtf8("worker \"1\"\n" + bad));
+    std::string wire;
+    ASSERT_TRUE(parsed.SerializeToString(&wire));
+    v1::AnalyzeResult back;
+    EXPECT_TRUE(back.ParseFromString(wire));
+    ASSERT_EQ(back.warnings_size(), 3);
+    EXPECT_EQ(back.warnings(2), validUtf8(bad));
+  }
+}
+
+TEST(JsonWriter, IllFormedUtf8InIncidentsComesOutAsProtobufSays) {
+  for (const auto& bad : illFormed()) {
+    auto i = incident(IncidentState::kResolved);
+    i.process_name += bad;
+    i.processes[1].name += bad;
+    i.target += bad;
+    i.signature += bad;
+    i.resolution += bad;
+    i.summary += bad;
+    i.chains[0].nodes[0].thread_name += bad;
+    v1::IncidentList list;
+    *list.add_incidents() = toProto(i);
+    const auto fast = incidentsToJson({i});
+    EXPECT_TRUE(isValidUtf8(fast));
+    EXPECT_EQ(nlohmann::json::parse(fast), nlohmann::json::parse(toJson(list)))
+        << "fast:\n"
+        << fast << "\nprotobuf:\n"
+        << toJson(list);
+    EXPECT_EQ(list.incidents(0).target(), validUtf8("db" + bad));
+  }
 }
 
 }  // namespace
