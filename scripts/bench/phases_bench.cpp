@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/analyzer.h"
+#include "core/run_loop.h"
 #include "core/wait_graph.h"
 #include "platform/linux/linux_wait_chain_source.h"
 #include "platform/linux/process_reader.h"
@@ -91,8 +93,18 @@ int main(int argc, char** argv) {
   }
   const int pid = std::atoi(argv[1]);
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 21;
-  wctmon::linux_platform::LinuxWaitChainSource source;
-  auto snapshot = source.sample(wctmon::Pid{pid}, {});
+  // Everything through the same asynchronous path as `wctmon analyze`, on this thread's loop.
+  wctmon::RunLoop loop;
+  wctmon::linux_platform::LinuxWaitChainSource source(loop.executor());
+  const auto sampleWith = [&](wctmon::WaitChainSession& session) {
+    std::optional<wctmon::Result<wctmon::Snapshot>> out;
+    session.asyncSample(false, loop.executor(),
+                        [&out](wctmon::Result<wctmon::Snapshot> s) { out.emplace(std::move(s)); });
+    loop.run();
+    return std::move(out).value();
+  };
+  const auto sampleFresh = [&] { return sampleWith(*source.open(wctmon::Pid{pid}).value()); };
+  auto snapshot = sampleFresh();
   if (!snapshot) {
     std::fprintf(stderr, "%s\n", snapshot.error().message.c_str());
     return 1;
@@ -102,28 +114,30 @@ int main(int argc, char** argv) {
   wctmon::AnalysisResult result;
 
   const double floor = medianMicros(rounds, [&] { floorRead(pid); });
-  const double sample = medianMicros(rounds, [&] { (void)source.sample(wctmon::Pid{pid}, {}); });
+  const double sample = medianMicros(rounds, [&] { (void)sampleFresh(); });
   const double graph = medianMicros(rounds, [&] {
     auto g = wctmon::analyzeWaitGraph(*snapshot, roots, {});
     result.chains = std::move(g.chains);
     result.deadlocks = std::move(g.deadlocks);
   });
   const double json = medianMicros(rounds, [&] { (void)wctmon::rpc::analysisToJson(result); });
-  wctmon::WaitChainAnalyzer analyzer(source, nullptr);
-  const double whole = medianMicros(rounds, [&] { (void)analyzer.analyze(wctmon::Pid{pid}, {}); });
+  wctmon::WaitChainAnalyzer analyzer(nullptr);
+  const double whole = medianMicros(rounds, [&] {
+    (void)wctmon::analyzeNow(loop, analyzer, source.open(wctmon::Pid{pid}).value(), {});
+  });
 
   KeptOpenFullRead kept(pid);
   const double kept_full = medianMicros(rounds, [&] { kept.read(); });
   KeptOpenFullRead schedstat(pid, {"schedstat"});
   const double kept_schedstat = medianMicros(rounds, [&] { schedstat.read(); });
-  auto cache = source.makeCache();
-  const wctmon::SampleOptions cached{.out_of_proc = false, .cache = cache.get()};
-  (void)source.sample(wctmon::Pid{pid}, cached);
+  // A session keeps its process's thread cache from one sample to the next (the service).
+  auto session = std::move(source.open(wctmon::Pid{pid})).value();
+  (void)sampleWith(*session);
   // Only steady-state sweeps (not the full refresh every tenth) are timed here.
   std::vector<double> sweeps;
   for (int i = 0; i < rounds; ++i) {
     const auto start = Clock::now();
-    (void)source.sample(wctmon::Pid{pid}, cached);
+    (void)sampleWith(*session);
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     if ((i + 2) % wctmon::linux_platform::ThreadCache::kFullRefreshEvery != 0) sweeps.push_back(us);
   }

@@ -45,16 +45,25 @@ bool everyThreadDenied(const wctmon::AnalysisResult& result) {
 }
 
 int runAnalyze(const AnalyzeArgs& args) {
-  auto source = wctmon::makeWaitChainSource();
+  // The same asynchronous path as the service, driven by a loop on this thread.
+  wctmon::RunLoop loop;
+  auto source = wctmon::makeWaitChainSource(loop.executor());
   auto inspector = wctmon::makeThreadInspector();
-  wctmon::WaitChainAnalyzer analyzer(*source, inspector.get());
+  wctmon::WaitChainAnalyzer analyzer(inspector.get());
   const wctmon::AnalyzeOptions options{
       .max_nodes = args.max_nodes,
       .out_of_proc = args.out_of_proc,
+      .all_processes = args.all,
       .timed_wait_bound = std::chrono::milliseconds(args.timed_wait_bound_ms),
       .capture = args.capture};
-  auto result =
-      args.all ? analyzer.analyzeAll(options) : analyzer.analyze(wctmon::Pid{args.pid}, options);
+  auto session = args.all ? source->openSystem() : source->open(wctmon::Pid{args.pid});
+  if (!session) {
+    std::cerr << "wctmon: " << session.error().message << "\n";
+    return kExitError;
+  }
+  auto analysis = wctmon::analyzeNow(loop, analyzer, std::move(session).value(), options);
+  auto result = analysis ? wctmon::Result<wctmon::AnalysisResult>(std::move(analysis->result))
+                         : wctmon::Result<wctmon::AnalysisResult>(analysis.error());
   if (!result) {
     std::cerr << "wctmon: " << result.error().message << "\n";
     return kExitError;

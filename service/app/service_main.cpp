@@ -103,7 +103,10 @@ int run(const std::string& config_path) {
     return kExitError;
   }
 
-  auto source = wctmon::makeWaitChainSource();
+  // One execution context for everything the service does: samples' platform work, their
+  // completions on per-process strands, and the monitor's side effects.
+  wctmon::WorkerPool pool(config.sampling.threads);
+  auto source = wctmon::makeWaitChainSource(pool.work());
   auto inspector = wctmon::makeThreadInspector();
   auto catalog = wctmon::makeProcessCatalog();
   auto alerts = wctmon::makeAlertSink();
@@ -111,14 +114,13 @@ int run(const std::string& config_path) {
   auto host = wctmon::makeServiceHost();
   wctmon::SystemClock clock;
 
-  wctmon::Monitor monitor({*source, inspector.get(), *catalog, store->get(), alerts.get(), clock},
-                          config);
+  wctmon::Monitor monitor(
+      {*source, inspector.get(), *catalog, store->get(), alerts.get(), clock, pool.work()}, config);
   monitor.adoptStoredIncidents();
 
   // The watchdog is fed from the scheduler's own health check: if the scheduler's loop stops,
   // or every worker is stuck, systemd stops hearing from us and restarts the service.
   wctmon::Scheduler::Options options;
-  options.threads = config.sampling.threads;
   options.discovery_interval = discoveryInterval(config);
   options.deadline = config.sampling.deadline;
   if (auto interval = host->watchdogInterval()) {
@@ -130,7 +132,7 @@ int run(const std::string& config_path) {
     if (healthy) host->watchdog();
     host->status(statusLine(monitor.stats(), s));
   };
-  wctmon::Scheduler scheduler(monitor, options);
+  wctmon::Scheduler scheduler(monitor, pool, options);
 
   asio::io_context signals_io;
   asio::signal_set signals(signals_io, SIGTERM, SIGINT, SIGHUP);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -26,145 +27,201 @@ ThreadSample* findThread(Snapshot& snapshot, ThreadRef ref) {
   return nullptr;
 }
 
-}  // namespace
-
-void WaitChainAnalyzer::addWaitTimes(std::vector<WaitChain>& chains) {
-  // Only blocked threads of chains that are reported: the platform's read is not free.
-  std::vector<ThreadRef> threads;
-  for (const auto& chain : chains) {
-    if (!leadsSomewhere(chain)) continue;
-    for (const auto& node : chain.nodes) {
-      if (node.isThread() && node.status == ObjectStatus::kBlocked) threads.push_back(node.thread);
-    }
+/// One analysis in flight: each step is the completion of the previous one.
+class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
+ public:
+  AnalysisRun(std::shared_ptr<WaitChainSession> session, AnalyzeOptions options,
+              ThreadInspector* inspector, Executor executor, WaitChainAnalyzer::Handler done)
+      : session_(std::move(session)),
+        options_(std::move(options)),
+        inspector_(inspector),
+        executor_(std::move(executor)),
+        done_(std::move(done)),
+        started_(std::chrono::steady_clock::now()) {
+    if (options_.all_processes) options_.out_of_proc = true;
+    graph_options_ = GraphOptions{.max_nodes = options_.max_nodes,
+                                  .timed_wait_bound = options_.timed_wait_bound,
+                                  .out_of_proc = options_.out_of_proc,
+                                  .chain_filter = options_.chain_filter};
   }
-  std::sort(threads.begin(), threads.end());
-  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
-  if (threads.empty()) return;
-  const auto times = source_.waitTimes(threads);
-  std::unordered_map<ThreadRef, std::chrono::milliseconds> by_thread;
-  for (std::size_t i = 0; i < threads.size() && i < times.size(); ++i) {
-    if (times[i]) by_thread.emplace(threads[i], *times[i]);
+
+  void start() {
+    session_->asyncSample(options_.out_of_proc, executor_,
+                          [self = shared_from_this()](Result<Snapshot> snapshot) {
+                            self->sampled(std::move(snapshot));
+                          });
   }
-  for (auto& chain : chains) {
-    for (auto& node : chain.nodes) {
-      if (!node.isThread() || node.status != ObjectStatus::kBlocked) continue;
-      if (auto it = by_thread.find(node.thread); it != by_thread.end()) node.wait_time = it->second;
+
+ private:
+  void sampled(Result<Snapshot> snapshot) {
+    if (!snapshot) {
+      done_(snapshot.error());
+      return;
     }
+    snapshot_ = std::move(snapshot).value();
+    if (options_.all_processes) {
+      for (const auto& p : snapshot_.processes) roots_.push_back(p.pid);
+    } else if (!snapshot_.processes.empty()) {
+      roots_.push_back(snapshot_.processes.front().pid);
+    }
+    graph_ = analyzeWaitGraph(snapshot_, roots_, graph_options_);
+    confirmNext();
   }
-}
 
-Result<AnalysisResult> WaitChainAnalyzer::analyze(Pid pid, const AnalyzeOptions& options,
-                                                  std::vector<ThreadSample>* samples) {
-  const auto started = std::chrono::steady_clock::now();
-  auto snapshot = source_.sample(
-      pid, SampleOptions{.out_of_proc = options.out_of_proc, .cache = options.cache});
-  if (!snapshot) return snapshot.error();
-  auto result = finish(std::move(snapshot).value(), {pid}, options, samples);
-  result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - started);
-  return result;
-}
-
-Result<AnalysisResult> WaitChainAnalyzer::analyzeAll(const AnalyzeOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
-  auto snapshot = source_.sampleAll();
-  if (!snapshot) return snapshot.error();
-  std::vector<Pid> roots;
-  for (const auto& p : snapshot->processes) roots.push_back(p.pid);
-  AnalyzeOptions all = options;
-  all.out_of_proc = true;
-  auto result = finish(std::move(snapshot).value(), std::move(roots), all, nullptr);
-  result.pid = Pid{0};
-  result.process_start_time = 0;
-  result.process_name.clear();
-  result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - started);
-  return result;
-}
-
-AnalysisResult WaitChainAnalyzer::finish(Snapshot snapshot, std::vector<Pid> roots,
-                                         const AnalyzeOptions& options,
-                                         std::vector<ThreadSample>* samples) {
-  AnalysisResult result;
-  result.sampled_at = std::chrono::system_clock::now();
-  const GraphOptions graph_options{.max_nodes = options.max_nodes,
-                                   .timed_wait_bound = options.timed_wait_bound,
-                                   .out_of_proc = options.out_of_proc,
-                                   .chain_filter = options.chain_filter};
-
-  // Reads of different threads are not simultaneous, so a cycle seen once may be an artefact of
-  // threads moving between reads. A cycle counts only when a second read finds every thread in
-  // it in the same wait, on the same owners, without having been scheduled in between. Each
-  // cycle is confirmed on its own: one that keeps changing does not discard the others.
-  GraphAnalysis graph = analyzeWaitGraph(snapshot, roots, graph_options);
-  std::set<std::vector<ThreadRef>> confirmed;
-  const auto unconfirmed = [&] {
-    std::vector<const Deadlock*> out;
-    for (const auto& d : graph.deadlocks) {
-      if (!confirmed.contains(d.threads)) out.push_back(&d);
+  /// Reads of different threads are not simultaneous, so a cycle seen once may be an artefact
+  /// of threads moving between reads. A cycle counts only when a second read finds every thread
+  /// in it in the same wait, on the same owners, without having been scheduled in between. Each
+  /// cycle is confirmed on its own: one that keeps changing does not discard the others.
+  void confirmNext() {
+    pending_.clear();
+    for (const auto& d : graph_.deadlocks) {
+      if (!confirmed_.contains(d.threads)) pending_.push_back(d.threads);
     }
-    return out;
-  };
-  for (int attempt = 0; attempt < options.confirm_attempts; ++attempt) {
-    const auto pending = unconfirmed();
-    if (pending.empty()) break;
+    if (pending_.empty() || attempt_ >= options_.confirm_attempts) {
+      finish();
+      return;
+    }
+    ++attempt_;
     std::vector<ThreadRef> suspects;
-    for (const auto* d : pending)
-      suspects.insert(suspects.end(), d->threads.begin(), d->threads.end());
+    for (const auto& threads : pending_)
+      suspects.insert(suspects.end(), threads.begin(), threads.end());
     std::sort(suspects.begin(), suspects.end());
     suspects.erase(std::unique(suspects.begin(), suspects.end()), suspects.end());
+    session_->asyncResample(std::move(suspects), executor_,
+                            [self = shared_from_this()](Result<std::vector<ThreadSample>> again) {
+                              self->resampled(std::move(again));
+                            });
+  }
+
+  void resampled(Result<std::vector<ThreadSample>> again) {
+    if (!again) {
+      done_(again.error());
+      return;
+    }
     std::set<ThreadRef> changed;
-    for (const auto& sample : source_.resample(suspects)) {
-      ThreadSample* old = findThread(snapshot, sample.id);
+    for (auto& sample : *again) {
+      ThreadSample* old = findThread(snapshot_, sample.id);
       if (old == nullptr || sameBlockedWait(*old, sample)) continue;
       changed.insert(sample.id);
-      *old = sample;
+      *old = std::move(sample);
     }
     // A thread that exited in between is no longer there: a chain into it says so.
-    for (auto& process : snapshot.processes) std::erase_if(process.threads, isExited);
-    for (const auto* d : pending) {
-      if (std::none_of(d->threads.begin(), d->threads.end(),
+    for (auto& process : snapshot_.processes) std::erase_if(process.threads, isExited);
+    for (const auto& threads : pending_) {
+      if (std::none_of(threads.begin(), threads.end(),
                        [&](const ThreadRef& t) { return changed.contains(t); })) {
-        confirmed.insert(d->threads);
+        confirmed_.insert(threads);
       }
     }
-    if (!changed.empty()) graph = analyzeWaitGraph(snapshot, roots, graph_options);
+    if (!changed.empty()) graph_ = analyzeWaitGraph(snapshot_, roots_, graph_options_);
+    confirmNext();
   }
-  const auto dropped = std::erase_if(
-      graph.deadlocks, [&](const Deadlock& d) { return !confirmed.contains(d.threads); });
-  if (dropped > 0) {
-    result.warnings.push_back(
-        "a cycle was seen but kept changing between reads; not reported as a deadlock");
-    // Every cycle mark is a deadlock: a chain into a cycle that was not confirmed is not one.
-    std::set<ThreadRef> in_deadlocks;
-    for (const auto& d : graph.deadlocks) in_deadlocks.insert(d.threads.begin(), d.threads.end());
-    for (auto& chain : graph.chains) {
-      if (chain.is_cycle && !in_deadlocks.contains(chain.nodes.back().thread))
-        chain.is_cycle = false;
+
+  void finish() {
+    Analysis out;
+    AnalysisResult& result = out.result;
+    result.sampled_at = std::chrono::system_clock::now();
+    const auto dropped = std::erase_if(
+        graph_.deadlocks, [&](const Deadlock& d) { return !confirmed_.contains(d.threads); });
+    if (dropped > 0) {
+      result.warnings.push_back(
+          "a cycle was seen but kept changing between reads; not reported as a deadlock");
+      // Every cycle mark is a deadlock: a chain into a cycle that was not confirmed is not one.
+      std::set<ThreadRef> in_deadlocks;
+      for (const auto& d : graph_.deadlocks)
+        in_deadlocks.insert(d.threads.begin(), d.threads.end());
+      for (auto& chain : graph_.chains) {
+        if (chain.is_cycle && !in_deadlocks.contains(chain.nodes.back().thread))
+          chain.is_cycle = false;
+      }
+    }
+
+    addWaitTimes(graph_.chains);
+
+    if (options_.capture && inspector_ != nullptr && !graph_.deadlocks.empty()) {
+      result.captures = inspector_->capture(cycleThreads(graph_.deadlocks));
+    }
+
+    for (const auto& p : snapshot_.processes) {
+      if (std::find(roots_.begin(), roots_.end(), p.pid) == roots_.end()) continue;
+      result.thread_count += static_cast<std::uint32_t>(p.threads.size());
+      ++result.process_count;
+    }
+    if (!snapshot_.processes.empty() && !options_.all_processes) {
+      result.pid = snapshot_.processes.front().pid;
+      result.process_start_time = snapshot_.processes.front().start_time;
+      result.process_name = snapshot_.processes.front().name;
+      out.threads = std::move(snapshot_.processes.front().threads);
+    }
+    result.chains = std::move(graph_.chains);
+    result.deadlocks = std::move(graph_.deadlocks);
+    result.warnings.insert(result.warnings.end(), snapshot_.warnings.begin(),
+                           snapshot_.warnings.end());
+    result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - started_);
+    done_(std::move(out));
+  }
+
+  /// Sets how long each blocked thread of the reported chains has waited, as the platform tells.
+  void addWaitTimes(std::vector<WaitChain>& chains) {
+    // Only blocked threads of chains that are reported: the platform's read is not free.
+    std::vector<ThreadRef> threads;
+    for (const auto& chain : chains) {
+      if (!leadsSomewhere(chain)) continue;
+      for (const auto& node : chain.nodes) {
+        if (node.isThread() && node.status == ObjectStatus::kBlocked)
+          threads.push_back(node.thread);
+      }
+    }
+    std::sort(threads.begin(), threads.end());
+    threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+    if (threads.empty()) return;
+    const auto times = session_->waitTimes(threads);
+    std::unordered_map<ThreadRef, std::chrono::milliseconds> by_thread;
+    for (std::size_t i = 0; i < threads.size() && i < times.size(); ++i) {
+      if (times[i]) by_thread.emplace(threads[i], *times[i]);
+    }
+    for (auto& chain : chains) {
+      for (auto& node : chain.nodes) {
+        if (!node.isThread() || node.status != ObjectStatus::kBlocked) continue;
+        if (auto it = by_thread.find(node.thread); it != by_thread.end())
+          node.wait_time = it->second;
+      }
     }
   }
 
-  addWaitTimes(graph.chains);
+  std::shared_ptr<WaitChainSession> session_;
+  AnalyzeOptions options_;
+  GraphOptions graph_options_;
+  ThreadInspector* inspector_;
+  Executor executor_;
+  WaitChainAnalyzer::Handler done_;
+  std::chrono::steady_clock::time_point started_;
+  Snapshot snapshot_;
+  std::vector<Pid> roots_;
+  GraphAnalysis graph_;
+  std::set<std::vector<ThreadRef>> confirmed_;
+  std::vector<std::vector<ThreadRef>> pending_;
+  int attempt_ = 0;
+};
 
-  if (options.capture && inspector_ != nullptr && !graph.deadlocks.empty()) {
-    result.captures = inspector_->capture(cycleThreads(graph.deadlocks));
-  }
+}  // namespace
 
-  for (const auto& p : snapshot.processes) {
-    if (std::find(roots.begin(), roots.end(), p.pid) == roots.end()) continue;
-    result.thread_count += static_cast<std::uint32_t>(p.threads.size());
-    ++result.process_count;
-  }
-  if (!snapshot.processes.empty()) {
-    result.pid = snapshot.processes.front().pid;
-    result.process_start_time = snapshot.processes.front().start_time;
-    result.process_name = snapshot.processes.front().name;
-    if (samples != nullptr) *samples = std::move(snapshot.processes.front().threads);
-  }
-  result.chains = std::move(graph.chains);
-  result.deadlocks = std::move(graph.deadlocks);
-  result.warnings.insert(result.warnings.end(), snapshot.warnings.begin(), snapshot.warnings.end());
-  return result;
+void WaitChainAnalyzer::asyncAnalyze(std::shared_ptr<WaitChainSession> session,
+                                     AnalyzeOptions options, Executor executor, Handler done) {
+  std::make_shared<AnalysisRun>(std::move(session), std::move(options), inspector_,
+                                std::move(executor), std::move(done))
+      ->start();
+}
+
+Result<Analysis> analyzeNow(RunLoop& loop, WaitChainAnalyzer& analyzer,
+                            std::shared_ptr<WaitChainSession> session, AnalyzeOptions options) {
+  std::optional<Result<Analysis>> out;
+  analyzer.asyncAnalyze(std::move(session), std::move(options), loop.executor(),
+                        [&out](Result<Analysis> analysis) { out.emplace(std::move(analysis)); });
+  loop.run();
+  if (!out) return makeError(ErrorCode::kInternal, "the analysis never completed");
+  return std::move(*out);
 }
 
 }  // namespace wctmon

@@ -1,9 +1,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
 
+#include "core/executor.h"
 #include "core/ports/thread_inspector.h"
 #include "core/ports/wait_chain_source.h"
+#include "core/run_loop.h"
 #include "core/wait_graph.h"
 #include "model/result.h"
 #include "model/wait_model.h"
@@ -14,6 +19,8 @@ namespace wctmon {
 struct AnalyzeOptions {
   std::uint32_t max_nodes = kDefaultMaxNodes;
   bool out_of_proc = false;
+  /// Every process of a system session is a root of the analysis (chains across processes).
+  bool all_processes = false;
   /// A timed wait closes a cycle only when it has more than this left (the service passes the
   /// target's hang threshold).
   std::chrono::milliseconds timed_wait_bound = kDefaultTimedWaitBound;
@@ -21,36 +28,42 @@ struct AnalyzeOptions {
   bool capture = false;
   /// How many re-reads a cycle may take to be confirmed before it is dropped as unconfirmed.
   int confirm_attempts = 4;
-  /// The process's sample cache, when it is sampled again and again (the service).
-  SampleCache* cache = nullptr;
   /// Which threads get a chain (threads in cycles always do); empty = every thread.
   std::function<bool(const ThreadSample&)> chain_filter = {};
 };
 
-/// Samples a process, builds its chains, confirms each cycle by a second read and, when asked,
-/// captures the evidence of the confirmed ones. Platform-neutral: the source and inspector are
-/// the platform's.
+/// What one analysis hands back: the result, and the threads of the first process as read
+/// (after confirmation), which the service keeps as history.
+struct Analysis {
+  AnalysisResult result;
+  std::vector<ThreadSample> threads;
+};
+
+/// Samples a process through its session, builds its chains, confirms each cycle by re-reads and,
+/// when asked, captures the evidence of the confirmed ones. Platform-neutral and asynchronous:
+/// every step is a completion of the session on the caller's executor, so no thread waits for
+/// the platform.
 class WaitChainAnalyzer {
  public:
-  WaitChainAnalyzer(WaitChainSource& source, ThreadInspector* inspector)
-      : source_(source), inspector_(inspector) {}
+  using Handler = std::function<void(Result<Analysis>)>;
 
-  /// Analyses one process; with `samples`, also hands back its threads as read (after
-  /// confirmation), which the service keeps as history.
-  [[nodiscard]] Result<AnalysisResult> analyze(Pid pid, const AnalyzeOptions& options,
-                                               std::vector<ThreadSample>* samples = nullptr);
+  explicit WaitChainAnalyzer(ThreadInspector* inspector) : inspector_(inspector) {}
+  WaitChainAnalyzer(const WaitChainAnalyzer&) = delete;
+  WaitChainAnalyzer& operator=(const WaitChainAnalyzer&) = delete;
 
-  /// Analyses every process of the system, following chains across processes.
-  [[nodiscard]] Result<AnalysisResult> analyzeAll(const AnalyzeOptions& options);
+  /// Analyses what `session` samples; `done` runs on `executor` once, with the analysis or the
+  /// error of the sample (kCancelled when the session was cancelled meanwhile).
+  void asyncAnalyze(std::shared_ptr<WaitChainSession> session, AnalyzeOptions options,
+                    Executor executor, Handler done);
 
  private:
-  AnalysisResult finish(Snapshot snapshot, std::vector<Pid> roots, const AnalyzeOptions& options,
-                        std::vector<ThreadSample>* samples);
-  /// Sets how long each blocked thread of the reported chains has waited, as the platform tells.
-  void addWaitTimes(std::vector<WaitChain>& chains);
-
-  WaitChainSource& source_;
   ThreadInspector* inspector_;
 };
+
+/// Runs one analysis to its end on the calling thread, on the same asynchronous path as the
+/// service: `loop` must be the loop the session's source does its work on (the one-shot command).
+[[nodiscard]] Result<Analysis> analyzeNow(RunLoop& loop, WaitChainAnalyzer& analyzer,
+                                          std::shared_ptr<WaitChainSession> session,
+                                          AnalyzeOptions options);
 
 }  // namespace wctmon

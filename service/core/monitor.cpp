@@ -9,12 +9,17 @@
 
 namespace wctmon {
 Monitor::Monitor(Dependencies deps, Config config)
-    : deps_(deps),
-      analyzer_(deps.source, nullptr),
+    : deps_(std::move(deps)),
+      analyzer_(nullptr),
       config_(std::move(config)),
       tracker_(deps.clock),
       limiter_(deps.clock, config_.alerts.window, config_.alerts.max_per_window) {
   if (deps_.store != nullptr) {
+    if (auto last = deps_.store->lastId()) {
+      last_id_ = *last;
+    } else {
+      spdlog::error("{}", last.error().message);
+    }
     if (auto targets = deps_.store->targets(config_)) {
       runtime_targets_ = std::move(targets).value();
     } else {
@@ -39,7 +44,7 @@ Monitor::Discovery Monitor::discover() {
   // The slow part, outside the lock: samples go on while the process list is read.
   const auto processes = deps_.catalog.list(with_cmdline);
 
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   Discovery out;
   std::set<ProcessIdentity> alive;
   std::set<ProcessIdentity> matching;
@@ -50,7 +55,15 @@ Monitor::Discovery Monitor::discover() {
     matching.insert(p.identity);
     auto it = watched_.find(p.identity);
     if (it == watched_.end()) {
-      WatchedProcess w{p, std::make_shared<const TargetConfig>(*target), deps_.source.makeCache()};
+      // Cheap: opening reads nothing (Linux) or makes a WCT session handle (Windows).
+      auto session = deps_.source.open(p.identity.pid);
+      if (!session) {
+        spdlog::warn("cannot watch {} (pid {}): {}", p.comm, p.identity.pid.value,
+                     session.error().message);
+        continue;
+      }
+      WatchedProcess w{p, std::make_shared<const TargetConfig>(*target),
+                       std::shared_ptr<WaitChainSession>(std::move(session).value())};
       watched_.emplace(p.identity, w);
       out.added.push_back(std::move(w));
       spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value,
@@ -87,41 +100,66 @@ Monitor::Discovery Monitor::discover() {
     if (!alive.contains(id) && !watched_.contains(id)) handle(tracker_.exited(id));
   }
   stats_.watched = watched_.size();
+  lock.unlock();
+  runEffects();
   return out;
 }
 
-bool Monitor::sample(const ProcessIdentity& process) {
+void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, SampleDone done) {
   std::shared_ptr<const TargetConfig> target;
-  std::shared_ptr<SampleCache> cache;
+  std::shared_ptr<WaitChainSession> session;
   {
     std::lock_guard lock(mutex_);
     auto it = watched_.find(process);
-    if (it == watched_.end()) return false;
-    target = it->second.target;
-    cache = it->second.cache;
+    if (it != watched_.end()) {
+      target = it->second.target;
+      session = it->second.session;
+    }
   }
-  std::vector<ThreadSample> samples;
+  if (session == nullptr) {
+    executor([done = std::move(done)] { done(false); });
+    return;
+  }
   // A cycle closed by a timed wait is a deadlock only when the wait outlives the target's hang
   // threshold: a back-off that gives way sooner would open, resolve and reopen it.
   AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
                          .out_of_proc = target->out_of_proc,
+                         .all_processes = false,
                          .timed_wait_bound = target->hang_threshold,
                          .capture = false,
                          .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
-                         .cache = cache.get(),
                          .chain_filter = {}};
   // Chains matter only where an incident can open: threads waiting on something other than an
   // idle wait (cycles always get theirs). Idle workers cost no chain every interval.
-  options.chain_filter = [&ignored = target->ignore_waits](const ThreadSample& t) {
+  options.chain_filter = [target](const ThreadSample& t) {
+    const auto& ignored = target->ignore_waits;
     return t.status == ObjectStatus::kBlocked && t.wait &&
            std::find(ignored.begin(), ignored.end(), t.wait->type) == ignored.end();
   };
-  auto result = analyzer_.analyze(process.pid, options, &samples);
+  analyzer_.asyncAnalyze(std::move(session), std::move(options), std::move(executor),
+                         [this, process, target, done = std::move(done)](Result<Analysis> a) {
+                           done(record(process, *target, std::move(a)));
+                         });
+}
+
+void Monitor::cancelSample(const ProcessIdentity& process) {
+  std::shared_ptr<WaitChainSession> session;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = watched_.find(process);
+    if (it == watched_.end()) return;
+    session = it->second.session;
+  }
+  session->cancel();
+}
+
+bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
+                     Result<Analysis> analysis) {
   // The other processes of its deadlocks, for their identities and current names: read only
   // while there is a deadlock, outside the lock like the analysis.
   std::vector<IncidentProcess> peers;
-  if (result) {
-    for (const auto& d : result->deadlocks) {
+  if (analysis) {
+    for (const auto& d : analysis->result.deadlocks) {
       for (const auto* list : {&d.threads, &d.spurs}) {
         for (const auto& t : *list) {
           if (t.pid == process.pid ||
@@ -136,95 +174,172 @@ bool Monitor::sample(const ProcessIdentity& process) {
     }
   }
 
-  std::lock_guard lock(mutex_);
-  ++stats_.samples;
+  std::unique_lock lock(mutex_);
   // Dropped while this sample ran (it exited, or a reload unselected it): its incidents were
   // resolved then, and this late sample must not open them again.
   auto watched = watched_.find(process);
   if (watched == watched_.end()) return false;
-  const bool replaced = result && result->process_start_time != process.start_time;
-  if ((!result && result.error().code == ErrorCode::kNoSuchProcess) || replaced) {
+  if (!analysis && analysis.error().code == ErrorCode::kCancelled) {
+    ++stats_.samples_cancelled;
+    return true;
+  }
+  if (!analysis && analysis.error().code == ErrorCode::kBusy) {
+    ++stats_.samples_refused;
+    return true;
+  }
+  ++stats_.samples;
+  const bool replaced = analysis && analysis->result.process_start_time != process.start_time;
+  if ((!analysis && analysis.error().code == ErrorCode::kNoSuchProcess) || replaced) {
     handle(tracker_.exited(process));
     watched_.erase(process);
     stats_.watched = watched_.size();
+    lock.unlock();
+    runEffects();
     return false;
   }
-  if (!result) {
+  if (!analysis) {
     ++stats_.sample_errors;
-    spdlog::warn("sampling pid {} failed: {}", process.pid.value, result.error().message);
+    spdlog::warn("sampling pid {} failed: {}", process.pid.value, analysis.error().message);
     return true;
   }
+  auto& result = analysis->result;
   ProcessObservation o;
   o.process = process;
   // The catalog's name: it notices an exec at the next discovery, where a sample may carry the
-  // name its process had when the sample cache was filled.
+  // name its process had when the session's cache was filled.
   o.process_name =
-      watched->second.process.comm.empty() ? result->process_name : watched->second.process.comm;
-  o.target = target->name;
-  o.hang_threshold = target->hang_threshold;
-  o.ignore_waits = target->ignore_waits;
-  o.sees_other_processes = target->out_of_proc;
-  o.threads = std::move(samples);
-  o.deadlocks = std::move(result->deadlocks);
-  o.chains = std::move(result->chains);
+      watched->second.process.comm.empty() ? result.process_name : watched->second.process.comm;
+  o.target = target.name;
+  o.hang_threshold = target.hang_threshold;
+  o.ignore_waits = target.ignore_waits;
+  o.sees_other_processes = target.out_of_proc;
+  o.threads = std::move(analysis->threads);
+  o.deadlocks = std::move(result.deadlocks);
+  o.chains = std::move(result.chains);
   o.peers = std::move(peers);
   handle(tracker_.observe(o));
+  lock.unlock();
+  runEffects();
   return true;
 }
 
 void Monitor::handle(std::vector<IncidentEvent> events) {
+  std::vector<Effect> batch;
   for (auto& event : events) {
     auto& incident = event.incident;
+    if (incident.id == 0) {
+      incident.id = ++last_id_;
+      tracker_.assignId(incident, incident.id);
+    }
+    Effect effect;
+    effect.type = event.type;
     if (event.type == IncidentEvent::Type::kOpened) {
       ++stats_.incidents_opened;
-      if (incident.kind == IncidentKind::kDeadlock) captureEvidence(incident);
+      effect.capture = incident.kind == IncidentKind::kDeadlock && shouldCapture(incident);
       spdlog::warn("{} incident opened: {}", toString(incident.kind), incident.summary);
     } else if (event.type == IncidentEvent::Type::kResolved) {
       ++stats_.incidents_resolved;
       spdlog::info("{} incident resolved ({}): {}", toString(incident.kind), incident.resolution,
                    incident.summary);
     }
-    if (deps_.store != nullptr) {
-      if (incident.id == 0) {
-        auto id = deps_.store->insert(incident);
-        if (id) {
-          incident.id = *id;
-          tracker_.assignId(incident, *id);
-        } else {
-          ++stats_.store_errors;
-          spdlog::error("{}", id.error().message);
-        }
-      } else if (auto s = deps_.store->update(incident); !s) {
-        ++stats_.store_errors;
-        spdlog::error("{}", s.error().message);
-      }
-    }
-    if (event.type == IncidentEvent::Type::kOpened && !incident.evidence.empty()) {
-      // Records are rewritten whole; the tracker's copy must carry the evidence too.
-      tracker_.attachEvidence(incident, incident.evidence);
-    }
-    alert(event);
+    effect.alert = alertFor(event);
+    effect.incident = std::move(incident);
+    batch.push_back(std::move(effect));
   }
+  if (batch.empty()) return;
+  std::lock_guard lock(effects_mutex_);
+  stats_.pending_effects += batch.size();
+  effects_.push_back(std::move(batch));
 }
 
-void Monitor::captureEvidence(Incident& incident) {
-  if (deps_.inspector == nullptr || !config_.capture.enabled) return;
+bool Monitor::shouldCapture(const Incident& incident) {
+  if (deps_.inspector == nullptr || !config_.capture.enabled) return false;
   auto w = watched_.find(incident.process);
-  if (w != watched_.end() && !w->second.target->capture) return;
+  if (w != watched_.end() && !w->second.target->capture) return false;
   const auto now = deps_.clock.now();
   auto last = last_capture_.find(incident.process);
   if (last != last_capture_.end() && now - last->second < config_.capture.min_interval) {
     spdlog::info("evidence of pid {} was captured {} ms ago; not again", incident.process.pid.value,
                  std::chrono::duration_cast<std::chrono::milliseconds>(now - last->second).count());
-    return;
+    return false;
   }
   last_capture_[incident.process] = now;
-  incident.evidence = deps_.inspector->capture(incident.threads);
-  ++stats_.captures;
+  return true;
 }
 
-void Monitor::alert(const IncidentEvent& event) {
-  if (deps_.alerts == nullptr || event.type == IncidentEvent::Type::kUpdated) return;
+void Monitor::runEffects() {
+  {
+    std::lock_guard lock(effects_mutex_);
+    if (effects_running_ || effects_.empty()) return;
+    effects_running_ = true;
+  }
+  if (deps_.effects) {
+    deps_.effects([this] { drainEffects(); });
+  } else {
+    drainEffects();
+  }
+}
+
+void Monitor::drainEffects() {
+  for (;;) {
+    std::vector<Effect> batch;
+    {
+      std::lock_guard lock(effects_mutex_);
+      if (effects_.empty()) {
+        effects_running_ = false;
+        return;
+      }
+      batch = std::move(effects_.front());
+      effects_.pop_front();
+    }
+    for (auto& effect : batch) {
+      apply(effect);
+      std::lock_guard lock(mutex_);
+      --stats_.pending_effects;
+    }
+  }
+}
+
+void Monitor::apply(Effect& effect) {
+  auto& incident = effect.incident;
+  if (effect.capture) {
+    incident.evidence = deps_.inspector->capture(incident.threads);
+    evidence_[incident.id] = incident.evidence;
+    std::lock_guard lock(mutex_);
+    ++stats_.captures;
+    // Records are rewritten whole; the tracker's copy must carry the evidence too.
+    tracker_.attachEvidence(incident, incident.evidence);
+  } else if (auto it = evidence_.find(incident.id);
+             it != evidence_.end() && incident.evidence.empty()) {
+    // Decided before the capture had reached the tracker's copy.
+    incident.evidence = it->second;
+  }
+  if (effect.type == IncidentEvent::Type::kResolved) evidence_.erase(incident.id);
+
+  if (deps_.store != nullptr) {
+    Status written = std::monostate{};
+    if (effect.type == IncidentEvent::Type::kOpened) {
+      auto id = deps_.store->insert(incident);
+      if (!id) written = id.error();
+    } else {
+      written = deps_.store->update(incident);
+      if (!written && written.error().code == ErrorCode::kInvalidArgument) {
+        // Its first write failed (a full disk, say): this one stores it whole.
+        auto id = deps_.store->insert(incident);
+        written = id ? Status(std::monostate{}) : Status(id.error());
+      }
+    }
+    if (!written) {
+      spdlog::error("{}", written.error().message);
+      std::lock_guard lock(mutex_);
+      ++stats_.store_errors;
+    }
+  }
+  if (effect.alert && deps_.alerts != nullptr) deps_.alerts->send(*effect.alert);
+}
+
+std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {
+  if (deps_.alerts == nullptr || event.type == IncidentEvent::Type::kUpdated) return std::nullopt;
   const auto& i = event.incident;
   Alert a;
   a.target = i.target;
@@ -251,9 +366,9 @@ void Monitor::alert(const IncidentEvent& event) {
               {"THREADS", threadList(i.threads)}};
   if (!limiter_.admit(a)) {
     stats_.alerts_suppressed = limiter_.suppressed();
-    return;
+    return std::nullopt;
   }
-  deps_.alerts->send(a);
+  return a;
 }
 
 void Monitor::reconfigure(Config config) {
@@ -347,10 +462,14 @@ void Monitor::adoptStoredIncidents() {
     spdlog::error("{}", open.error().message);
     return;
   }
-  std::lock_guard lock(mutex_);
-  if (!open->empty())
-    spdlog::info("{} incident(s) were open when the service stopped", open->size());
-  handle(tracker_.adopt(*open));
+  {
+    std::lock_guard lock(mutex_);
+    if (!open->empty())
+      spdlog::info("{} incident(s) were open when the service stopped", open->size());
+    for (const auto& i : *open) last_id_ = std::max(last_id_, i.id);
+    handle(tracker_.adopt(*open));
+  }
+  runEffects();
 }
 
 }  // namespace wctmon

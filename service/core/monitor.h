@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -10,6 +12,7 @@
 #include "core/alert_rate_limiter.h"
 #include "core/analyzer.h"
 #include "core/config.h"
+#include "core/executor.h"
 #include "core/incident_tracker.h"
 #include "core/ports/alert_sink.h"
 #include "core/ports/clock.h"
@@ -26,25 +29,37 @@ struct WatchedProcess {
   ProcessInfo process;
   /// Shared: every sample reads it, nobody changes it in place (reconfiguring replaces it).
   std::shared_ptr<const TargetConfig> target;
-  /// What the source keeps between samples of this process.
-  std::shared_ptr<SampleCache> cache;
+  /// The platform's session on the process: what makes its next sample cheap (Linux), its WCT
+  /// session (Windows).
+  std::shared_ptr<WaitChainSession> session;
 };
 
 /// Counters the service reports about itself.
 struct MonitorStats {
   std::uint64_t samples = 0;
   std::uint64_t sample_errors = 0;
+  /// Samples cancelled past their deadline, and samples refused because the platform was still
+  /// busy with a cancelled one (a read stuck in the kernel).
+  std::uint64_t samples_cancelled = 0;
+  std::uint64_t samples_refused = 0;
   std::uint64_t incidents_opened = 0;
   std::uint64_t incidents_resolved = 0;
   std::uint64_t captures = 0;
   std::uint64_t store_errors = 0;
   std::uint64_t alerts_suppressed = 0;
   std::size_t watched = 0;
+  /// Side effects decided but not done yet (captures, store writes, alerts).
+  std::size_t pending_effects = 0;
 };
 
 /// The service's decisions, independent of how they are scheduled: which processes to watch
 /// (discovery), what one sample of a process means (incidents, evidence, records, alerts), and
 /// the registered targets. Thread-safe: samples of different processes may run at once.
+///
+/// Decisions (the tracker, counters, ids, rate limits) are made under one lock that is held only
+/// for them. What they lead to — capturing evidence (ptrace, SuspendThread), writing the store
+/// (an fsync), sending alerts — runs afterwards, in the order decided, on the effects executor,
+/// so that status reads and the health check never wait on the platform or the disk.
 class Monitor {
  public:
   struct Dependencies {
@@ -54,9 +69,14 @@ class Monitor {
     IncidentRepository* store;  // nullptr: incidents are kept in memory only
     AlertSink* alerts;          // nullptr: no alerts
     const Clock& clock;
+    /// Where side effects run (the service's pool). Empty: on the thread that decided them,
+    /// right after the decision (tests, tools).
+    Executor effects = {};
   };
 
   Monitor(Dependencies deps, Config config);
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
 
   /// What changed in the set of watched processes.
   struct Discovery {
@@ -68,8 +88,17 @@ class Monitor {
   /// replaced (PID reuse) or no longer match; their open incidents resolve.
   [[nodiscard]] Discovery discover();
 
-  /// Samples one watched process. Returns false when the process is gone (stop watching).
-  [[nodiscard]] bool sample(const ProcessIdentity& process);
+  /// Called once a sample's decisions are made; false when the process is gone (stop watching).
+  using SampleDone = std::function<void(bool alive)>;
+
+  /// Samples one watched process through its session: the analysis runs as completions on
+  /// `executor` (the process's strand), its decisions are made under the lock, `done` runs on
+  /// `executor`, and the side effects follow on the effects executor.
+  void asyncSample(const ProcessIdentity& process, Executor executor, SampleDone done);
+
+  /// Cancels the sample of `process` in flight (past its deadline): it completes now, counted as
+  /// cancelled; the platform's work for it is left to end on its own.
+  void cancelSample(const ProcessIdentity& process);
 
   /// Installs a new configuration (targets, thresholds); the next discovery applies it.
   void reconfigure(Config config);
@@ -96,14 +125,32 @@ class Monitor {
   void adoptStoredIncidents();
 
  private:
+  /// What one incident event leads to, decided under the lock and done after it.
+  struct Effect {
+    IncidentEvent::Type type = IncidentEvent::Type::kUpdated;
+    Incident incident;
+    /// Capture the evidence of the incident's threads first.
+    bool capture = false;
+    std::optional<Alert> alert;
+  };
+
+  /// Decides what `events` lead to and queues it; called with the lock held.
   void handle(std::vector<IncidentEvent> events);
-  void captureEvidence(Incident& incident);
-  void alert(const IncidentEvent& event);
+  [[nodiscard]] bool shouldCapture(const Incident& incident);
+  [[nodiscard]] std::optional<Alert> alertFor(const IncidentEvent& event);
+  /// Records one finished analysis; returns whether the process is still watched.
+  [[nodiscard]] bool record(const ProcessIdentity& process, const TargetConfig& target,
+                            Result<Analysis> analysis);
+  /// Starts doing the queued effects unless that is under way; called without the lock.
+  void runEffects();
+  void drainEffects();
+  void apply(Effect& effect);
   void rebuildMatcher();
 
   Dependencies deps_;
   WaitChainAnalyzer analyzer_;
-  mutable std::mutex mutex_;
+
+  mutable std::mutex mutex_;  // the decision lock
   Config config_;
   std::vector<TargetConfig> runtime_targets_;
   std::unique_ptr<TargetMatcher> matcher_;
@@ -111,7 +158,16 @@ class Monitor {
   IncidentTracker tracker_;
   AlertRateLimiter limiter_;
   std::map<ProcessIdentity, Clock::TimePoint> last_capture_;
+  /// Ids are given here, where incidents are decided, so that no decision waits for the store.
+  std::int64_t last_id_ = 0;
   MonitorStats stats_;
+
+  mutable std::mutex effects_mutex_;  // the queue of effects, never held while doing one
+  std::deque<std::vector<Effect>> effects_;
+  bool effects_running_ = false;
+  /// Evidence captured per incident id, for records rewritten before the tracker's copy has it.
+  /// Used by the effects only, one at a time.
+  std::map<std::int64_t, std::vector<ThreadCapture>> evidence_;
 };
 
 }  // namespace wctmon

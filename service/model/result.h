@@ -14,6 +14,10 @@ enum class ErrorCode {
   kInvalidArgument,
   kIo,
   kUnsupported,
+  /// Cancelled before it completed (a sample past its deadline).
+  kCancelled,
+  /// Refused because the previous operation on the same object has not ended yet.
+  kBusy,
   kInternal,
 };
 

@@ -2,13 +2,15 @@
 
 #include <memory>
 
+#include "core/executor.h"
 #include "core/ports/thread_inspector.h"
 #include "core/ports/wait_chain_source.h"
 
 namespace wctmon {
 
-/// The wait-chain source of the platform this binary was built for.
-[[nodiscard]] std::unique_ptr<WaitChainSource> makeWaitChainSource();
+/// The wait-chain source of the platform this binary was built for; what a sample does on the
+/// platform runs on `work` (the service's pool, the one-shot command's loop).
+[[nodiscard]] std::unique_ptr<WaitChainSource> makeWaitChainSource(Executor work);
 
 /// The thread inspector of the platform this binary was built for.
 [[nodiscard]] std::unique_ptr<ThreadInspector> makeThreadInspector();

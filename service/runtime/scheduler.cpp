@@ -2,36 +2,30 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <thread>
 
 namespace wctmon {
 
 namespace asio = boost::asio;
 
-Scheduler::Scheduler(Monitor& monitor, Options options)
+Scheduler::Scheduler(Monitor& monitor, WorkerPool& pool, Options options)
     : monitor_(monitor),
+      pool_(pool),
       options_(std::move(options)),
-      work_(asio::make_work_guard(io_)),
+      io_(pool.context()),
       discovery_timer_(io_),
       health_timer_(io_),
-      retention_timer_(io_) {
-  base_threads_ =
-      options_.threads != 0 ? options_.threads : std::max(1U, std::thread::hardware_concurrency());
-}
+      retention_timer_(io_) {}
 
 Scheduler::~Scheduler() { stop(); }
 
 void Scheduler::start() {
-  for (unsigned i = 0; i < base_threads_; ++i) addWorker();
+  pool_.start();
   scheduleDiscovery(std::chrono::milliseconds(0));
   scheduleHealth();
   scheduleRetention();
-}
-
-void Scheduler::addWorker() {
-  std::lock_guard lock(mutex_);
-  threads_.emplace_back([this] { io_.run(); });
-  stats_.threads = threads_.size();
 }
 
 void Scheduler::stop() {
@@ -41,6 +35,7 @@ void Scheduler::stop() {
     for (auto& [id, job] : jobs_) {
       job->stopped = true;
       job->timer.cancel();
+      job->deadline_timer.cancel();
     }
   }
   asio::post(io_, [this] {
@@ -48,25 +43,18 @@ void Scheduler::stop() {
     health_timer_.cancel();
     retention_timer_.cancel();
   });
-  work_.reset();
-  // Samples in flight finish within the grace period; one stuck in the kernel does not hold the
-  // service hostage: its thread is left behind and dies with the process.
+  // Samples in flight and the side effects they decided (a capture, a store write, an alert)
+  // finish within the grace period; one stuck in the kernel does not hold the service hostage.
   const auto deadline = std::chrono::steady_clock::now() + options_.shutdown_grace;
-  while (active_samples_ > 0 && std::chrono::steady_clock::now() < deadline) {
+  while ((active_samples_ > 0 || monitor_.stats().pending_effects > 0) &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  io_.stop();
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard lock(mutex_);
-    threads.swap(threads_);
-  }
-  if (active_samples_ > 0) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (!pool_.stop(std::max(left, std::chrono::milliseconds(0))) || active_samples_ > 0) {
     spdlog::warn("{} sample(s) still running at shutdown; leaving them behind",
                  active_samples_.load());
-    for (auto& t : threads) t.detach();
-  } else {
-    for (auto& t : threads) t.join();
   }
 }
 
@@ -78,9 +66,11 @@ void Scheduler::setOptions(std::chrono::milliseconds discovery_interval,
 }
 
 SchedulerStats Scheduler::stats() const {
+  const auto threads = pool_.threads();
   std::lock_guard lock(mutex_);
   auto s = stats_;
   s.jobs = jobs_.size();
+  s.threads = threads;
   return s;
 }
 
@@ -122,10 +112,17 @@ void Scheduler::removeJob(const ProcessIdentity& process) {
   if (it == jobs_.end()) return;
   it->second->stopped = true;
   it->second->timer.cancel();
+  it->second->deadline_timer.cancel();
   jobs_.erase(it);
 }
 
-std::chrono::milliseconds Scheduler::intervalOf(const ProcessIdentity& process) const {
+std::chrono::milliseconds Scheduler::deadlineOf(const ProcessIdentity& process) const {
+  std::chrono::milliseconds deadline;
+  {
+    std::lock_guard lock(mutex_);
+    deadline = options_.deadline;
+  }
+  if (deadline.count() > 0) return deadline;
   return monitor_.intervalOf(process).value_or(std::chrono::milliseconds(1000));
 }
 
@@ -140,7 +137,7 @@ void Scheduler::arm(const std::shared_ptr<Job>& job, std::chrono::milliseconds d
 
 void Scheduler::tick(const std::shared_ptr<Job>& job) {
   // Fixed rate: the next turn is set before this one runs.
-  arm(job, intervalOf(job->process));
+  arm(job, monitor_.intervalOf(job->process).value_or(std::chrono::milliseconds(1000)));
   if (job->running.exchange(true)) {
     std::lock_guard lock(mutex_);
     ++stats_.samples_skipped;
@@ -158,17 +155,32 @@ void Scheduler::runSample(const std::shared_ptr<Job>& job) {
   {
     std::lock_guard lock(mutex_);
     ++stats_.samples_started;
-    job->started = std::chrono::steady_clock::now();
-    job->overdue = false;
   }
-  bool alive = true;
-  try {
-    alive = monitor_.sample(job->process);
-  } catch (const std::exception& e) {
-    spdlog::error("sampling pid {} threw: {}", job->process.pid.value, e.what());
-  }
-  --active_samples_;
+  // Past the deadline the sample is cancelled: its completion comes at once, and no worker
+  // waits for the platform.
+  const auto generation = ++job->generation;
+  const auto deadline = deadlineOf(job->process);
+  job->deadline_timer.expires_after(deadline);
+  job->deadline_timer.async_wait(asio::bind_executor(
+      job->strand, [this, job, generation, deadline](const boost::system::error_code& ec) {
+        if (ec || !job->running || job->generation != generation) return;
+        {
+          std::lock_guard lock(mutex_);
+          ++stats_.samples_overdue;
+        }
+        spdlog::warn("sample of pid {} has run past its {} ms deadline; cancelled",
+                     job->process.pid.value, deadline.count());
+        monitor_.cancelSample(job->process);
+      }));
+  monitor_.asyncSample(job->process, WorkerPool::on(job->strand),
+                       [this, job](bool alive) { sampleDone(job, alive); });
+}
+
+void Scheduler::sampleDone(const std::shared_ptr<Job>& job, bool alive) {
+  ++job->generation;  // whatever the deadline timer does now is for a sample that has ended
+  job->deadline_timer.cancel();
   job->running = false;
+  --active_samples_;
   if (!alive) {
     asio::post(io_, [this, id = job->process] { removeJob(id); });
   }
@@ -185,36 +197,23 @@ void Scheduler::scheduleHealth() {
 }
 
 void Scheduler::checkHealth() {
-  const auto now = std::chrono::steady_clock::now();
-  std::size_t stuck = 0;
-  std::size_t threads = 0;
-  SchedulerStats snapshot;
+  std::chrono::milliseconds deadline;
   {
     std::lock_guard lock(mutex_);
-    for (auto& [id, job] : jobs_) {
-      if (!job->running) continue;
-      const auto deadline =
-          options_.deadline.count() > 0 ? options_.deadline : intervalOf(job->process);
-      if (now - job->started <= deadline) continue;
-      ++stuck;
-      if (!job->overdue.exchange(true)) {
-        ++stats_.samples_overdue;
-        spdlog::warn("sample of pid {} has run past its {} ms deadline", id.pid.value,
-                     deadline.count());
-      }
-    }
-    threads = threads_.size();
-    snapshot = stats_;
-    snapshot.jobs = jobs_.size();
+    deadline = options_.deadline.count() > 0 ? options_.deadline : std::chrono::milliseconds(1000);
   }
+  // Nothing here waits on the monitor's decisions or on a sample: only the pool's own record
+  // of work that has run longer than a deadline.
+  const std::size_t stuck = pool_.stuckWorkers(deadline);
+  std::size_t threads = pool_.threads();
   // This handler runs on a worker, so at least one is free; when the others are all stuck in
-  // overdue samples, one more keeps the rest of the targets moving.
-  if (stuck > 0 && stuck + 1 >= threads && threads < 2 * base_threads_ + 1) {
-    spdlog::warn("{} worker(s) stuck in overdue samples; adding a worker", stuck);
-    addWorker();
+  // platform work, one more keeps the rest of the targets moving.
+  if (stuck > 0 && stuck + 1 >= threads && pool_.addWorker()) {
+    spdlog::warn("{} worker(s) stuck in platform work; added a worker", stuck);
+    threads = pool_.threads();
   }
   const bool healthy = stuck < threads;
-  if (options_.on_health) options_.on_health(healthy, snapshot);
+  if (options_.on_health) options_.on_health(healthy, stats());
 }
 
 void Scheduler::scheduleRetention() {

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -10,10 +9,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "core/monitor.h"
+#include "runtime/worker_pool.h"
 
 namespace wctmon {
 
@@ -21,24 +20,26 @@ namespace wctmon {
 struct SchedulerStats {
   std::uint64_t samples_started = 0;
   std::uint64_t samples_skipped = 0;  // previous sample of the same process still running
-  std::uint64_t samples_overdue = 0;  // ran past the deadline
+  std::uint64_t samples_overdue = 0;  // ran past the deadline and were cancelled
   std::size_t jobs = 0;
   std::size_t threads = 0;
 };
 
-/// Drives a Monitor on one Boost.Asio execution context and a pool of threads: a steady timer
-/// per watched process at its target's interval, each sample on that process's strand, and a
-/// discovery timer that adds and removes processes. A process whose previous sample still runs
-/// skips its turn (counted), so nothing queues without bound; a sample past its deadline is
-/// reported, and when every worker is stuck in one, a worker is added (up to twice the pool) so
-/// that a stuck target cannot stop the others.
+/// Drives a Monitor on the service's worker pool: a steady timer per watched process at its
+/// target's interval, each sample's completions on that process's strand, and a discovery
+/// timer that adds and removes processes. A process whose previous sample still runs skips its
+/// turn (counted), so nothing queues without bound. A sample past its deadline is cancelled: its
+/// completion runs at once and the process's next turn comes as usual, while the platform's work
+/// for it (a read stuck in the kernel) is left to end on its own; when every worker but one is
+/// stuck in such work, a worker is added (up to twice the pool) so that a stuck target cannot
+/// stop the others.
 ///
-/// Shutdown order: stop() cancels every timer (an expired timer's handler sees the stopped flag),
-/// lets running samples finish within a grace period, then stops the context and joins.
+/// Shutdown order: stop() cancels every timer (an expired timer's handler sees the stopped
+/// flag), lets running samples and the monitor's side effects finish within a grace period,
+/// then stops the pool.
 class Scheduler {
  public:
   struct Options {
-    unsigned threads = 0;  // 0 = one per core
     std::chrono::milliseconds discovery_interval{1000};
     /// 0 = each target's interval.
     std::chrono::milliseconds deadline{0};
@@ -49,11 +50,12 @@ class Scheduler {
     std::function<void(bool healthy, const SchedulerStats&)> on_health;
   };
 
-  Scheduler(Monitor& monitor, Options options);
+  Scheduler(Monitor& monitor, WorkerPool& pool, Options options);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
+  /// Starts the timers (and the pool's workers).
   void start();
   void stop();
 
@@ -63,17 +65,19 @@ class Scheduler {
   [[nodiscard]] SchedulerStats stats() const;
 
  private:
-  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+  using Strand = WorkerPool::Strand;
   struct Job {
     Job(boost::asio::io_context& io, ProcessIdentity id)
-        : process(id), strand(boost::asio::make_strand(io)), timer(io) {}
+        : process(id), strand(boost::asio::make_strand(io)), timer(io), deadline_timer(io) {}
     ProcessIdentity process;
     Strand strand;
     boost::asio::steady_timer timer;
+    /// Cancels the sample in flight when it runs past the deadline.
+    boost::asio::steady_timer deadline_timer;
     std::atomic<bool> running{false};
     std::atomic<bool> stopped{false};
-    std::atomic<bool> overdue{false};
-    std::chrono::steady_clock::time_point started;
+    /// Which sample the deadline timer is for (a late expiry must not cancel the next one).
+    std::atomic<std::uint64_t> generation{0};
   };
 
   void scheduleDiscovery(std::chrono::milliseconds delay);
@@ -83,21 +87,19 @@ class Scheduler {
   void arm(const std::shared_ptr<Job>& job, std::chrono::milliseconds delay);
   void tick(const std::shared_ptr<Job>& job);
   void runSample(const std::shared_ptr<Job>& job);
+  void sampleDone(const std::shared_ptr<Job>& job, bool alive);
   void scheduleHealth();
   void checkHealth();
   void scheduleRetention();
-  void addWorker();
-  [[nodiscard]] std::chrono::milliseconds intervalOf(const ProcessIdentity& process) const;
+  [[nodiscard]] std::chrono::milliseconds deadlineOf(const ProcessIdentity& process) const;
 
   Monitor& monitor_;
+  WorkerPool& pool_;
   Options options_;
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::io_context& io_;
   boost::asio::steady_timer discovery_timer_;
   boost::asio::steady_timer health_timer_;
   boost::asio::steady_timer retention_timer_;
-  std::vector<std::thread> threads_;
-  unsigned base_threads_ = 1;
   std::atomic<bool> stopping_{false};
   std::atomic<int> active_samples_{0};
 

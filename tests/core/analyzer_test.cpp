@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/run_loop.h"
 #include "core/snapshot_builder.h"
 #include "fakes/fake_wait_chain_source.h"
 
@@ -17,16 +18,36 @@ Snapshot abba(std::uint64_t switches_a, std::uint64_t switches_b) {
   return testing::abbaSnapshot("demo", switches_a, switches_b);
 }
 
+/// Runs one analysis through a session of `source` to its completion, as the one-shot command
+/// does: every step on the caller's executor.
+Result<AnalysisResult> analyze(FakeWaitChainSource& source, ThreadInspector* inspector, Pid pid,
+                               AnalyzeOptions options) {
+  RunLoop loop;
+  std::shared_ptr<WaitChainSession> session = std::move(source.open(pid)).value();
+  std::optional<Result<AnalysisResult>> out;
+  WaitChainAnalyzer(inspector).asyncAnalyze(session, std::move(options), loop.executor(),
+                                            [&](Result<Analysis> a) {
+                                              if (a) {
+                                                out.emplace(std::move(a->result));
+                                              } else {
+                                                out.emplace(a.error());
+                                              }
+                                            });
+  EXPECT_FALSE(out.has_value()) << "completions run on the executor, never inline";
+  loop.run();
+  if (!out) return makeError(ErrorCode::kInternal, "the analysis never completed");
+  return std::move(*out);
+}
+
 TEST(Analyzer, ACycleSeenTwiceUnchangedIsConfirmedAndCaptured) {
   FakeWaitChainSource source;
   FakeThreadInspector inspector;
   source.setSample(abba(5, 7));
   source.queueResample(abba(5, 7));
-  WaitChainAnalyzer analyzer(source, &inspector);
-  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{.capture = true});
+  auto result = analyze(source, &inspector, Pid{10}, AnalyzeOptions{.capture = true});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->deadlocks.size(), 1U);
-  EXPECT_EQ(source.resample_calls, 1);
+  EXPECT_EQ(source.resampleCalls(), 1);
   EXPECT_EQ(inspector.requested, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
   EXPECT_EQ(result->captures.size(), 2U);
   EXPECT_EQ(result->pid, Pid{10});
@@ -41,12 +62,11 @@ TEST(Analyzer, ACycleWhoseThreadsRanBetweenReadsIsNotReported) {
   source.setSample(abba(5, 7));
   // Every re-read shows thread 11 scheduled again: it was never stuck.
   for (std::uint64_t i = 1; i <= 10; ++i) source.queueResample(abba(5 + i, 7));
-  WaitChainAnalyzer analyzer(source, &inspector);
-  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{.capture = true});
+  auto result = analyze(source, &inspector, Pid{10}, AnalyzeOptions{.capture = true});
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(result->deadlocks.empty());
   EXPECT_TRUE(inspector.requested.empty());
-  EXPECT_EQ(source.resample_calls, AnalyzeOptions{}.confirm_attempts);
+  EXPECT_EQ(source.resampleCalls(), AnalyzeOptions{}.confirm_attempts);
   ASSERT_FALSE(result->warnings.empty());
 }
 
@@ -59,8 +79,7 @@ TEST(Analyzer, ACycleThatDissolvesOnTheSecondReadIsGone) {
                            .waitsOnThread(12, T(10, 11))
                            .switches(7)
                            .build());
-  WaitChainAnalyzer analyzer(source, nullptr);
-  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{});
+  auto result = analyze(source, nullptr, Pid{10}, AnalyzeOptions{});
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(result->deadlocks.empty());
   EXPECT_TRUE(result->warnings.empty());
@@ -71,24 +90,22 @@ TEST(Analyzer, ACycleConfirmedAfterOneMoveIsReported) {
   source.setSample(abba(5, 7));
   source.queueResample(abba(6, 7));  // moved once (a spurious wake-up), then settled
   source.queueResample(abba(6, 7));
-  WaitChainAnalyzer analyzer(source, nullptr);
-  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{});
+  auto result = analyze(source, nullptr, Pid{10}, AnalyzeOptions{});
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->deadlocks.size(), 1U);
-  EXPECT_EQ(source.resample_calls, 2);
+  EXPECT_EQ(source.resampleCalls(), 2);
 }
 
 TEST(Analyzer, NoCaptureWithoutADeadlockOrWithoutTheOption) {
   FakeWaitChainSource source;
   FakeThreadInspector inspector;
   source.setSample(SnapshotBuilder().process(10).ownerless(11).build());
-  WaitChainAnalyzer analyzer(source, &inspector);
-  ASSERT_TRUE(analyzer.analyze(Pid{10}, AnalyzeOptions{.capture = true}).ok());
+  ASSERT_TRUE(analyze(source, &inspector, Pid{10}, AnalyzeOptions{.capture = true}).ok());
   EXPECT_TRUE(inspector.requested.empty());
 
   source.setSample(abba(1, 1));
   source.queueResample(abba(1, 1));
-  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{.capture = false});
+  auto result = analyze(source, &inspector, Pid{10}, AnalyzeOptions{.capture = false});
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->deadlocks.size(), 1U);
   EXPECT_TRUE(inspector.requested.empty());
@@ -97,11 +114,10 @@ TEST(Analyzer, NoCaptureWithoutADeadlockOrWithoutTheOption) {
 TEST(Analyzer, SourceErrorsComeBackAsErrors) {
   FakeWaitChainSource source;
   source.setSample(makeError(ErrorCode::kNoSuchProcess, "no such process: 42"));
-  WaitChainAnalyzer analyzer(source, nullptr);
-  auto result = analyzer.analyze(Pid{42}, AnalyzeOptions{.out_of_proc = true});
+  auto result = analyze(source, nullptr, Pid{42}, AnalyzeOptions{.out_of_proc = true});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ErrorCode::kNoSuchProcess);
-  EXPECT_TRUE(source.last_options.out_of_proc);
+  EXPECT_TRUE(source.lastOutOfProc());
 }
 
 /// Process 10 with two ABBA cycles: 11 <-> 12 and 21 <-> 22, with the given run counts for 21.
@@ -124,8 +140,7 @@ TEST(Analyzer, ACycleThatKeepsChangingDoesNotDiscardAConfirmedOne) {
   source.setSample(twoCycles(1));
   // Thread 21 runs between every two reads; 11 and 12 never move.
   for (std::uint64_t i = 2; i < 12; ++i) source.queueResample(twoCycles(i));
-  WaitChainAnalyzer analyzer(source, nullptr);
-  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{});
+  auto result = analyze(source, nullptr, Pid{10}, AnalyzeOptions{});
   ASSERT_TRUE(result.ok());
   ASSERT_EQ(result->deadlocks.size(), 1U);
   EXPECT_EQ(result->deadlocks[0].threads, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
@@ -141,12 +156,11 @@ TEST(Analyzer, WaitTimesAreAskedForBlockedThreadsOfReportedChainsOnly) {
   FakeWaitChainSource source;
   source.setSample(abba(5, 7));
   source.queueResample(abba(5, 7));
-  source.wait_times = {{T(10, 11), std::chrono::milliseconds(2500)}};
-  WaitChainAnalyzer analyzer(source, nullptr);
-  auto result = analyzer.analyze(Pid{10}, AnalyzeOptions{});
+  source.setWaitTime(T(10, 11), std::chrono::milliseconds(2500));
+  auto result = analyze(source, nullptr, Pid{10}, AnalyzeOptions{});
   ASSERT_TRUE(result.ok());
   // Thread 13 idles in an ownerless wait: its chain is not reported, so it is not asked for.
-  EXPECT_EQ(source.wait_time_requests, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
+  EXPECT_EQ(source.waitTimeRequests(), (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
   for (const auto& c : result->chains) {
     for (const auto& n : c.nodes) {
       if (!n.isThread()) continue;
@@ -157,6 +171,43 @@ TEST(Analyzer, WaitTimesAreAskedForBlockedThreadsOfReportedChainsOnly) {
       }
     }
   }
+}
+
+TEST(Analyzer, ACancelledSampleCompletesAtOnceAndTheSessionIsBusyUntilTheWorkEnds) {
+  FakeWaitChainSource source;
+  source.setSample(abba(5, 7));
+  source.holdSamples();  // the platform's read is stuck
+  RunLoop loop;
+  std::shared_ptr<WaitChainSession> session = std::move(source.open(Pid{10})).value();
+  std::vector<ErrorCode> codes;
+  const auto record = [&](Result<Analysis> a) {
+    codes.push_back(a ? ErrorCode::kInternal : a.error().code);
+  };
+  WaitChainAnalyzer analyzer(nullptr);
+  analyzer.asyncAnalyze(session, AnalyzeOptions{}, loop.executor(), record);
+  loop.run();
+  EXPECT_TRUE(codes.empty());  // still reading
+  session->cancel();
+  loop.run();
+  ASSERT_EQ(codes, std::vector<ErrorCode>{ErrorCode::kCancelled});
+
+  // The stuck read has not ended: the next sample is refused rather than queued behind it.
+  analyzer.asyncAnalyze(session, AnalyzeOptions{}, loop.executor(), record);
+  loop.run();
+  ASSERT_EQ(codes, (std::vector<ErrorCode>{ErrorCode::kCancelled, ErrorCode::kBusy}));
+
+  // When it ends, its result is dropped (the operation was cancelled) and the session is free.
+  source.release();
+  loop.run();
+  EXPECT_EQ(codes.size(), 2U);
+  source.queueResample(abba(5, 7));
+  std::optional<Result<Analysis>> last;
+  analyzer.asyncAnalyze(session, AnalyzeOptions{}, loop.executor(),
+                        [&](Result<Analysis> a) { last.emplace(std::move(a)); });
+  loop.run();
+  ASSERT_TRUE(last.has_value() && last->ok());
+  EXPECT_EQ((*last)->result.deadlocks.size(), 1U);
+  EXPECT_EQ((*last)->threads.size(), 3U);  // the threads as read, for the service's history
 }
 
 }  // namespace

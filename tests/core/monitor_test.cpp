@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/run_loop.h"
 #include "core/snapshot_builder.h"
 #include "fakes/fake_clock.h"
 #include "fakes/fake_incident_repository.h"
@@ -42,6 +43,17 @@ class MonitorTest : public ::testing::Test {
     return std::make_unique<Monitor>(
         Monitor::Dependencies{source_, &inspector_, catalog_, &store_, &alerts_, clock_},
         std::move(config));
+  }
+
+  /// One sample of `process` to its end, as the scheduler runs it: the analysis on an executor,
+  /// the side effects right after the decisions (no effects executor).
+  bool sample(Monitor& monitor, const ProcessIdentity& process) {
+    RunLoop loop;
+    std::optional<bool> alive;
+    monitor.asyncSample(process, loop.executor(), [&](bool a) { alive = a; });
+    loop.run();
+    EXPECT_TRUE(alive.has_value()) << "the sample never completed";
+    return alive.value_or(false);
   }
 
   void setSnapshot(const Snapshot& s) {
@@ -85,7 +97,7 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   const ProcessIdentity id{Pid{10}, 0};
 
   setSnapshot(abba());
-  EXPECT_TRUE(monitor->sample(id));
+  EXPECT_TRUE(sample(*monitor, id));
   EXPECT_EQ(inspector_.requested, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
   auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
@@ -97,7 +109,7 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
 
   for (int i = 0; i < 5; ++i) {
     clock_.advance(1s);
-    EXPECT_TRUE(monitor->sample(id));
+    EXPECT_TRUE(sample(*monitor, id));
   }
   EXPECT_EQ(store_.list({})->size(), 1U);
   EXPECT_EQ(alerts_.sent.size(), 1U);
@@ -105,7 +117,7 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
 
   setSnapshot(healthy());
   clock_.advance(1s);
-  EXPECT_TRUE(monitor->sample(id));
+  EXPECT_TRUE(sample(*monitor, id));
   stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
@@ -122,9 +134,9 @@ TEST_F(MonitorTest, AProcessThatExitsResolvesItsIncidentsAndIsDropped) {
   (void)monitor->discover();
   const ProcessIdentity id{Pid{10}, 0};
   setSnapshot(abba());
-  ASSERT_TRUE(monitor->sample(id));
+  ASSERT_TRUE(sample(*monitor, id));
   source_.setSample(makeError(ErrorCode::kNoSuchProcess, "no such process: 10"));
-  EXPECT_FALSE(monitor->sample(id));
+  EXPECT_FALSE(sample(*monitor, id));
   EXPECT_TRUE(monitor->watched().empty());
   const auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
@@ -137,7 +149,7 @@ TEST_F(MonitorTest, APidReusedBetweenDiscoveryAndSampleIsNotTheWatchedProcess) {
   auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
   (void)monitor->discover();
   setSnapshot(abba());  // the snapshot's start time is 0: another process
-  EXPECT_FALSE(monitor->sample(ProcessIdentity{Pid{10}, 100}));
+  EXPECT_FALSE(sample(*monitor, ProcessIdentity{Pid{10}, 100}));
   EXPECT_TRUE(store_.list({})->empty());
 }
 
@@ -148,9 +160,9 @@ TEST_F(MonitorTest, EvidenceIsCapturedAtMostOncePerInterval) {
   const ProcessIdentity id{Pid{10}, 0};
   for (int i = 0; i < 3; ++i) {
     setSnapshot(abba());
-    ASSERT_TRUE(monitor->sample(id));
+    ASSERT_TRUE(sample(*monitor, id));
     setSnapshot(healthy());
-    ASSERT_TRUE(monitor->sample(id));
+    ASSERT_TRUE(sample(*monitor, id));
     clock_.advance(10s);
   }
   EXPECT_EQ(store_.list({})->size(), 3U);
@@ -168,12 +180,12 @@ TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
     auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
     (void)monitor->discover();
     setSnapshot(abba());
-    ASSERT_TRUE(monitor->sample(id));
+    ASSERT_TRUE(sample(*monitor, id));
   }
   auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
   monitor->adoptStoredIncidents();
   (void)monitor->discover();
-  ASSERT_TRUE(monitor->sample(id));
+  ASSERT_TRUE(sample(*monitor, id));
   EXPECT_EQ(store_.list({})->size(), 1U);  // the same incident, not a second one
   ASSERT_EQ(monitor->openIncidents().size(), 1U);
 
@@ -231,7 +243,7 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
     for (int round = 0; round < 3; ++round) {
       for (const int pid : {first, second}) {
         setSnapshot(crossCycle(pid));
-        ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{pid}, 0}));
+        ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{pid}, 0}));
         clock_.advance(1s);
       }
     }
@@ -260,9 +272,9 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
     // Two samples of the second process in a row show the cycle gone: one resolved record,
     // one alert.
     setSnapshot(SnapshotBuilder().process(second, "x").running(second).build());
-    ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{second}, 0}));
+    ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{second}, 0}));
     EXPECT_EQ(store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->size(), 1U);
-    ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{second}, 0}));
+    ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{second}, 0}));
     EXPECT_TRUE(store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->empty());
     ASSERT_EQ(alerts_.sent.size(), 2U);
     EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
@@ -275,7 +287,7 @@ TEST_F(MonitorTest, ACycleWhoseOtherProcessIsNotWatchedListsItAndEndsWhenItExits
   auto monitor = makeMonitor(configWith(R"([{"exe": "alpha", "out_of_proc": true}])"));
   ASSERT_EQ(monitor->discover().added.size(), 1U);
   setSnapshot(crossCycle(10));
-  ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{10}, 0}));
+  ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{10}, 0}));
   auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   ASSERT_EQ(stored[0].processes.size(), 2U);
@@ -308,7 +320,7 @@ TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
   (void)monitor->discover();
   for (const int pid : {20, 10}) {
     setSnapshot(crossCycle(pid));
-    ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{pid}, 0}));
+    ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{pid}, 0}));
   }
   const auto open = *store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
   ASSERT_EQ(open.size(), 1U);
@@ -324,7 +336,7 @@ TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
   (void)monitor->discover();
   const ProcessIdentity id{Pid{10}, 0};
   setSnapshot(abba());
-  ASSERT_TRUE(monitor->sample(id));
+  ASSERT_TRUE(sample(*monitor, id));
   EXPECT_EQ(store_.list({})->at(0).process_name, "bash");
 
   // exec: same pid and start time, another program; the sampler may still report the old name.
@@ -333,7 +345,7 @@ TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
   ASSERT_EQ(monitor->watched().size(), 1U);
   EXPECT_EQ(monitor->watched()[0].process.comm, "python3");
   setSnapshot(testing::abbaSnapshot("bash"));
-  ASSERT_TRUE(monitor->sample(id));
+  ASSERT_TRUE(sample(*monitor, id));
   const auto stored = *store_.list({});
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kOpen);
@@ -347,7 +359,7 @@ TEST_F(MonitorTest, AProcessThatExecsIntoAProgramItsTargetDoesNotSelectIsDropped
   auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
   (void)monitor->discover();
   setSnapshot(abba());
-  ASSERT_TRUE(monitor->sample(ProcessIdentity{Pid{10}, 0}));
+  ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{10}, 0}));
   catalog_.set({processInfo(10, "python3")});
   const auto d = monitor->discover();
   ASSERT_EQ(d.removed.size(), 1U);

@@ -3,69 +3,168 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "core/completion.h"
 #include "core/ports/thread_inspector.h"
 #include "core/ports/wait_chain_source.h"
 
 namespace wctmon::testing {
 
-/// A wait-chain source that replays snapshots: the first for sample(), then one per resample().
+/// A wait-chain source that replays snapshots: the first for a sample, then one per resample.
+/// Its sessions complete at once (posted to the caller's executor), unless the test holds
+/// samples back with holdSamples() to play a sample that is still running.
 class FakeWaitChainSource final : public WaitChainSource {
  public:
-  void setSample(Result<Snapshot> s) { sample_ = std::move(s); }
-  /// Each resample() answers from the next queued snapshot (the last one repeats).
-  void queueResample(Snapshot s) { resamples_.push_back(std::move(s)); }
-  void clearResamples() { resamples_.clear(); }
-
-  Result<Snapshot> sample(Pid, const SampleOptions& options) override {
-    last_options = options;
-    return sample_;
+  void setSample(Result<Snapshot> s) {
+    std::lock_guard lock(state_->mutex);
+    state_->sample = std::move(s);
   }
-  Result<Snapshot> sampleAll() override { return sample_; }
-  std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) override {
-    ++resample_calls;
-    std::vector<ThreadSample> out;
-    if (resamples_.empty()) return out;
-    const Snapshot& s = resamples_.front();
-    for (const auto& t : threads) {
-      for (const auto& p : s.processes) {
-        for (const auto& th : p.threads) {
-          if (th.id == t) out.push_back(th);
-        }
-      }
+  /// Each resample answers from the next queued snapshot (the last one repeats).
+  void queueResample(Snapshot s) {
+    std::lock_guard lock(state_->mutex);
+    state_->resamples.push_back(std::move(s));
+  }
+  void clearResamples() {
+    std::lock_guard lock(state_->mutex);
+    state_->resamples.clear();
+  }
+  /// While held, samples do not complete; release() completes those held, in order.
+  void holdSamples() {
+    std::lock_guard lock(state_->mutex);
+    state_->hold = true;
+  }
+  void release() {
+    std::vector<std::function<void()>> held;
+    {
+      std::lock_guard lock(state_->mutex);
+      state_->hold = false;
+      held.swap(state_->held);
     }
-    if (resamples_.size() > 1) resamples_.pop_front();
-    return out;
+    for (auto& f : held) f();
   }
 
-  std::vector<std::optional<std::chrono::milliseconds>> waitTimes(
-      std::span<const ThreadRef> threads) override {
-    wait_time_requests.assign(threads.begin(), threads.end());
-    std::vector<std::optional<std::chrono::milliseconds>> out;
-    for (const auto& t : threads) {
-      auto it = wait_times.find(t);
-      out.push_back(it == wait_times.end() ? std::nullopt : std::optional(it->second));
-    }
-    return out;
+  Result<std::unique_ptr<WaitChainSession>> open(Pid pid) override {
+    std::lock_guard lock(state_->mutex);
+    ++state_->opened;
+    return std::unique_ptr<WaitChainSession>(std::make_unique<Session>(state_, pid));
   }
+  Result<std::unique_ptr<WaitChainSession>> openSystem() override { return open(Pid{0}); }
 
-  int resample_calls = 0;
-  SampleOptions last_options;
+  [[nodiscard]] int resampleCalls() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->resample_calls;
+  }
+  [[nodiscard]] int sessionsOpened() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->opened;
+  }
+  /// Whether the last sample asked for other processes too.
+  [[nodiscard]] bool lastOutOfProc() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->last_out_of_proc;
+  }
   /// What waitTimes() answers, and what it was last asked.
-  std::map<ThreadRef, std::chrono::milliseconds> wait_times;
-  std::vector<ThreadRef> wait_time_requests;
+  void setWaitTime(ThreadRef thread, std::chrono::milliseconds t) {
+    std::lock_guard lock(state_->mutex);
+    state_->wait_times[thread] = t;
+  }
+  [[nodiscard]] std::vector<ThreadRef> waitTimeRequests() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->wait_time_requests;
+  }
 
  private:
-  Result<Snapshot> sample_ = Snapshot{};
-  std::deque<Snapshot> resamples_;
+  struct State {
+    mutable std::mutex mutex;
+    Result<Snapshot> sample = Snapshot{};
+    std::deque<Snapshot> resamples;
+    bool hold = false;
+    std::vector<std::function<void()>> held;
+    int resample_calls = 0;
+    int opened = 0;
+    bool last_out_of_proc = false;
+    std::map<ThreadRef, std::chrono::milliseconds> wait_times;
+    std::vector<ThreadRef> wait_time_requests;
+  };
+
+  class Session final : public WaitChainSession {
+   public:
+    Session(std::shared_ptr<State> state, Pid pid) : state_(std::move(state)), pid_(pid) {}
+    ~Session() override { slot_->cancel(); }
+
+    void asyncSample(bool out_of_proc, Executor executor, SampleHandler done) override {
+      auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
+      if (!beginOperation(*slot_, completion, "sample")) return;
+      std::lock_guard lock(state_->mutex);
+      state_->last_out_of_proc = out_of_proc;
+      auto finish = [slot = slot_, completion, result = state_->sample]() mutable {
+        slot->end();
+        completion->complete(std::move(result));
+      };
+      if (state_->hold) {
+        state_->held.push_back(std::move(finish));
+      } else {
+        finish();
+      }
+    }
+
+    void asyncResample(std::vector<ThreadRef> threads, Executor executor,
+                       ThreadsHandler done) override {
+      auto completion =
+          Completion<std::vector<ThreadSample>>::make(std::move(executor), std::move(done));
+      if (!beginOperation(*slot_, completion, "resample")) return;
+      std::vector<ThreadSample> out;
+      {
+        std::lock_guard lock(state_->mutex);
+        ++state_->resample_calls;
+        if (!state_->resamples.empty()) {
+          const Snapshot& s = state_->resamples.front();
+          for (const auto& t : threads) {
+            for (const auto& p : s.processes) {
+              for (const auto& th : p.threads) {
+                if (th.id == t) out.push_back(th);
+              }
+            }
+          }
+          if (state_->resamples.size() > 1) state_->resamples.pop_front();
+        }
+      }
+      slot_->end();
+      completion->complete(std::move(out));
+    }
+
+    void cancel() override { slot_->cancel(); }
+
+    std::vector<std::optional<std::chrono::milliseconds>> waitTimes(
+        std::span<const ThreadRef> threads) override {
+      std::lock_guard lock(state_->mutex);
+      state_->wait_time_requests.assign(threads.begin(), threads.end());
+      std::vector<std::optional<std::chrono::milliseconds>> out;
+      for (const auto& t : threads) {
+        auto it = state_->wait_times.find(t);
+        out.push_back(it == state_->wait_times.end() ? std::nullopt : std::optional(it->second));
+      }
+      return out;
+    }
+
+   private:
+    std::shared_ptr<State> state_;
+    std::shared_ptr<OperationSlot> slot_ = std::make_shared<OperationSlot>();
+    Pid pid_;
+  };
+
+  std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
 /// An inspector that records what it was asked to capture.
 class FakeThreadInspector final : public ThreadInspector {
  public:
   std::vector<ThreadCapture> capture(std::span<const ThreadRef> threads) override {
+    std::lock_guard lock(mutex_);
     std::vector<ThreadCapture> out;
     for (const auto& t : threads) {
       requested.push_back(t);
@@ -77,6 +176,9 @@ class FakeThreadInspector final : public ThreadInspector {
     return out;
   }
   std::vector<ThreadRef> requested;
+
+ private:
+  std::mutex mutex_;
 };
 
 }  // namespace wctmon::testing

@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "core/completion.h"
 #include "core/snapshot_builder.h"
 #include "fakes/fake_platform.h"
 
@@ -19,21 +20,18 @@ using testing::FakeProcessCatalog;
 using testing::processInfo;
 using testing::SnapshotBuilder;
 
-/// Answers every sample with an idle process; samples of `slow_pid` take `delay`.
+/// Answers every sample with an idle process; samples of `slow_pid` take `delay` on a worker of
+/// the pool, as a read stuck in the kernel would.
 class SlowSource final : public WaitChainSource {
  public:
   SlowSource(int slow_pid, std::chrono::milliseconds delay) : slow_pid_(slow_pid), delay_(delay) {}
 
-  Result<Snapshot> sample(Pid pid, const SampleOptions&) override {
-    {
-      std::lock_guard lock(mutex_);
-      ++calls_[pid.value];
-    }
-    if (pid.value == slow_pid_) std::this_thread::sleep_for(delay_);
-    return SnapshotBuilder().process(pid.value, "idle").ownerless(pid.value + 1).build();
+  void setWork(Executor work) { work_ = std::move(work); }
+
+  Result<std::unique_ptr<WaitChainSession>> open(Pid pid) override {
+    return std::unique_ptr<WaitChainSession>(std::make_unique<Session>(*this, pid));
   }
-  Result<Snapshot> sampleAll() override { return Snapshot{}; }
-  std::vector<ThreadSample> resample(std::span<const ThreadRef>) override { return {}; }
+  Result<std::unique_ptr<WaitChainSession>> openSystem() override { return open(Pid{0}); }
 
   int calls(int pid) {
     std::lock_guard lock(mutex_);
@@ -41,8 +39,38 @@ class SlowSource final : public WaitChainSource {
   }
 
  private:
+  class Session final : public WaitChainSession {
+   public:
+    Session(SlowSource& source, Pid pid) : source_(source), pid_(pid) {}
+    ~Session() override { slot_->cancel(); }
+    void asyncSample(bool, Executor executor, SampleHandler done) override {
+      auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
+      if (!beginOperation(*slot_, completion, "sample")) return;
+      source_.work_([this, slot = slot_, completion, &source = source_, pid = pid_] {
+        {
+          std::lock_guard lock(source.mutex_);
+          ++source.calls_[pid.value];
+        }
+        if (pid.value == source.slow_pid_) std::this_thread::sleep_for(source.delay_);
+        slot->end();
+        completion->complete(
+            SnapshotBuilder().process(pid.value, "idle").ownerless(pid.value + 1).build());
+      });
+    }
+    void asyncResample(std::vector<ThreadRef>, Executor executor, ThreadsHandler done) override {
+      executor([done = std::move(done)] { done(std::vector<ThreadSample>{}); });
+    }
+    void cancel() override { slot_->cancel(); }
+
+   private:
+    SlowSource& source_;
+    Pid pid_;
+    std::shared_ptr<OperationSlot> slot_ = std::make_shared<OperationSlot>();
+  };
+
   int slow_pid_;
   std::chrono::milliseconds delay_;
+  Executor work_;
   std::mutex mutex_;
   std::map<int, int> calls_;
 };
@@ -54,12 +82,13 @@ TEST(Scheduler, AStuckTargetDoesNotStopTheOthersAndIsSkippedNotQueued) {
   SystemClock clock;
   auto config =
       *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})").config;
-  Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock}, config);
+  WorkerPool pool(2);
+  source.setWork(pool.work());
+  Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock, pool.work()}, config);
 
   std::atomic<int> health_checks{0};
   std::atomic<bool> ever_unhealthy{false};
   Scheduler::Options options;
-  options.threads = 2;
   options.discovery_interval = 100ms;
   options.deadline = 200ms;
   options.health_interval = 50ms;
@@ -68,17 +97,20 @@ TEST(Scheduler, AStuckTargetDoesNotStopTheOthersAndIsSkippedNotQueued) {
     ++health_checks;
     if (!healthy) ever_unhealthy = true;
   };
-  Scheduler scheduler(monitor, options);
+  Scheduler scheduler(monitor, pool, options);
   scheduler.start();
   std::this_thread::sleep_for(1000ms);
   const auto stats = scheduler.stats();
 
-  // The others ran at their interval the whole time; the stuck one ran once.
+  // The others ran at their interval the whole time; the stuck one was read once: cancelled at
+  // its deadline, its later turns were refused while the platform was still stuck in the read,
+  // rather than queued behind it.
   EXPECT_GE(source.calls(10), 10);
   EXPECT_GE(source.calls(30), 10);
   EXPECT_EQ(source.calls(20), 1);
-  EXPECT_GE(stats.samples_skipped, 10U);
   EXPECT_EQ(stats.samples_overdue, 1U);
+  EXPECT_EQ(monitor.stats().samples_cancelled, 1U);
+  EXPECT_GE(monitor.stats().samples_refused, 10U);
   EXPECT_EQ(stats.jobs, 3U);
   EXPECT_GE(health_checks.load(), 10);
   EXPECT_FALSE(ever_unhealthy.load());
@@ -95,11 +127,12 @@ TEST(Scheduler, ProcessesThatExitAreDroppedAndNewOnesPickedUp) {
   SystemClock clock;
   auto config =
       *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})").config;
-  Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock}, config);
+  WorkerPool pool(1);
+  source.setWork(pool.work());
+  Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock, pool.work()}, config);
   Scheduler::Options options;
-  options.threads = 1;
   options.discovery_interval = 50ms;
-  Scheduler scheduler(monitor, options);
+  Scheduler scheduler(monitor, pool, options);
   scheduler.start();
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(scheduler.stats().jobs, 1U);

@@ -1,59 +1,79 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "core/executor.h"
 #include "model/ids.h"
 #include "model/result.h"
 #include "model/snapshot.h"
 
 namespace wctmon {
 
-/// What a source may keep between samples of the same process to make the next one cheaper
-/// (kept-open descriptors, the last reading of each thread). Opaque to its users; one sample at
-/// a time per cache.
+// TRANSITIONAL: the Linux thread cache still derives from this while process_reader.cpp is split.
 class SampleCache {
  public:
   virtual ~SampleCache() = default;
 };
 
-/// How far a sample reaches.
-struct SampleOptions {
-  /// Also sample the processes that the waits of the sampled ones lead to (WCT_OUT_OF_PROC_FLAG).
-  bool out_of_proc = false;
-  /// The cache of the sampled process, for repeated samples (the service); nullptr for one-shot.
-  SampleCache* cache = nullptr;
-};
-
-/// Reads the wait state of live processes without stopping them: /proc and process memory on
-/// Linux, a Wait Chain Traversal session on Windows.
-class WaitChainSource {
+/// A session on one process (or on the whole system) through which its wait chains are sampled
+/// again and again: WCT's session on Windows (OpenThreadWaitChainSession with
+/// WCT_ASYNC_OPEN_FLAG), on Linux what makes the next /proc sample cheaper (kept-open
+/// descriptors, the last reading of each thread).
+///
+/// Operations are asynchronous: each delivers its result to the completion handler it was given,
+/// posted to the executor it was given, exactly once. One operation at a time: one started while
+/// another is in flight, or while the platform still works on a cancelled one, completes with
+/// kBusy. Destroying a session cancels the operation in flight.
+class WaitChainSession {
  public:
-  virtual ~WaitChainSource() = default;
+  using SampleHandler = std::function<void(Result<Snapshot>)>;
+  using ThreadsHandler = std::function<void(Result<std::vector<ThreadSample>>)>;
 
-  /// Samples every thread of `pid` (first in the snapshot) and, with out_of_proc, the processes
-  /// its waits lead to. Fails with kNoSuchProcess or kAccessDenied when the process cannot be read.
-  [[nodiscard]] virtual Result<Snapshot> sample(Pid pid, const SampleOptions& options) = 0;
+  virtual ~WaitChainSession() = default;
 
-  /// A new, empty cache for repeated samples of one process.
-  [[nodiscard]] virtual std::unique_ptr<SampleCache> makeCache() { return nullptr; }
-
-  /// Samples every process of the system.
-  [[nodiscard]] virtual Result<Snapshot> sampleAll() = 0;
+  /// Samples every thread of the session's process (first in the snapshot) and, with
+  /// `out_of_proc`, the processes its waits lead to (WCT_OUT_OF_PROC_FLAG); a system session
+  /// samples every process. Fails with kNoSuchProcess or kAccessDenied when the process cannot
+  /// be read.
+  virtual void asyncSample(bool out_of_proc, Executor executor, SampleHandler done) = 0;
 
   /// Reads the given threads again, with their waits and owners, to confirm a cycle. A thread
   /// that is gone comes back with status Error.
-  [[nodiscard]] virtual std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) = 0;
+  virtual void asyncResample(std::vector<ThreadRef> threads, Executor executor,
+                             ThreadsHandler done) = 0;
+
+  /// Completes the operation in flight, if any, with kCancelled now, without waiting for the
+  /// platform: a read stuck in the kernel cannot be abandoned, only left behind (its result is
+  /// dropped, and the session is busy until it ends).
+  virtual void cancel() = 0;
 
   /// How long each thread has been off the CPU, which for a blocked thread is how long it has
-  /// waited, where the platform can tell; nullopt where it cannot (never a made-up 0).
+  /// waited, where the platform can tell; nullopt where it cannot (never a made-up 0). Cheap
+  /// enough to call from a completion handler for the threads of reported chains.
   [[nodiscard]] virtual std::vector<std::optional<std::chrono::milliseconds>> waitTimes(
       std::span<const ThreadRef> threads) {
     return std::vector<std::optional<std::chrono::milliseconds>>(threads.size());
   }
+};
+
+/// Opens wait-chain sessions: /proc and process memory on Linux, Wait Chain Traversal on
+/// Windows. The work of a sample runs where the source was told to run it (the service's pool);
+/// only the completion comes back to the caller's executor.
+class WaitChainSource {
+ public:
+  virtual ~WaitChainSource() = default;
+
+  /// A session on `pid`. Opening reads nothing yet: a process that is gone or unreadable fails
+  /// its first sample (kNoSuchProcess, kAccessDenied).
+  [[nodiscard]] virtual Result<std::unique_ptr<WaitChainSession>> open(Pid pid) = 0;
+
+  /// A session over every process of the system (chains followed across processes).
+  [[nodiscard]] virtual Result<std::unique_ptr<WaitChainSession>> openSystem() = 0;
 };
 
 }  // namespace wctmon

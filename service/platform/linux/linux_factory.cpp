@@ -4,8 +4,8 @@
 
 namespace wctmon {
 
-std::unique_ptr<WaitChainSource> makeWaitChainSource() {
-  return std::make_unique<linux_platform::LinuxWaitChainSource>();
+std::unique_ptr<WaitChainSource> makeWaitChainSource(Executor work) {
+  return std::make_unique<linux_platform::LinuxWaitChainSource>(std::move(work));
 }
 
 std::unique_ptr<ThreadInspector> makeThreadInspector() {

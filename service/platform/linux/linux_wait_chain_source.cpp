@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "core/completion.h"
 #include "platform/linux/process_reader.h"
 
 namespace wctmon::linux_platform {
@@ -24,15 +25,13 @@ std::vector<Pid> ownerProcesses(const ProcessSample& process) {
   return out;
 }
 
-}  // namespace
-
-Result<Snapshot> LinuxWaitChainSource::sample(Pid pid, const SampleOptions& options) {
+/// Samples `pid` (reusing `cache` when given) and, with out_of_proc, the processes its waits
+/// lead to.
+Result<Snapshot> sampleProcess(Pid pid, bool out_of_proc, ThreadCache* cache,
+                               TaskstatsClient* taskstats) {
   SampleContext context;
   ProcessReader reader(context);
-  auto* cache = dynamic_cast<ThreadCache*>(options.cache);
-  auto first = cache != nullptr
-                   ? reader.readCached(pid, *cache, taskstats_.available() ? &taskstats_ : nullptr)
-                   : reader.read(pid);
+  auto first = cache != nullptr ? reader.readCached(pid, *cache, taskstats) : reader.read(pid);
   if (!first) return first.error();
 
   Snapshot snapshot;
@@ -43,15 +42,16 @@ Result<Snapshot> LinuxWaitChainSource::sample(Pid pid, const SampleOptions& opti
       if (seen.insert(owner).second) todo.push_back(owner);
     }
   };
-  if (options.out_of_proc) enqueueOwners(*first);
+  if (out_of_proc) enqueueOwners(*first);
   snapshot.processes.push_back(std::move(first).value());
 
   while (!todo.empty()) {
     const Pid next = todo.front();
     todo.pop_front();
-    if (snapshot.processes.size() >= kMaxFollowedProcesses) {
+    if (snapshot.processes.size() >= LinuxWaitChainSource::kMaxFollowedProcesses) {
       snapshot.warnings.push_back("stopped following chains after " +
-                                  std::to_string(kMaxFollowedProcesses) + " processes");
+                                  std::to_string(LinuxWaitChainSource::kMaxFollowedProcesses) +
+                                  " processes");
       break;
     }
     auto process = reader.read(next);
@@ -65,11 +65,7 @@ Result<Snapshot> LinuxWaitChainSource::sample(Pid pid, const SampleOptions& opti
   return snapshot;
 }
 
-std::unique_ptr<SampleCache> LinuxWaitChainSource::makeCache() {
-  return std::make_unique<ThreadCache>();
-}
-
-Result<Snapshot> LinuxWaitChainSource::sampleAll() {
+Result<Snapshot> sampleSystem() {
   SampleContext context;
   ProcessReader reader(context);
   Snapshot snapshot;
@@ -98,7 +94,7 @@ Result<Snapshot> LinuxWaitChainSource::sampleAll() {
   return snapshot;
 }
 
-std::vector<ThreadSample> LinuxWaitChainSource::resample(std::span<const ThreadRef> threads) {
+std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads) {
   std::map<Pid, std::vector<Tid>> by_process;
   for (const auto& t : threads) by_process[t.pid].push_back(t.tid);
   SampleContext context;
@@ -121,7 +117,9 @@ std::vector<ThreadSample> LinuxWaitChainSource::resample(std::span<const ThreadR
   return out;
 }
 
-std::vector<std::optional<std::chrono::milliseconds>> LinuxWaitChainSource::waitTimes(
+/// From the scheduler's clock: `se.exec_start` of the thread's sched file (when it last ran)
+/// against the same field of our own, read at once (now, on that clock).
+std::vector<std::optional<std::chrono::milliseconds>> readWaitTimes(
     std::span<const ThreadRef> threads) {
   std::vector<std::optional<std::chrono::milliseconds>> out(threads.size());
   if (threads.empty()) return out;
@@ -142,6 +140,100 @@ std::vector<std::optional<std::chrono::milliseconds>> LinuxWaitChainSource::wait
     out[i] = std::chrono::milliseconds(static_cast<std::int64_t>(*now - *last_ran));
   }
   return out;
+}
+
+/// What a session's work shares with the session: it outlives the session while a read runs.
+struct SessionState {
+  /// 0 for a system session.
+  Pid pid;
+  std::shared_ptr<TaskstatsClient> taskstats;
+  OperationSlot slot;
+  /// Used by one read at a time (the slot sees to it); absent for a system session.
+  std::unique_ptr<ThreadCache> cache;
+  /// Whether the process is a kernel thread, known from the first sample: it has nothing a
+  /// cache would save and is named for what it is, every time.
+  std::optional<bool> kernel;
+
+  Result<Snapshot> sample(bool out_of_proc) {
+    if (cache == nullptr) return sampleSystem();
+    if (!kernel) kernel = ProcessReader::isKernelThread(pid);
+    return sampleProcess(pid, out_of_proc, *kernel ? nullptr : cache.get(),
+                         taskstats->available() ? taskstats.get() : nullptr);
+  }
+};
+
+class LinuxWaitChainSession final : public WaitChainSession {
+ public:
+  LinuxWaitChainSession(Executor work, std::shared_ptr<SessionState> state)
+      : work_(std::move(work)), state_(std::move(state)) {}
+  ~LinuxWaitChainSession() override { state_->slot.cancel(); }
+  LinuxWaitChainSession(const LinuxWaitChainSession&) = delete;
+  LinuxWaitChainSession& operator=(const LinuxWaitChainSession&) = delete;
+
+  void asyncSample(bool out_of_proc, Executor executor, SampleHandler done) override {
+    auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
+    if (!beginOperation(state_->slot, completion, what("sample"))) return;
+    work_([state = state_, completion, out_of_proc] {
+      // A cancelled sample's read is not started at all when it has not begun yet.
+      auto result = completion->completed() ? Result<Snapshot>(cancelledError("sample"))
+                                            : state->sample(out_of_proc);
+      // Free first, so that the handler may start the next operation (the confirmation).
+      state->slot.end();
+      completion->complete(std::move(result));
+    });
+  }
+
+  void asyncResample(std::vector<ThreadRef> threads, Executor executor,
+                     ThreadsHandler done) override {
+    auto completion =
+        Completion<std::vector<ThreadSample>>::make(std::move(executor), std::move(done));
+    if (!beginOperation(state_->slot, completion, what("re-read"))) return;
+    work_([state = state_, completion, threads = std::move(threads)] {
+      auto result = completion->completed()
+                        ? Result<std::vector<ThreadSample>>(cancelledError("re-read"))
+                        : Result<std::vector<ThreadSample>>(resampleThreads(threads));
+      state->slot.end();
+      completion->complete(std::move(result));
+    });
+  }
+
+  void cancel() override { state_->slot.cancel(); }
+
+  std::vector<std::optional<std::chrono::milliseconds>> waitTimes(
+      std::span<const ThreadRef> threads) override {
+    return readWaitTimes(threads);
+  }
+
+ private:
+  [[nodiscard]] std::string what(const char* operation) const {
+    return state_->cache == nullptr
+               ? std::string(operation) + " of the system"
+               : std::string(operation) + " of pid " + std::to_string(state_->pid.value);
+  }
+
+  Executor work_;
+  std::shared_ptr<SessionState> state_;
+};
+
+}  // namespace
+
+LinuxWaitChainSource::LinuxWaitChainSource(Executor work)
+    : work_(std::move(work)), taskstats_(std::make_shared<TaskstatsClient>()) {}
+
+Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::open(Pid pid) {
+  auto state = std::make_shared<SessionState>();
+  state->pid = pid;
+  state->taskstats = taskstats_;
+  state->cache = std::make_unique<ThreadCache>();
+  return std::unique_ptr<WaitChainSession>(
+      std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));
+}
+
+Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::openSystem() {
+  auto state = std::make_shared<SessionState>();
+  state->taskstats = taskstats_;
+  return std::unique_ptr<WaitChainSession>(
+      std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));
 }
 
 }  // namespace wctmon::linux_platform

@@ -1,27 +1,31 @@
 #pragma once
 
+#include <memory>
+
+#include "core/executor.h"
 #include "core/ports/wait_chain_source.h"
 #include "platform/linux/taskstats.h"
 
 namespace wctmon::linux_platform {
 
-/// Wait chains from /proc and process memory: WCT's semantics built on what Linux exposes.
+/// Wait chains from /proc and process memory: WCT's semantics built on what Linux exposes. The
+/// reads are synchronous system calls; each runs as one task on the work executor (the
+/// service's pool, the one-shot command's loop) and completes to the caller's executor.
 class LinuxWaitChainSource final : public WaitChainSource {
  public:
   /// The most processes one out-of-process sample follows into.
   static constexpr std::size_t kMaxFollowedProcesses = 256;
 
-  [[nodiscard]] Result<Snapshot> sample(Pid pid, const SampleOptions& options) override;
-  [[nodiscard]] std::unique_ptr<SampleCache> makeCache() override;
-  [[nodiscard]] Result<Snapshot> sampleAll() override;
-  [[nodiscard]] std::vector<ThreadSample> resample(std::span<const ThreadRef> threads) override;
-  /// From the scheduler's clock: `se.exec_start` of the thread's sched file (when it last ran)
-  /// against the same field of our own, read at once (now, on that clock).
-  [[nodiscard]] std::vector<std::optional<std::chrono::milliseconds>> waitTimes(
-      std::span<const ThreadRef> threads) override;
+  explicit LinuxWaitChainSource(Executor work);
+
+  /// A session keeps what makes the next sample of its process cheap: kept-open descriptors and
+  /// the last reading of each thread (ThreadCache).
+  [[nodiscard]] Result<std::unique_ptr<WaitChainSession>> open(Pid pid) override;
+  [[nodiscard]] Result<std::unique_ptr<WaitChainSession>> openSystem() override;
 
  private:
-  TaskstatsClient taskstats_;
+  Executor work_;
+  std::shared_ptr<TaskstatsClient> taskstats_;
 };
 
 }  // namespace wctmon::linux_platform

@@ -31,11 +31,37 @@ ThreadRef ref(int pid, int tid) { return ThreadRef{Pid{pid}, Tid{tid}}; }
 
 class EngineTest : public ::testing::Test {
  protected:
+  /// One analysis, on a session of its own unless one is given (repeated samples, as the
+  /// service does them).
+  Result<AnalysisResult> tryAnalyze(int pid, AnalyzeOptions options = {},
+                                    std::shared_ptr<WaitChainSession> session = nullptr) {
+    if (session == nullptr) session = std::move(source_.open(Pid{pid})).value();
+    WaitChainAnalyzer analyzer(&inspector_);
+    auto analysis = analyzeNow(loop_, analyzer, std::move(session), std::move(options));
+    if (!analysis) return analysis.error();
+    return std::move(analysis->result);
+  }
+
   AnalysisResult analyze(int pid, AnalyzeOptions options = {}) {
-    WaitChainAnalyzer analyzer(source_, &inspector_);
-    auto result = analyzer.analyze(Pid{pid}, options);
+    auto result = tryAnalyze(pid, std::move(options));
     if (!result) throw std::runtime_error(result.error().message);
     return std::move(result).value();
+  }
+
+  /// One sample through `session`, run to its end.
+  Result<Snapshot> sample(WaitChainSession& session, bool out_of_proc = false) {
+    std::optional<Result<Snapshot>> out;
+    session.asyncSample(out_of_proc, loop_.executor(),
+                        [&out](Result<Snapshot> s) { out.emplace(std::move(s)); });
+    loop_.run();
+    if (!out) return makeError(ErrorCode::kInternal, "the sample never completed");
+    return std::move(*out);
+  }
+
+  /// Reads `pid` through `cache` as a session's sample does.
+  static Result<ProcessSample> readCached(int pid, linux_platform::ThreadCache& cache) {
+    linux_platform::SampleContext context;
+    return linux_platform::ProcessReader(context).readCached(Pid{pid}, cache);
   }
 
   /// Analyses until `done` holds (the fixture may still be settling), at most a few seconds.
@@ -59,7 +85,8 @@ class EngineTest : public ::testing::Test {
 
   static bool hasDeadlock(const AnalysisResult& r) { return !r.deadlocks.empty(); }
 
-  linux_platform::LinuxWaitChainSource source_;
+  RunLoop loop_;
+  linux_platform::LinuxWaitChainSource source_{loop_.executor()};
   linux_platform::PtraceInspector inspector_;
 };
 
@@ -331,8 +358,7 @@ TEST_F(EngineTest, LongChainIsFollowedToItsEndWithoutACycle) {
 }
 
 TEST_F(EngineTest, UnknownProcessIsAClearError) {
-  WaitChainAnalyzer analyzer(source_, nullptr);
-  auto r = analyzer.analyze(Pid{0x7ffffff0}, {});
+  auto r = tryAnalyze(0x7ffffff0);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kNoSuchProcess);
   EXPECT_NE(r.error().message.find("no such process"), std::string::npos);
@@ -348,8 +374,7 @@ TEST_F(EngineTest, ProcessExitingMidAnalysisNeverCrashesOrNamesAWrongOwner) {
     bool gone = false;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!gone && std::chrono::steady_clock::now() < deadline) {
-      WaitChainAnalyzer analyzer(source_, nullptr);
-      auto r = analyzer.analyze(Pid{pid}, {});
+      auto r = tryAnalyze(pid);
       fx.reapIfExited();
       if (!r) {
         EXPECT_EQ(r.error().code, ErrorCode::kNoSuchProcess) << r.error().message;
@@ -408,21 +433,19 @@ TEST_F(EngineTest, CaptureTakesRegistersAndStacksAndTheTargetKeepsRunning) {
 
 TEST_F(EngineTest, RepeatedSamplesReuseWhatCannotHaveChanged) {
   FixtureProcess fx("idle", "200");
-  auto cache = source_.makeCache();
-  auto* threads = dynamic_cast<linux_platform::ThreadCache*>(cache.get());
-  ASSERT_NE(threads, nullptr);
-  const SampleOptions cached{.out_of_proc = false, .cache = cache.get()};
-  auto first = source_.sample(Pid{fx.pid()}, cached);
+  linux_platform::ThreadCache threads;
+  auto first = readCached(fx.pid(), threads);
   ASSERT_TRUE(first.ok());
-  EXPECT_EQ(threads->reused(), 0U);
-  auto second = source_.sample(Pid{fx.pid()}, cached);
+  EXPECT_EQ(threads.reused(), 0U);
+  auto second = readCached(fx.pid(), threads);
   ASSERT_TRUE(second.ok());
   // The idle workers did not run between the two samples: their readings are reused.
-  EXPECT_GE(threads->reused(), 200U);
-  EXPECT_GE(threads->openDescriptors(), 200U);
-  const auto fresh = source_.sample(Pid{fx.pid()}, {});
+  EXPECT_GE(threads.reused(), 200U);
+  EXPECT_GE(threads.openDescriptors(), 200U);
+  auto session = std::move(source_.open(Pid{fx.pid()})).value();
+  const auto fresh = sample(*session);
   ASSERT_TRUE(fresh.ok());
-  const auto& a = second->processes.front().threads;
+  const auto& a = second->threads;
   const auto& b = fresh->processes.front().threads;
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -461,32 +484,31 @@ TEST_F(EngineTest, TaskstatsTellsWhenNoThreadOfAProcessRan) {
 
   // With it, a cached sample of the idle process after the first reads no thread at all, and a
   // deadlock that forms later is still seen at once.
-  auto cache = source_.makeCache();
-  auto* threads = dynamic_cast<linux_platform::ThreadCache*>(cache.get());
-  const SampleOptions cached{.out_of_proc = false, .cache = cache.get()};
-  ASSERT_TRUE(source_.sample(Pid{idle.pid()}, cached).ok());
-  ASSERT_TRUE(source_.sample(Pid{idle.pid()}, cached).ok());
-  const auto again = source_.sample(Pid{idle.pid()}, cached);
+  linux_platform::ThreadCache threads;
+  linux_platform::SampleContext context;
+  linux_platform::ProcessReader reader(context);
+  ASSERT_TRUE(reader.readCached(Pid{idle.pid()}, threads, &taskstats).ok());
+  ASSERT_TRUE(reader.readCached(Pid{idle.pid()}, threads, &taskstats).ok());
+  const auto again = reader.readCached(Pid{idle.pid()}, threads, &taskstats);
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(threads->reread(), 0U);
-  EXPECT_EQ(again->processes.front().threads.size(), 51U);
+  EXPECT_EQ(threads.reread(), 0U);
+  EXPECT_EQ(again->threads.size(), 51U);
 }
 
 TEST_F(EngineTest, ACachedSampleSeesThreadsThatRanAndDeadlocksThatFormed) {
   FixtureProcess fx("mutex-abba");
-  auto cache = source_.makeCache();
-  WaitChainAnalyzer analyzer(source_, nullptr);
+  std::shared_ptr<WaitChainSession> session = std::move(source_.open(Pid{fx.pid()})).value();
   for (int i = 0; i < 12; ++i) {  // past a full refresh too
-    auto r = analyzer.analyze(Pid{fx.pid()}, AnalyzeOptions{.cache = cache.get()});
+    auto r = tryAnalyze(fx.pid(), {}, session);
     ASSERT_TRUE(r.ok());
     ASSERT_EQ(r->deadlocks.size(), 1U) << i;
     EXPECT_EQ(r->deadlocks[0].threads,
               (std::vector<ThreadRef>{ref(fx.pid(), fx.tid("a")), ref(fx.pid(), fx.tid("b"))}));
   }
   FixtureProcess busy("hot-locks", "4");
-  auto busy_cache = source_.makeCache();
+  std::shared_ptr<WaitChainSession> busy_session = std::move(source_.open(Pid{busy.pid()})).value();
   for (int i = 0; i < 50; ++i) {
-    auto r = analyzer.analyze(Pid{busy.pid()}, AnalyzeOptions{.cache = busy_cache.get()});
+    auto r = tryAnalyze(busy.pid(), {}, busy_session);
     ASSERT_TRUE(r.ok());
     EXPECT_TRUE(r->deadlocks.empty());
   }
@@ -752,16 +774,15 @@ TEST_F(EngineTest, ACachedSampleShowsAProcessRenamedByExecAtOnce) {
                                              R"(echo "{\"pid\":$$,\"threads\":{}}"; read -r _;
 exec sleep 600)"},
                     std::chrono::seconds(10));
-  auto cache = source_.makeCache();
-  const SampleOptions cached{.out_of_proc = false, .cache = cache.get()};
-  auto before = source_.sample(Pid{fx.pid()}, cached);
+  auto session = std::move(source_.open(Pid{fx.pid()})).value();
+  auto before = sample(*session);
   ASSERT_TRUE(before.ok()) << before.error().message;
   EXPECT_EQ(before->processes[0].name, "bash");
   ASSERT_TRUE(fx.tell("go"));
   std::string name;
   for (int i = 0; i < 50 && name != "sleep"; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    auto after = source_.sample(Pid{fx.pid()}, cached);
+    auto after = sample(*session);
     ASSERT_TRUE(after.ok()) << after.error().message;
     name = after->processes[0].name;
   }
