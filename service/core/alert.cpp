@@ -22,7 +22,7 @@ const char* messageId(AlertKind kind) {
 
 bool AlertRateLimiter::admit(const Alert& alert) {
   if (alert.target.empty()) return true;
-  const auto now = clock_.now();
+  const auto now = clock_.steadyNow();
   auto& w = windows_[alert.target];
   if (w.count == 0 || now - w.start >= window_) {
     w.start = now;

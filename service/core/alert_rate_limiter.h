@@ -10,7 +10,8 @@
 namespace wctmon {
 
 /// Lets through at most `max_per_window` alerts per target in each window; alerts without a
-/// target (the service's own) always pass. Pure: time from the injected clock.
+/// target (the service's own) always pass. Pure: windows are measured on the injected clock's
+/// steady reading, so a step of the wall clock neither ends a window early nor stretches it.
 class AlertRateLimiter {
  public:
   AlertRateLimiter(const Clock& clock, std::chrono::milliseconds window, unsigned max_per_window)
@@ -30,7 +31,7 @@ class AlertRateLimiter {
 
  private:
   struct Window {
-    Clock::TimePoint start;
+    Clock::SteadyTimePoint start;
     unsigned count = 0;
   };
   const Clock& clock_;

@@ -272,14 +272,14 @@ std::vector<IncidentEvent> IncidentTracker::observe(const ProcessObservation& o)
   std::vector<IncidentEvent> events;
   auto& state = processes_[o.process];
   state.sees_other_processes = o.sees_other_processes;
-  updateHistory(o, state, clock_.now());
+  updateHistory(o, state, clock_.steadyNow());
   trackDeadlocks(o, events);
   trackHangs(o, state, events);
   return events;
 }
 
 void IncidentTracker::updateHistory(const ProcessObservation& o, ProcessState& state,
-                                    Clock::TimePoint now) {
+                                    Clock::SteadyTimePoint now) {
   // Updated in place: a process is sampled every interval and most of its threads sit in the
   // same wait as last time.
   const auto sample = ++state.samples;
@@ -471,6 +471,9 @@ bool IncidentTracker::stillWatched(const CycleKey& cycle, const OpenDeadlock& d,
 void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& state,
                                  std::vector<IncidentEvent>& events) {
   const auto now = clock_.now();
+  // How long a thread waits is measured on the steady clock: a step of the wall clock (NTP, a
+  // changed date) must neither open a hang early nor hold one back.
+  const auto steady_now = clock_.steadyNow();
   // Threads of a deadlock, and those stuck behind one, belong to the deadlock incident.
   std::set<std::int32_t> in_deadlock;
   for (const auto& d : o.deadlocks) {
@@ -504,16 +507,17 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
       if (h.continued || h.first) current.insert(signature);
       continue;
     }
-    if (now - h.since < o.hang_threshold) continue;
+    const auto waited = steady_now - h.since;
+    if (waited < o.hang_threshold) continue;
     current.insert(signature);
     Incident incident = newIncident(IncidentKind::kHang, o, signature, {t.id}, now);
     incident.chains = chainsOf(o, incident.threads);
     incident.spurs = spursOf(o.chains, incident.threads);
     annotateWaitTimes(o.process, incident.chains);
-    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - h.since);
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(waited);
     incident.summary = "thread " + nameOf(o, t.id) + " in " + o.process_name + " (pid " +
                        std::to_string(o.process.pid.value) + ") blocked for " +
-                       std::to_string(waited.count()) + " s on " + waitKeyText(*t.wait);
+                       std::to_string(seconds.count()) + " s on " + waitKeyText(*t.wait);
     events.push_back({IncidentEvent::Type::kOpened, incident});
     state.open.emplace(signature, std::move(incident));
   }
@@ -589,7 +593,8 @@ std::optional<std::chrono::milliseconds> IncidentTracker::waitTime(const Process
   if (p == processes_.end()) return std::nullopt;
   auto h = p->second.history.find(tid.value);
   if (h == p->second.history.end()) return std::nullopt;
-  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - h->second.since);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.steadyNow() -
+                                                               h->second.since);
 }
 
 void IncidentTracker::annotateWaitTimes(const ProcessIdentity& process,

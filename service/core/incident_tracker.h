@@ -54,7 +54,8 @@ struct IncidentEvent {
 /// incident however long it lasts. A deadlock is keyed by its cycle (the process identities and
 /// tids of its threads), whichever watched process's sample shows it, so a cycle across several
 /// watched processes is one incident listing them all; a hang by its process and signature.
-/// Pure: no I/O, time from the injected clock.
+/// Pure: no I/O, time from the injected clock: how long a thread waits on its steady reading,
+/// when an incident opened or changed on its wall clock.
 class IncidentTracker {
  public:
   explicit IncidentTracker(const Clock& clock) : clock_(clock) {}
@@ -104,7 +105,7 @@ class IncidentTracker {
     std::uint64_t key = 0;
     std::string name;
     std::optional<std::uint64_t> switches;
-    Clock::TimePoint since;
+    Clock::SteadyTimePoint since;
     /// Seen for the first time in this sample (nothing to compare with yet).
     bool first = true;
     /// The same wait as in the previous sample, without progress in between.
@@ -141,7 +142,7 @@ class IncidentTracker {
   void trackDeadlocks(const ProcessObservation& o, std::vector<IncidentEvent>& events);
   void trackHangs(const ProcessObservation& o, ProcessState& state,
                   std::vector<IncidentEvent>& events);
-  void updateHistory(const ProcessObservation& o, ProcessState& state, Clock::TimePoint now);
+  void updateHistory(const ProcessObservation& o, ProcessState& state, Clock::SteadyTimePoint now);
   [[nodiscard]] Incident resolved(Incident incident, std::string reason) const;
   /// The open deadlock of `cycle`, also when it was keyed with start times then unknown (it is
   /// re-keyed with the ones `cycle` knows).

@@ -183,6 +183,39 @@ TEST(IncidentTracker, AThreadInTheSameWaitPastTheThresholdIsAHang) {
   EXPECT_EQ(events[0].incident.resolution, "the thread moved on");
 }
 
+TEST(IncidentTracker, AWallClockStepForwardDoesNotOpenAHangEarly) {
+  FakeClock clock;
+  IncidentTracker tracker(clock);
+  EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
+  clock.advance(10s);
+  clock.stepWallClock(1h);  // NTP sets the date forward: 10 s have passed, not an hour
+  EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
+  EXPECT_EQ(tracker.waitTime(kProcess, Tid{11}), std::chrono::milliseconds(10s));
+  clock.advance(20s);
+  auto events = tracker.observe(observe(blockedOnMutex(7)));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
+  EXPECT_EQ(events[0].incident.summary,
+            "thread [10:11] t11 in server (pid 10) blocked for 30 s on Mutex m99");
+  // Timestamps are what people read: the wall clock's, stepped.
+  EXPECT_EQ(events[0].incident.opened_at, clock.now());
+}
+
+TEST(IncidentTracker, AWallClockStepBackDoesNotHoldAHangBack) {
+  FakeClock clock;
+  IncidentTracker tracker(clock);
+  EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
+  clock.advance(15s);
+  clock.stepWallClock(-1h);  // NTP sets the date back an hour
+  EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
+  EXPECT_EQ(tracker.waitTime(kProcess, Tid{11}), std::chrono::milliseconds(15s));
+  clock.advance(15s);
+  auto events = tracker.observe(observe(blockedOnMutex(7)));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
+  ASSERT_EQ(events[0].incident.chains.size(), 1U);
+  EXPECT_EQ(events[0].incident.chains[0].nodes[0].wait_time, std::chrono::milliseconds(30s));
+  EXPECT_EQ(events[0].incident.opened_at, clock.now());
+}
+
 TEST(IncidentTracker, ProgressRestartsTheHangClock) {
   FakeClock clock;
   IncidentTracker tracker(clock);
