@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <thread>
+
 #include "core/run_loop.h"
 #include "core/snapshot_builder.h"
 #include "fakes/fake_clock.h"
@@ -367,6 +372,193 @@ TEST_F(MonitorTest, AProcessThatExecsIntoAProgramItsTargetDoesNotSelectIsDropped
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].resolution, "the process is no longer watched");
+}
+
+/// Runs the tasks posted to it on a thread of its own, in order, as the service's pool would.
+class ThreadExecutor {
+ public:
+  ThreadExecutor() : thread_([this] { loop(); }) {}
+  ~ThreadExecutor() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  Executor executor() {
+    return [this](Task task) {
+      {
+        std::lock_guard lock(mutex_);
+        tasks_.push_back(std::move(task));
+      }
+      wake_.notify_all();
+    };
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      Task task;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return done_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Task> tasks_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+/// An inspector whose captures wait until the test lets them go, as a ptrace stop of a thread
+/// that takes its time would.
+class HeldInspector final : public ThreadInspector {
+ public:
+  std::vector<ThreadCapture> capture(std::span<const ThreadRef> threads) override {
+    std::unique_lock lock(mutex_);
+    ++started_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return released_; });
+    std::vector<ThreadCapture> out;
+    for (const auto& t : threads) {
+      ThreadCapture c;
+      c.thread = t;
+      c.captured = true;
+      out.push_back(c);
+    }
+    return out;
+  }
+  bool waitStarted() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, 10s, [&] { return started_ > 0; });
+  }
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      released_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int started_ = 0;
+  bool released_ = false;
+};
+
+TEST_F(MonitorTest, DecisionsAndStatusReadsDoNotWaitForACaptureOrAStoreWrite) {
+  HeldInspector held;
+  ThreadExecutor effects;
+  catalog_.set({processInfo(10, "server")});
+  Monitor monitor({source_, &held, catalog_, &store_, &alerts_, clock_, effects.executor()},
+                  configWith(R"([{"exe": "server"}])"));
+  (void)monitor.discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(monitor, id));  // decided: the incident is open, its capture is under way
+  ASSERT_TRUE(held.waitStarted());
+
+  // While the capture holds the effects, everything that reads or decides goes on.
+  auto reads = std::async(std::launch::async, [&] {
+    const auto stats = monitor.stats();
+    const auto open = monitor.openIncidents();
+    return std::make_pair(stats, open.size());
+  });
+  ASSERT_EQ(reads.wait_for(5s), std::future_status::ready) << "a status read waited for a capture";
+  const auto [stats, open] = reads.get();
+  EXPECT_EQ(open, 1U);
+  EXPECT_EQ(stats.incidents_opened, 1U);
+  EXPECT_EQ(stats.pending_effects, 1U);
+  EXPECT_TRUE(store_.list({})->empty());  // not written yet: the write follows the capture
+  EXPECT_TRUE(alerts_.sent.empty());
+  clock_.advance(1s);
+  setSnapshot(healthy());
+  EXPECT_TRUE(sample(monitor, id));  // resolved while the capture still runs
+  EXPECT_EQ(monitor.stats().incidents_resolved, 1U);
+
+  held.release();
+  for (int i = 0; i < 500 && monitor.stats().pending_effects > 0; ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(monitor.stats().pending_effects, 0U);
+  // In the order decided: stored with its evidence, then resolved with it; one alert each.
+  const auto stored = *store_.list({});
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored[0].state, IncidentState::kResolved);
+  EXPECT_EQ(stored[0].evidence.size(), 2U);
+  ASSERT_EQ(alerts_.sent.size(), 2U);
+  EXPECT_EQ(alerts_.sent[0].kind, AlertKind::kDeadlockDetected);
+  EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
+  EXPECT_EQ(monitor.stats().captures, 1U);
+}
+
+TEST_F(MonitorTest, AnIncidentWhoseFirstWriteFailedIsStoredWholeByTheNext) {
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  setSnapshot(abba());
+  store_.failWrites(true);  // the disk is full
+  ASSERT_TRUE(sample(*monitor, id));
+  EXPECT_EQ(monitor->stats().store_errors, 1U);
+  EXPECT_EQ(alerts_.sent.size(), 1U);  // the alert does not depend on the disk
+  store_.failWrites(false);
+  clock_.advance(1s);
+  setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
+  const auto stored = *store_.list({});
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored[0].state, IncidentState::kResolved);
+  EXPECT_EQ(stored[0].evidence.size(), 2U);
+  EXPECT_EQ(stored[0].id, 1);
+}
+
+TEST_F(MonitorTest, IdsFollowTheHighestTheStoreEverGave) {
+  Incident old;
+  old.id = 41;
+  old.state = IncidentState::kResolved;
+  ASSERT_TRUE(store_.insert(old).ok());
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
+  (void)monitor->discover();
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{10}, 0}));
+  const auto open = *store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  ASSERT_EQ(open.size(), 1U);
+  EXPECT_EQ(open[0].id, 42);
+}
+
+TEST_F(MonitorTest, ASampleCancelledPastItsDeadlineIsCountedAndDecidesNothing) {
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  setSnapshot(abba());
+  source_.holdSamples();
+  RunLoop loop;
+  std::optional<bool> alive;
+  monitor->asyncSample(id, loop.executor(), [&](bool a) { alive = a; });
+  loop.run();
+  EXPECT_FALSE(alive.has_value());
+  monitor->cancelSample(id);
+  loop.run();
+  ASSERT_EQ(alive, std::optional<bool>(true));  // still watched
+  EXPECT_EQ(monitor->stats().samples_cancelled, 1U);
+  EXPECT_EQ(monitor->stats().samples, 0U);
+  EXPECT_TRUE(store_.list({})->empty());
+
+  EXPECT_TRUE(sample(*monitor, id));  // the platform is still busy with the cancelled read
+  EXPECT_EQ(monitor->stats().samples_refused, 1U);
+  source_.release();
+  EXPECT_TRUE(sample(*monitor, id));
+  EXPECT_EQ(store_.list({})->size(), 1U);
 }
 
 TEST(AlertRateLimiter, AdmitsAtMostMaxPerWindowPerTarget) {
