@@ -99,7 +99,7 @@ Monitor::Discovery Monitor::discover() {
   for (const auto& id : tracker_.trackedProcesses()) {
     if (!alive.contains(id) && !watched_.contains(id)) handle(tracker_.exited(id));
   }
-  stats_.watched = watched_.size();
+  counters_.watched = watched_.size();
   lock.unlock();
   runEffects();
   return out;
@@ -180,25 +180,25 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   auto watched = watched_.find(process);
   if (watched == watched_.end()) return false;
   if (!analysis && analysis.error().code == ErrorCode::kCancelled) {
-    ++stats_.samples_cancelled;
+    ++counters_.samples_cancelled;
     return true;
   }
   if (!analysis && analysis.error().code == ErrorCode::kBusy) {
-    ++stats_.samples_refused;
+    ++counters_.samples_refused;
     return true;
   }
-  ++stats_.samples;
+  ++counters_.samples;
   const bool replaced = analysis && analysis->result.process_start_time != process.start_time;
   if ((!analysis && analysis.error().code == ErrorCode::kNoSuchProcess) || replaced) {
     handle(tracker_.exited(process));
     watched_.erase(process);
-    stats_.watched = watched_.size();
+    counters_.watched = watched_.size();
     lock.unlock();
     runEffects();
     return false;
   }
   if (!analysis) {
-    ++stats_.sample_errors;
+    ++counters_.sample_errors;
     spdlog::warn("sampling pid {} failed: {}", process.pid.value, analysis.error().message);
     return true;
   }
@@ -234,11 +234,11 @@ void Monitor::handle(std::vector<IncidentEvent> events) {
     Effect effect;
     effect.type = event.type;
     if (event.type == IncidentEvent::Type::kOpened) {
-      ++stats_.incidents_opened;
+      ++counters_.incidents_opened;
       effect.capture = incident.kind == IncidentKind::kDeadlock && shouldCapture(incident);
       spdlog::warn("{} incident opened: {}", toString(incident.kind), incident.summary);
     } else if (event.type == IncidentEvent::Type::kResolved) {
-      ++stats_.incidents_resolved;
+      ++counters_.incidents_resolved;
       spdlog::info("{} incident resolved ({}): {}", toString(incident.kind), incident.resolution,
                    incident.summary);
     }
@@ -247,8 +247,9 @@ void Monitor::handle(std::vector<IncidentEvent> events) {
     batch.push_back(std::move(effect));
   }
   if (batch.empty()) return;
+  publishOpenIncidents();
   std::lock_guard lock(effects_mutex_);
-  stats_.pending_effects += batch.size();
+  counters_.pending_effects += batch.size();
   effects_.push_back(std::move(batch));
 }
 
@@ -294,8 +295,7 @@ void Monitor::drainEffects() {
     }
     for (auto& effect : batch) {
       apply(effect);
-      std::lock_guard lock(mutex_);
-      --stats_.pending_effects;
+      --counters_.pending_effects;
     }
   }
 }
@@ -305,10 +305,13 @@ void Monitor::apply(Effect& effect) {
   if (effect.capture) {
     incident.evidence = deps_.inspector->capture(incident.threads);
     evidence_[incident.id] = incident.evidence;
-    std::lock_guard lock(mutex_);
-    ++stats_.captures;
-    // Records are rewritten whole; the tracker's copy must carry the evidence too.
-    tracker_.attachEvidence(incident, incident.evidence);
+    ++counters_.captures;
+    {
+      // Records are rewritten whole; the tracker's copy must carry the evidence too.
+      std::lock_guard lock(mutex_);
+      tracker_.attachEvidence(incident, incident.evidence);
+      publishOpenIncidents();
+    }
   } else if (auto it = evidence_.find(incident.id);
              it != evidence_.end() && incident.evidence.empty()) {
     // Decided before the capture had reached the tracker's copy.
@@ -331,8 +334,7 @@ void Monitor::apply(Effect& effect) {
     }
     if (!written) {
       spdlog::error("{}", written.error().message);
-      std::lock_guard lock(mutex_);
-      ++stats_.store_errors;
+      ++counters_.store_errors;
     }
   }
   if (effect.alert && deps_.alerts != nullptr) deps_.alerts->send(*effect.alert);
@@ -365,7 +367,7 @@ std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {
               {"PIDS", pids.empty() ? std::to_string(i.process.pid.value) : pids},
               {"THREADS", threadList(i.threads)}};
   if (!limiter_.admit(a)) {
-    stats_.alerts_suppressed = limiter_.suppressed();
+    counters_.alerts_suppressed = limiter_.suppressed();
     return std::nullopt;
   }
   return a;
@@ -427,14 +429,31 @@ std::optional<std::chrono::milliseconds> Monitor::intervalOf(const ProcessIdenti
   return it->second.target->interval;
 }
 
-std::vector<Incident> Monitor::openIncidents() const {
-  std::lock_guard lock(mutex_);
-  return tracker_.openIncidents();
+void Monitor::publishOpenIncidents() {
+  auto open = std::make_shared<const std::vector<Incident>>(tracker_.openIncidents());
+  std::lock_guard lock(published_mutex_);
+  open_incidents_ = std::move(open);
+}
+
+std::shared_ptr<const std::vector<Incident>> Monitor::openIncidents() const {
+  std::lock_guard lock(published_mutex_);
+  return open_incidents_;
 }
 
 MonitorStats Monitor::stats() const {
-  std::lock_guard lock(mutex_);
-  return stats_;
+  MonitorStats s;
+  s.samples = counters_.samples;
+  s.sample_errors = counters_.sample_errors;
+  s.samples_cancelled = counters_.samples_cancelled;
+  s.samples_refused = counters_.samples_refused;
+  s.incidents_opened = counters_.incidents_opened;
+  s.incidents_resolved = counters_.incidents_resolved;
+  s.captures = counters_.captures;
+  s.store_errors = counters_.store_errors;
+  s.alerts_suppressed = counters_.alerts_suppressed;
+  s.watched = counters_.watched;
+  s.pending_effects = counters_.pending_effects;
+  return s;
 }
 
 Config Monitor::config() const {
@@ -468,6 +487,7 @@ void Monitor::adoptStoredIncidents() {
       spdlog::info("{} incident(s) were open when the service stopped", open->size());
     for (const auto& i : *open) last_id_ = std::max(last_id_, i.id);
     handle(tracker_.adopt(*open));
+    publishOpenIncidents();
   }
   runEffects();
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -114,7 +115,9 @@ class Monitor {
   /// The sampling interval of a watched process (cheaper than watchedProcess()).
   [[nodiscard]] std::optional<std::chrono::milliseconds> intervalOf(
       const ProcessIdentity& process) const;
-  [[nodiscard]] std::vector<Incident> openIncidents() const;
+  /// The open incidents as of the last decision, shared rather than copied, and the counters:
+  /// neither waits for the decision lock.
+  [[nodiscard]] std::shared_ptr<const std::vector<Incident>> openIncidents() const;
   [[nodiscard]] MonitorStats stats() const;
   [[nodiscard]] Config config() const;
 
@@ -160,7 +163,29 @@ class Monitor {
   std::map<ProcessIdentity, Clock::TimePoint> last_capture_;
   /// Ids are given here, where incidents are decided, so that no decision waits for the store.
   std::int64_t last_id_ = 0;
-  MonitorStats stats_;
+
+  /// The counters of MonitorStats, read without the decision lock: a status read never waits
+  /// for a decision, nor for a thread that holds the lock and has lost its core.
+  struct Counters {
+    std::atomic<std::uint64_t> samples{0};
+    std::atomic<std::uint64_t> sample_errors{0};
+    std::atomic<std::uint64_t> samples_cancelled{0};
+    std::atomic<std::uint64_t> samples_refused{0};
+    std::atomic<std::uint64_t> incidents_opened{0};
+    std::atomic<std::uint64_t> incidents_resolved{0};
+    std::atomic<std::uint64_t> captures{0};
+    std::atomic<std::uint64_t> store_errors{0};
+    std::atomic<std::uint64_t> alerts_suppressed{0};
+    std::atomic<std::size_t> watched{0};
+    std::atomic<std::size_t> pending_effects{0};
+  };
+  Counters counters_;
+  /// The open incidents as of the last decision or capture that changed them, published for
+  /// readers; the lock guards only the pointer.
+  void publishOpenIncidents();
+  mutable std::mutex published_mutex_;
+  std::shared_ptr<const std::vector<Incident>> open_incidents_ =
+      std::make_shared<const std::vector<Incident>>();
 
   mutable std::mutex effects_mutex_;  // the queue of effects, never held while doing one
   std::deque<std::vector<Effect>> effects_;

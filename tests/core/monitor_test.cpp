@@ -192,7 +192,7 @@ TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
   (void)monitor->discover();
   ASSERT_TRUE(sample(*monitor, id));
   EXPECT_EQ(store_.list({})->size(), 1U);  // the same incident, not a second one
-  ASSERT_EQ(monitor->openIncidents().size(), 1U);
+  ASSERT_EQ(monitor->openIncidents()->size(), 1U);
 
   catalog_.set({});
   (void)monitor->discover();
@@ -332,7 +332,7 @@ TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
   EXPECT_EQ(open[0].process.pid, Pid{10});  // the older record goes on
   EXPECT_EQ(open[0].processes.size(), 2U);
   EXPECT_EQ(store_.list({})->size(), 2U);  // nothing new opened
-  EXPECT_EQ(monitor->openIncidents().size(), 1U);
+  EXPECT_EQ(monitor->openIncidents()->size(), 1U);
 }
 
 TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
@@ -470,7 +470,7 @@ TEST_F(MonitorTest, DecisionsAndStatusReadsDoNotWaitForACaptureOrAStoreWrite) {
   auto reads = std::async(std::launch::async, [&] {
     const auto stats = monitor.stats();
     const auto open = monitor.openIncidents();
-    return std::make_pair(stats, open.size());
+    return std::make_pair(stats, open->size());
   });
   ASSERT_EQ(reads.wait_for(5s), std::future_status::ready) << "a status read waited for a capture";
   const auto [stats, open] = reads.get();
