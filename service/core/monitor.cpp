@@ -92,6 +92,7 @@ Monitor::Discovery Monitor::discover() {
     handle(exited ? tracker_.exited(it->first)
                   : tracker_.forget(it->first, "the process is no longer watched"));
     out.removed.push_back(it->first);
+    last_capture_.erase(it->first);
     it = watched_.erase(it);
   }
   // Processes of open incidents that no target watches (adopted from the store, or the other
@@ -192,6 +193,7 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   if ((!analysis && analysis.error().code == ErrorCode::kNoSuchProcess) || replaced) {
     handle(tracker_.exited(process));
     watched_.erase(process);
+    last_capture_.erase(process);
     counters_.watched = watched_.size();
     lock.unlock();
     runEffects();
@@ -257,7 +259,7 @@ bool Monitor::shouldCapture(const Incident& incident) {
   if (deps_.inspector == nullptr || !config_.capture.enabled) return false;
   auto w = watched_.find(incident.process);
   if (w != watched_.end() && !w->second.target->capture) return false;
-  const auto now = deps_.clock.now();
+  const auto now = deps_.clock.steadyNow();
   auto last = last_capture_.find(incident.process);
   if (last != last_capture_.end() && now - last->second < config_.capture.min_interval) {
     spdlog::info("evidence of pid {} was captured {} ms ago; not again", incident.process.pid.value,

@@ -160,7 +160,8 @@ class Monitor {
   std::map<ProcessIdentity, WatchedProcess> watched_;
   IncidentTracker tracker_;
   AlertRateLimiter limiter_;
-  std::map<ProcessIdentity, Clock::TimePoint> last_capture_;
+  /// When each watched process was last captured (steady: an NTP step must not allow a second).
+  std::map<ProcessIdentity, Clock::SteadyTimePoint> last_capture_;
   /// Ids are given here, where incidents are decided, so that no decision waits for the store.
   std::int64_t last_id_ = 0;
 

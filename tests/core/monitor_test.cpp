@@ -178,6 +178,29 @@ TEST_F(MonitorTest, EvidenceIsCapturedAtMostOncePerInterval) {
   EXPECT_GT(monitor->stats().alerts_suppressed, 0U);
 }
 
+TEST_F(MonitorTest, TheCaptureIntervalIsNotShortenedByAWallClockStep) {
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(*monitor, id));
+  setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
+  clock_.stepWallClock(2h);  // the date is set forward; only seconds have passed
+  clock_.advance(10s);
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(*monitor, id));
+  EXPECT_EQ(monitor->stats().incidents_opened, 2U);
+  EXPECT_EQ(monitor->stats().captures, 1U);  // the minimum interval (60 s) has not passed
+  clock_.advance(60s);
+  setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(*monitor, id));
+  EXPECT_EQ(monitor->stats().captures, 2U);
+}
+
 TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
   catalog_.set({processInfo(10, "server")});
   const ProcessIdentity id{Pid{10}, 0};
