@@ -1,8 +1,8 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
 #include <functional>
@@ -34,10 +34,14 @@ struct SchedulerStats {
 /// stuck in such work, a worker is added (up to twice the pool) so that a stuck target cannot
 /// stop the others.
 ///
+/// Its timers run on `TimerClock` (std::chrono::steady_clock in the service; tests drive a
+/// fake one and the pool's context by hand, so that no test waits for time to pass).
+///
 /// Shutdown order: stop() cancels every timer (an expired timer's handler sees the stopped
 /// flag), lets running samples and the monitor's side effects finish within a grace period,
 /// then stops the pool.
-class Scheduler {
+template <typename TimerClock>
+class BasicScheduler {
  public:
   struct Options {
     std::chrono::milliseconds discovery_interval{1000};
@@ -50,12 +54,12 @@ class Scheduler {
     std::function<void(bool healthy, const SchedulerStats&)> on_health;
   };
 
-  Scheduler(Monitor& monitor, WorkerPool& pool, Options options);
-  ~Scheduler();
-  Scheduler(const Scheduler&) = delete;
-  Scheduler& operator=(const Scheduler&) = delete;
+  BasicScheduler(Monitor& monitor, WorkerPool& pool, Options options);
+  ~BasicScheduler();
+  BasicScheduler(const BasicScheduler&) = delete;
+  BasicScheduler& operator=(const BasicScheduler&) = delete;
 
-  /// Starts the timers (and the pool's workers).
+  /// Starts the pool's workers and the timers.
   void start();
   void stop();
 
@@ -66,14 +70,15 @@ class Scheduler {
 
  private:
   using Strand = WorkerPool::Strand;
+  using Timer = boost::asio::basic_waitable_timer<TimerClock>;
   struct Job {
     Job(boost::asio::io_context& io, ProcessIdentity id)
         : process(id), strand(boost::asio::make_strand(io)), timer(io), deadline_timer(io) {}
     ProcessIdentity process;
     Strand strand;
-    boost::asio::steady_timer timer;
+    Timer timer;
     /// Cancels the sample in flight when it runs past the deadline.
-    boost::asio::steady_timer deadline_timer;
+    Timer deadline_timer;
     std::atomic<bool> running{false};
     std::atomic<bool> stopped{false};
     /// Which sample the deadline timer is for (a late expiry must not cancel the next one).
@@ -97,9 +102,9 @@ class Scheduler {
   WorkerPool& pool_;
   Options options_;
   boost::asio::io_context& io_;
-  boost::asio::steady_timer discovery_timer_;
-  boost::asio::steady_timer health_timer_;
-  boost::asio::steady_timer retention_timer_;
+  Timer discovery_timer_;
+  Timer health_timer_;
+  Timer retention_timer_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> active_samples_{0};
 
@@ -107,5 +112,9 @@ class Scheduler {
   std::map<ProcessIdentity, std::shared_ptr<Job>> jobs_;
   SchedulerStats stats_;
 };
+
+/// The service's scheduler.
+using Scheduler = BasicScheduler<std::chrono::steady_clock>;
+extern template class BasicScheduler<std::chrono::steady_clock>;
 
 }  // namespace wctmon

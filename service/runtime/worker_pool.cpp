@@ -10,6 +10,8 @@ WorkerPool::WorkerPool(unsigned threads)
     : guard_(asio::make_work_guard(io_)),
       base_threads_(threads != 0 ? threads : std::max(1U, std::thread::hardware_concurrency())) {}
 
+WorkerPool::WorkerPool(DrivenByCaller) : guard_(asio::make_work_guard(io_)), base_threads_(0) {}
+
 WorkerPool::~WorkerPool() { stop(std::chrono::milliseconds(0)); }
 
 void WorkerPool::start() {
@@ -18,7 +20,7 @@ void WorkerPool::start() {
 
 bool WorkerPool::addWorker() {
   std::lock_guard lock(mutex_);
-  if (threads_.size() >= 2 * base_threads_ + 1) return false;
+  if (base_threads_ == 0 || threads_.size() >= 2 * base_threads_ + 1) return false;
   threads_.emplace_back([this] { io_.run(); });
   return true;
 }

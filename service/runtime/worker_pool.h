@@ -26,6 +26,11 @@ class WorkerPool {
 
   /// `threads` = 0: one per core.
   explicit WorkerPool(unsigned threads);
+
+  /// A pool without threads, whose caller runs the context (context().poll()) when it wants the
+  /// ready handlers run: tests that drive the scheduler with a fake clock.
+  struct DrivenByCaller {};
+  explicit WorkerPool(DrivenByCaller);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

@@ -1,0 +1,255 @@
+#pragma once
+
+// The definitions of BasicScheduler, for the instantiations: the service's
+// (runtime/scheduler.cpp) and the tests' with a fake clock.
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <thread>
+
+#include "runtime/scheduler.h"
+
+namespace wctmon {
+
+namespace asio = boost::asio;
+
+template <typename TimerClock>
+BasicScheduler<TimerClock>::BasicScheduler(Monitor& monitor, WorkerPool& pool, Options options)
+    : monitor_(monitor),
+      pool_(pool),
+      options_(std::move(options)),
+      io_(pool.context()),
+      discovery_timer_(io_),
+      health_timer_(io_),
+      retention_timer_(io_) {}
+
+template <typename TimerClock>
+BasicScheduler<TimerClock>::~BasicScheduler() {
+  stop();
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::start() {
+  pool_.start();
+  scheduleDiscovery(std::chrono::milliseconds(0));
+  scheduleHealth();
+  scheduleRetention();
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::stop() {
+  if (stopping_.exchange(true)) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, job] : jobs_) {
+      job->stopped = true;
+      job->timer.cancel();
+      job->deadline_timer.cancel();
+    }
+  }
+  asio::post(io_, [this] {
+    discovery_timer_.cancel();
+    health_timer_.cancel();
+    retention_timer_.cancel();
+  });
+  // Samples in flight and the side effects they decided (a capture, a store write, an alert)
+  // finish within the grace period; one stuck in the kernel does not hold the service hostage.
+  const auto deadline = std::chrono::steady_clock::now() + options_.shutdown_grace;
+  while ((active_samples_ > 0 || monitor_.stats().pending_effects > 0) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (!pool_.stop(std::max(left, std::chrono::milliseconds(0))) || active_samples_ > 0) {
+    spdlog::warn("{} sample(s) still running at shutdown; leaving them behind",
+                 active_samples_.load());
+  }
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::setOptions(std::chrono::milliseconds discovery_interval,
+                                            std::chrono::milliseconds deadline) {
+  std::lock_guard lock(mutex_);
+  options_.discovery_interval = discovery_interval;
+  options_.deadline = deadline;
+}
+
+template <typename TimerClock>
+SchedulerStats BasicScheduler<TimerClock>::stats() const {
+  const auto threads = pool_.threads();
+  std::lock_guard lock(mutex_);
+  auto s = stats_;
+  s.jobs = jobs_.size();
+  s.threads = threads;
+  return s;
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::scheduleDiscovery(std::chrono::milliseconds delay) {
+  if (stopping_) return;
+  discovery_timer_.expires_after(delay);
+  discovery_timer_.async_wait([this](const boost::system::error_code& ec) {
+    // A cancelled timer that had already expired still delivers success: check the flag too.
+    if (ec || stopping_) return;
+    discover();
+    std::chrono::milliseconds interval;
+    {
+      std::lock_guard lock(mutex_);
+      interval = options_.discovery_interval;
+    }
+    scheduleDiscovery(interval);
+  });
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::discover() {
+  const auto changes = monitor_.discover();
+  for (const auto& id : changes.removed) removeJob(id);
+  for (const auto& w : changes.added) addJob(w.process.identity);
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::addJob(const ProcessIdentity& process) {
+  auto job = std::make_shared<Job>(io_, process);
+  {
+    std::lock_guard lock(mutex_);
+    if (jobs_.contains(process)) return;
+    jobs_.emplace(process, job);
+  }
+  arm(job, std::chrono::milliseconds(0));  // a new process is sampled at once
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::removeJob(const ProcessIdentity& process) {
+  std::lock_guard lock(mutex_);
+  auto it = jobs_.find(process);
+  if (it == jobs_.end()) return;
+  it->second->stopped = true;
+  it->second->timer.cancel();
+  it->second->deadline_timer.cancel();
+  jobs_.erase(it);
+}
+
+template <typename TimerClock>
+std::chrono::milliseconds BasicScheduler<TimerClock>::deadlineOf(
+    const ProcessIdentity& process) const {
+  std::chrono::milliseconds deadline;
+  {
+    std::lock_guard lock(mutex_);
+    deadline = options_.deadline;
+  }
+  if (deadline.count() > 0) return deadline;
+  return monitor_.intervalOf(process).value_or(std::chrono::milliseconds(1000));
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::arm(const std::shared_ptr<Job>& job,
+                                     std::chrono::milliseconds delay) {
+  if (job->stopped || stopping_) return;
+  job->timer.expires_after(delay);
+  job->timer.async_wait([this, job](const boost::system::error_code& ec) {
+    if (ec || job->stopped || stopping_) return;
+    tick(job);
+  });
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::tick(const std::shared_ptr<Job>& job) {
+  // Fixed rate: the next turn is set before this one runs.
+  arm(job, monitor_.intervalOf(job->process).value_or(std::chrono::milliseconds(1000)));
+  if (job->running.exchange(true)) {
+    std::lock_guard lock(mutex_);
+    ++stats_.samples_skipped;
+    return;
+  }
+  asio::post(job->strand, [this, job] { runSample(job); });
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job) {
+  if (job->stopped || stopping_) {
+    job->running = false;
+    return;
+  }
+  ++active_samples_;
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.samples_started;
+  }
+  // Past the deadline the sample is cancelled: its completion comes at once, and no worker
+  // waits for the platform.
+  const auto generation = ++job->generation;
+  const auto deadline = deadlineOf(job->process);
+  job->deadline_timer.expires_after(deadline);
+  job->deadline_timer.async_wait(asio::bind_executor(
+      job->strand, [this, job, generation, deadline](const boost::system::error_code& ec) {
+        if (ec || !job->running || job->generation != generation) return;
+        {
+          std::lock_guard lock(mutex_);
+          ++stats_.samples_overdue;
+        }
+        spdlog::warn("sample of pid {} has run past its {} ms deadline; cancelled",
+                     job->process.pid.value, deadline.count());
+        monitor_.cancelSample(job->process);
+      }));
+  monitor_.asyncSample(job->process, WorkerPool::on(job->strand),
+                       [this, job](bool alive) { sampleDone(job, alive); });
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::sampleDone(const std::shared_ptr<Job>& job, bool alive) {
+  ++job->generation;  // whatever the deadline timer does now is for a sample that has ended
+  job->deadline_timer.cancel();
+  job->running = false;
+  --active_samples_;
+  if (!alive) {
+    asio::post(io_, [this, id = job->process] { removeJob(id); });
+  }
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::scheduleHealth() {
+  if (stopping_) return;
+  health_timer_.expires_after(options_.health_interval);
+  health_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopping_) return;
+    checkHealth();
+    scheduleHealth();
+  });
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::checkHealth() {
+  std::chrono::milliseconds deadline;
+  {
+    std::lock_guard lock(mutex_);
+    deadline = options_.deadline.count() > 0 ? options_.deadline : std::chrono::milliseconds(1000);
+  }
+  // Nothing here waits on the monitor's decisions or on a sample: only the pool's own record
+  // of work that has run longer than a deadline.
+  const std::size_t stuck = pool_.stuckWorkers(deadline);
+  std::size_t threads = pool_.threads();
+  // This handler runs on a worker, so at least one is free; when the others are all stuck in
+  // platform work, one more keeps the rest of the targets moving.
+  if (stuck > 0 && stuck + 1 >= threads && pool_.addWorker()) {
+    spdlog::warn("{} worker(s) stuck in platform work; added a worker", stuck);
+    threads = pool_.threads();
+  }
+  const bool healthy = stuck == 0 || stuck < threads;
+  if (options_.on_health) options_.on_health(healthy, stats());
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::scheduleRetention() {
+  if (stopping_) return;
+  retention_timer_.expires_after(options_.retention_interval);
+  retention_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || stopping_) return;
+    monitor_.applyRetention();
+    scheduleRetention();
+  });
+}
+
+}  // namespace wctmon
