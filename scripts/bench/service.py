@@ -7,7 +7,12 @@
 2. steady state: --processes idle processes of --threads threads each, sampled every interval:
    CPU % of one core and RSS of the service over --seconds.
 
-Per-thread sweep cost next to a full re-read is measured in-process by wctmon-phases-bench."""
+With --baseline BUILD, an earlier version is measured the same way in the same run (the same
+fixture processes for the steady state, one service after the other), so that the figures
+compare on one machine at one time.
+
+Per-thread sweep cost next to a full re-read is measured in-process by wctmon-phases-bench;
+status reads while captures and commits run, by wctmon-status-bench."""
 import argparse
 import json
 import random
@@ -48,7 +53,7 @@ def stop(proc):
         proc.wait()
 
 
-def latency(args, wctmon, fixture):
+def latency(args, wctmon, fixture, label):
     with tempfile.TemporaryDirectory() as state:
         tag = "--tag=latency-" + os.path.basename(state)
         service = start_service(wctmon, state, args.interval, tag)
@@ -80,7 +85,7 @@ def latency(args, wctmon, fixture):
             stop(service)
         samples.sort()
         p99 = samples[min(len(samples) - 1, int(round(0.99 * (len(samples) - 1))))]
-        print(f"detection latency over {len(samples)} deadlocks at {args.interval} ms interval: "
+        print(f"{label}detection latency over {len(samples)} deadlocks at {args.interval} ms interval: "
               f"p50 {statistics.median(samples):.0f} ms, p99 {p99:.0f} ms, max {max(samples):.0f} ms "
               f"(goal p99 <= {args.interval + 100} ms)")
 
@@ -100,42 +105,50 @@ def proc_status(pid, key):
     return 0
 
 
-def steady(args, wctmon, fixture):
+def measure_steady(args, wctmon, tag):
     with tempfile.TemporaryDirectory() as state:
-        tag = "--tag=steady-" + os.path.basename(state)
-        fixtures = []
+        service = start_service(wctmon, state, args.interval, tag)
         try:
-            for _ in range(args.processes):
-                fixtures.append(subprocess.Popen([fixture, "idle", str(args.threads), tag],
-                                                 stdout=subprocess.PIPE, start_new_session=True))
-            for fx in fixtures:
-                fx.stdout.readline()
-            service = start_service(wctmon, state, args.interval, tag)
-            try:
-                time.sleep(args.warmup)
-                cpu0, t0 = proc_cpu_seconds(service.pid), time.time()
-                time.sleep(args.seconds)
-                cpu1, t1 = proc_cpu_seconds(service.pid), time.time()
-                rss = proc_status(service.pid, "VmRSS") / 1024
-                hwm = proc_status(service.pid, "VmHWM") / 1024
-                fds = len(os.listdir(f"/proc/{service.pid}/fd"))
-            finally:
-                stop(service)
+            time.sleep(args.warmup)
+            cpu0, t0 = proc_cpu_seconds(service.pid), time.time()
+            time.sleep(args.seconds)
+            cpu1, t1 = proc_cpu_seconds(service.pid), time.time()
+            rss = proc_status(service.pid, "VmRSS") / 1024
+            hwm = proc_status(service.pid, "VmHWM") / 1024
+            fds = len(os.listdir(f"/proc/{service.pid}/fd"))
         finally:
-            for fx in fixtures:
-                os.killpg(fx.pid, signal.SIGKILL)
-            for fx in fixtures:
-                fx.wait()
-        threads = args.processes * (args.threads + 1)
-        cpu = (cpu1 - cpu0) / (t1 - t0) * 100
-        print(f"steady state: {args.processes} processes / {threads} threads at {args.interval} ms: "
-              f"CPU {cpu:.1f} % of one core (goal <= 5 %), RSS {rss:.1f} MB, peak {hwm:.1f} MB "
-              f"(goal <= 50 MB), {fds} descriptors open")
+            stop(service)
+    return (cpu1 - cpu0) / (t1 - t0) * 100, rss, hwm, fds
+
+
+def steady(args, builds, fixture):
+    tag = f"--tag=steady-{os.getpid()}"
+    fixtures = []
+    results = []
+    try:
+        for _ in range(args.processes):
+            fixtures.append(subprocess.Popen([fixture, "idle", str(args.threads), tag],
+                                             stdout=subprocess.PIPE, start_new_session=True))
+        for fx in fixtures:
+            fx.stdout.readline()
+        for label, wctmon in builds:
+            results.append((label, measure_steady(args, wctmon, tag)))
+    finally:
+        for fx in fixtures:
+            os.killpg(fx.pid, signal.SIGKILL)
+        for fx in fixtures:
+            fx.wait()
+    threads = args.processes * (args.threads + 1)
+    for label, (cpu, rss, hwm, fds) in results:
+        print(f"{label}steady state: {args.processes} processes / {threads} threads at "
+              f"{args.interval} ms: CPU {cpu:.1f} % of one core (goal <= 5 %), RSS {rss:.1f} MB, "
+              f"peak {hwm:.1f} MB (goal <= 50 MB), {fds} descriptors open")
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default="build/default")
+    parser.add_argument("--baseline", help="build directory of an earlier version to compare")
     parser.add_argument("--interval", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--processes", type=int, default=500)
@@ -145,12 +158,16 @@ def main():
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-steady", action="store_true")
     args = parser.parse_args()
-    wctmon = os.path.join(args.build, "service/wctmon")
     fixture = os.path.join(args.build, "tests/wctmon-fixture")
+    builds = [("", os.path.join(args.build, "service/wctmon"))]
+    if args.baseline:
+        builds = [("this build: ", builds[0][1]),
+                  ("baseline:   ", os.path.join(args.baseline, "service/wctmon"))]
     if not args.skip_latency:
-        latency(args, wctmon, fixture)
+        for label, wctmon in builds:
+            latency(args, wctmon, fixture, label)
     if not args.skip_steady:
-        steady(args, wctmon, fixture)
+        steady(args, builds, fixture)
 
 
 if __name__ == "__main__":
