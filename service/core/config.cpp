@@ -1,7 +1,6 @@
 #include "core/config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <fstream>
@@ -9,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <system_error>
+
+#include "model/enum_names.h"
 
 namespace wctmon {
 namespace {
@@ -321,16 +322,6 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   }
 }
 
-std::string snakeCase(std::string_view camel) {
-  std::string out;
-  for (std::size_t i = 0; i < camel.size(); ++i) {
-    const auto c = static_cast<unsigned char>(camel[i]);
-    if (i > 0 && std::isupper(c)) out += '_';
-    out += static_cast<char>(std::tolower(c));
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<ObjectType> defaultIgnoredWaits() {
@@ -342,14 +333,10 @@ std::vector<ObjectType> defaultIgnoredWaits() {
           ObjectType::kProcessWait, ObjectType::kUnknown};
 }
 
-std::string waitTypeKey(ObjectType type) { return snakeCase(toString(type)); }
+std::string waitTypeKey(ObjectType type) { return std::string(configName(type)); }
 
 std::optional<ObjectType> waitTypeFromKey(std::string_view key) {
-  for (int i = 0; i <= static_cast<int>(kLastObjectType); ++i) {
-    const auto type = static_cast<ObjectType>(i);
-    if (waitTypeKey(type) == key) return type;
-  }
-  return std::nullopt;
+  return fromConfigName<ObjectType>(key);
 }
 
 ConfigParse parseConfig(std::string_view json_text) {

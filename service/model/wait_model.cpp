@@ -2,87 +2,15 @@
 
 #include <algorithm>
 
+#include "model/enum_names.h"
 #include "model/snapshot.h"
 
 namespace wctmon {
 
-const char* toString(ObjectType type) {
-  switch (type) {
-    case ObjectType::kCriticalSection:
-      return "CriticalSection";
-    case ObjectType::kSendMessage:
-      return "SendMessage";
-    case ObjectType::kMutex:
-      return "Mutex";
-    case ObjectType::kAlpc:
-      return "Alpc";
-    case ObjectType::kCom:
-      return "Com";
-    case ObjectType::kThreadWait:
-      return "ThreadWait";
-    case ObjectType::kProcessWait:
-      return "ProcessWait";
-    case ObjectType::kThread:
-      return "Thread";
-    case ObjectType::kComActivation:
-      return "ComActivation";
-    case ObjectType::kUnknown:
-      return "Unknown";
-    case ObjectType::kSocketIo:
-      return "SocketIo";
-    case ObjectType::kSmbIo:
-      return "SmbIo";
-    case ObjectType::kFutex:
-      return "Futex";
-    case ObjectType::kRwLock:
-      return "RwLock";
-    case ObjectType::kFileLock:
-      return "FileLock";
-    case ObjectType::kPipe:
-      return "Pipe";
-    case ObjectType::kUnixSocket:
-      return "UnixSocket";
-    case ObjectType::kSleep:
-      return "Sleep";
-    case ObjectType::kKernelWait:
-      return "KernelWait";
-    case ObjectType::kEventfd:
-      return "Eventfd";
-    case ObjectType::kPoll:
-      return "Poll";
-    case ObjectType::kSignalWait:
-      return "SignalWait";
-    case ObjectType::kFifoOpen:
-      return "FifoOpen";
-  }
-  return "Unknown";
-}
+// The display names are string literals: their views end in a NUL.
+const char* toString(ObjectType type) { return namesOf(type).display.data(); }
 
-const char* toString(ObjectStatus status) {
-  switch (status) {
-    case ObjectStatus::kNoAccess:
-      return "NoAccess";
-    case ObjectStatus::kRunning:
-      return "Running";
-    case ObjectStatus::kBlocked:
-      return "Blocked";
-    case ObjectStatus::kPidOnly:
-      return "PidOnly";
-    case ObjectStatus::kPidOnlyRpcss:
-      return "PidOnlyRpcss";
-    case ObjectStatus::kOwned:
-      return "Owned";
-    case ObjectStatus::kNotOwned:
-      return "NotOwned";
-    case ObjectStatus::kAbandoned:
-      return "Abandoned";
-    case ObjectStatus::kUnknown:
-      return "Unknown";
-    case ObjectStatus::kError:
-      return "Error";
-  }
-  return "Unknown";
-}
+const char* toString(ObjectStatus status) { return namesOf(status).display.data(); }
 
 bool Deadlock::crossProcess() const {
   return std::any_of(threads.begin(), threads.end(),

@@ -10,50 +10,60 @@
 
 namespace wctmon {
 
-/// What a node of a wait chain is: the WCT object types followed by the Linux ones.
-enum class ObjectType {
-  kCriticalSection,
-  kSendMessage,
-  kMutex,
-  kAlpc,
-  kCom,
-  kThreadWait,
-  kProcessWait,
-  kThread,
-  kComActivation,
-  kUnknown,
-  kSocketIo,
-  kSmbIo,
-  kFutex,
-  kRwLock,
-  kFileLock,
-  kPipe,
-  kUnixSocket,
-  kSleep,
-  kKernelWait,
-  kEventfd,
-  kPoll,
-  kSignalWait,
-  /// Opening a FIFO, waiting for the other end to be opened.
-  kFifoOpen,
-};
+// Each enum below is declared from one list, which also gives each value its names: for people
+// (toString), on the wire (the proto3 enum value name) and in the configuration. The name
+// tables (model/enum_names.h) come from the same lists, so a value cannot lack a name.
+// X(enumerator, display name, wire name, config name)
 
-/// The last object type: loops over every type end here.
-inline constexpr ObjectType kLastObjectType = ObjectType::kFifoOpen;
+/// What a node of a wait chain is: the WCT object types followed by the Linux ones.
+#define WCTMON_OBJECT_TYPES(X)                                                               \
+  X(kCriticalSection, "CriticalSection", "OBJECT_TYPE_CRITICAL_SECTION", "critical_section") \
+  X(kSendMessage, "SendMessage", "OBJECT_TYPE_SEND_MESSAGE", "send_message")                 \
+  X(kMutex, "Mutex", "OBJECT_TYPE_MUTEX", "mutex")                                           \
+  X(kAlpc, "Alpc", "OBJECT_TYPE_ALPC", "alpc")                                               \
+  X(kCom, "Com", "OBJECT_TYPE_COM", "com")                                                   \
+  X(kThreadWait, "ThreadWait", "OBJECT_TYPE_THREAD_WAIT", "thread_wait")                     \
+  X(kProcessWait, "ProcessWait", "OBJECT_TYPE_PROCESS_WAIT", "process_wait")                 \
+  X(kThread, "Thread", "OBJECT_TYPE_THREAD", "thread")                                       \
+  X(kComActivation, "ComActivation", "OBJECT_TYPE_COM_ACTIVATION", "com_activation")         \
+  X(kUnknown, "Unknown", "OBJECT_TYPE_UNKNOWN", "unknown")                                   \
+  X(kSocketIo, "SocketIo", "OBJECT_TYPE_SOCKET_IO", "socket_io")                             \
+  X(kSmbIo, "SmbIo", "OBJECT_TYPE_SMB_IO", "smb_io")                                         \
+  X(kFutex, "Futex", "OBJECT_TYPE_FUTEX", "futex")                                           \
+  X(kRwLock, "RwLock", "OBJECT_TYPE_RW_LOCK", "rw_lock")                                     \
+  X(kFileLock, "FileLock", "OBJECT_TYPE_FILE_LOCK", "file_lock")                             \
+  X(kPipe, "Pipe", "OBJECT_TYPE_PIPE", "pipe")                                               \
+  X(kUnixSocket, "UnixSocket", "OBJECT_TYPE_UNIX_SOCKET", "unix_socket")                     \
+  X(kSleep, "Sleep", "OBJECT_TYPE_SLEEP", "sleep")                                           \
+  X(kKernelWait, "KernelWait", "OBJECT_TYPE_KERNEL_WAIT", "kernel_wait")                     \
+  X(kEventfd, "Eventfd", "OBJECT_TYPE_EVENTFD", "eventfd")                                   \
+  X(kPoll, "Poll", "OBJECT_TYPE_POLL", "poll")                                               \
+  X(kSignalWait, "SignalWait", "OBJECT_TYPE_SIGNAL_WAIT", "signal_wait")                     \
+  /* Opening a FIFO, waiting for the other end to be opened. */                              \
+  X(kFifoOpen, "FifoOpen", "OBJECT_TYPE_FIFO_OPEN", "fifo_open")
 
 /// The state of a node, as WCT_OBJECT_STATUS.
-enum class ObjectStatus {
-  kNoAccess,
-  kRunning,
-  kBlocked,
-  kPidOnly,
-  kPidOnlyRpcss,
-  kOwned,
-  kNotOwned,
-  kAbandoned,
-  kUnknown,
-  kError,
-};
+#define WCTMON_OBJECT_STATUSES(X)                                                    \
+  X(kNoAccess, "NoAccess", "OBJECT_STATUS_NO_ACCESS", "no_access")                   \
+  X(kRunning, "Running", "OBJECT_STATUS_RUNNING", "running")                         \
+  X(kBlocked, "Blocked", "OBJECT_STATUS_BLOCKED", "blocked")                         \
+  X(kPidOnly, "PidOnly", "OBJECT_STATUS_PID_ONLY", "pid_only")                       \
+  X(kPidOnlyRpcss, "PidOnlyRpcss", "OBJECT_STATUS_PID_ONLY_RPCSS", "pid_only_rpcss") \
+  X(kOwned, "Owned", "OBJECT_STATUS_OWNED", "owned")                                 \
+  X(kNotOwned, "NotOwned", "OBJECT_STATUS_NOT_OWNED", "not_owned")                   \
+  X(kAbandoned, "Abandoned", "OBJECT_STATUS_ABANDONED", "abandoned")                 \
+  X(kUnknown, "Unknown", "OBJECT_STATUS_UNKNOWN", "unknown")                         \
+  X(kError, "Error", "OBJECT_STATUS_ERROR", "error")
+
+#define WCTMON_ENUMERATOR(value, display, wire, config) value,
+
+/// What a node of a wait chain is: the WCT object types followed by the Linux ones.
+enum class ObjectType { WCTMON_OBJECT_TYPES(WCTMON_ENUMERATOR) };
+
+/// The state of a node, as WCT_OBJECT_STATUS.
+enum class ObjectStatus { WCTMON_OBJECT_STATUSES(WCTMON_ENUMERATOR) };
+
+#undef WCTMON_ENUMERATOR
 
 /// Short display name of an object type ("Mutex", "Pipe", ...).
 [[nodiscard]] const char* toString(ObjectType type);

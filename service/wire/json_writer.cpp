@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <vector>
 
+#include "model/enum_names.h"
 #include "model/format.h"
 #include "wire/utf8.h"
 
@@ -193,30 +193,6 @@ std::string timestamp(std::chrono::system_clock::time_point t) {
   return out + "Z";
 }
 
-/// "CriticalSection" -> "OBJECT_TYPE_CRITICAL_SECTION": the proto enum value names follow the
-/// domain names, so the JSON writer needs no protobuf at all (the tests hold the two together).
-std::string protoEnumName(std::string_view prefix, std::string_view camel) {
-  std::string out(prefix);
-  for (std::size_t i = 0; i < camel.size(); ++i) {
-    const char c = camel[i];
-    if (i > 0 && std::isupper(static_cast<unsigned char>(c))) out += '_';
-    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
-template <typename Enum, Enum kLast>
-const std::string& enumName(Enum value, std::string_view prefix) {
-  static const auto names = [prefix] {
-    std::vector<std::string> all;
-    for (int i = 0; i <= static_cast<int>(kLast); ++i) {
-      all.push_back(protoEnumName(prefix, toString(static_cast<Enum>(i))));
-    }
-    return all;
-  }();
-  return names.at(static_cast<std::size_t>(value));
-}
-
 void writeThreadRef(Json& j, const ThreadRef& t) {
   j.beginObject();
   j.field("pid", t.pid.value);
@@ -395,13 +371,9 @@ void writeAnalysis(Json& j, const AnalysisResult& result) {
 
 }  // namespace
 
-const std::string& protoName(ObjectType type) {
-  return enumName<ObjectType, kLastObjectType>(type, "OBJECT_TYPE_");
-}
+std::string_view protoName(ObjectType type) { return wireName(type); }
 
-const std::string& protoName(ObjectStatus status) {
-  return enumName<ObjectStatus, ObjectStatus::kError>(status, "OBJECT_STATUS_");
-}
+std::string_view protoName(ObjectStatus status) { return wireName(status); }
 
 std::string analysisToJson(const AnalysisResult& result) {
   Json j;

@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
+#include "model/enum_names.h"
 #include "model/incident.h"
 #include "model/wait_model.h"
 
@@ -26,8 +28,9 @@ void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
 /// The proto3 JSON mapping of one wctmon.v1.Incident, as an element of the list above.
 [[nodiscard]] std::string incidentToJson(const Incident& incident);
 
-/// The proto3 JSON names of the domain enums ("OBJECT_TYPE_MUTEX", "OBJECT_STATUS_OWNED").
-[[nodiscard]] const std::string& protoName(ObjectType type);
-[[nodiscard]] const std::string& protoName(ObjectStatus status);
+/// The proto3 JSON names of the domain enums ("OBJECT_TYPE_MUTEX", "OBJECT_STATUS_OWNED"), from
+/// the table of model/enum_names.h.
+[[nodiscard]] std::string_view protoName(ObjectType type);
+[[nodiscard]] std::string_view protoName(ObjectStatus status);
 
 }  // namespace wctmon::rpc

@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "model/enum_names.h"
+
 namespace wctmon {
 namespace {
 
@@ -131,6 +133,12 @@ TEST(Config, WaitTypeKeys) {
   EXPECT_EQ(waitTypeKey(ObjectType::kKernelWait), "kernel_wait");
   EXPECT_EQ(waitTypeFromKey("rw_lock"), ObjectType::kRwLock);
   EXPECT_FALSE(waitTypeFromKey("nope").has_value());
+  EXPECT_FALSE(waitTypeFromKey("RwLock").has_value());
+  // Every type, including any added later, is a key that reads back as itself.
+  for (const auto& n : kObjectTypeNames) {
+    EXPECT_EQ(waitTypeFromKey(waitTypeKey(n.value)), n.value) << n.display;
+  }
+  EXPECT_EQ(waitTypeFromKey("fifo_open"), ObjectType::kFifoOpen);
 }
 
 TEST(Config, TargetsRoundTripThroughJson) {
