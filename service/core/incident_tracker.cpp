@@ -687,15 +687,18 @@ void IncidentTracker::assignId(const Incident& incident, std::int64_t id) {
 
 void IncidentTracker::attachEvidence(const Incident& incident,
                                      const std::vector<ThreadCapture>& evidence) {
+  // Captured after the decision: the incident may have ended meanwhile, and another with the
+  // same threads opened; only the one it was captured for takes it.
   if (incident.kind == IncidentKind::kDeadlock) {
-    if (auto it = deadlocks_.find(keyOf(incident)); it != deadlocks_.end())
+    if (auto it = deadlocks_.find(keyOf(incident));
+        it != deadlocks_.end() && it->second.incident.id == incident.id)
       it->second.incident.evidence = evidence;
     return;
   }
   auto p = processes_.find(incident.process);
   if (p == processes_.end()) return;
   auto it = p->second.open.find(incident.signature);
-  if (it != p->second.open.end()) it->second.evidence = evidence;
+  if (it != p->second.open.end() && it->second.id == incident.id) it->second.evidence = evidence;
 }
 
 std::vector<Incident> IncidentTracker::openIncidents() const {
