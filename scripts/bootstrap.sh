@@ -4,13 +4,19 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git
-  libboost-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-  libdw-dev libelf-dev libsqlite3-dev libsystemd-dev
-  gdb util-linux procps clang-format python3
-  systemd  # systemd-journald and journalctl: the alerts tests run a private journald
+  build-essential cmake ninja-build pkg-config
+  git                       # scripts/check-format.sh and check-deps.sh list the tracked files
+  libboost-dev nlohmann-json3-dev libcli11-dev
+  libspdlog-dev libfmt-dev  # spdlog's CMake package finds fmt's
+  libprotobuf-dev protobuf-compiler
+  libgtest-dev
+  libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
+  libsqlite3-dev libsystemd-dev
+  gdb                       # scripts/bench/analyze.sh times gdb's backtraces beside wctmon
+  util-linux                # setpriv and flock in the tests
+  clang-format              # scripts/check-format.sh
+  python3                   # tests and benchmarks
+  systemd                   # systemd-journald and journalctl: the alerts tests run a private one
 )
 
 missing=()
