@@ -6,36 +6,80 @@
 #include <spdlog/spdlog.h>
 
 namespace wctmon::app {
+namespace {
 
-std::string setUpLogging(const Config& config) {
+constexpr const char* kPattern = "%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v";
+
+/// The sinks `log` asks for; throws spdlog_ex when the file cannot be opened.
+std::vector<spdlog::sink_ptr> makeSinks(const std::filesystem::path& state_dir,
+                                        const Config::Log& log) {
+  std::vector<spdlog::sink_ptr> sinks;
+  if (log.console) sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  if (!log.file.empty()) {
+    const std::filesystem::path file = std::filesystem::path(log.file).is_absolute()
+                                           ? std::filesystem::path(log.file)
+                                           : state_dir / log.file;
+    sinks.push_back(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+        file.string(), log.max_file_bytes, log.max_files));
+  }
+  // The distributing sink hands each message to these as it is; each formats it itself.
+  for (auto& sink : sinks) sink->set_pattern(kPattern);
+  return sinks;
+}
+
+bool sameSinks(const Config::Log& a, const Config::Log& b) {
+  return a.file == b.file && a.console == b.console && a.max_file_bytes == b.max_file_bytes &&
+         a.max_files == b.max_files;
+}
+
+}  // namespace
+
+ServiceLog::ServiceLog(std::filesystem::path state_dir, Config::Log log,
+                       std::shared_ptr<spdlog::sinks::dist_sink_mt> sinks,
+                       std::shared_ptr<spdlog::logger> logger)
+    : state_dir_(std::move(state_dir)),
+      log_(std::move(log)),
+      sinks_(std::move(sinks)),
+      logger_(std::move(logger)) {}
+
+Result<std::unique_ptr<ServiceLog>> ServiceLog::start(const Config& config) {
   try {
-    std::vector<spdlog::sink_ptr> sinks;
-    if (config.log.console) sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    if (!config.log.file.empty()) {
-      const std::filesystem::path file = std::filesystem::path(config.log.file).is_absolute()
-                                             ? std::filesystem::path(config.log.file)
-                                             : config.state_dir / config.log.file;
-      sinks.push_back(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
-          file.string(), config.log.max_file_bytes, config.log.max_files));
-    }
+    auto sinks =
+        std::make_shared<spdlog::sinks::dist_sink_mt>(makeSinks(config.state_dir, config.log));
     spdlog::init_thread_pool(config.log.queue_size, 1);
     auto logger = std::make_shared<spdlog::async_logger>(
-        "wctmon", sinks.begin(), sinks.end(), spdlog::thread_pool(),
-        spdlog::async_overflow_policy::overrun_oldest);
+        "wctmon", sinks, spdlog::thread_pool(), spdlog::async_overflow_policy::overrun_oldest);
     logger->set_level(spdlog::level::from_str(config.log.level));
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
     logger->flush_on(spdlog::level::warn);
     spdlog::set_default_logger(logger);
     spdlog::flush_every(std::chrono::seconds(1));
-    return {};
+    return std::unique_ptr<ServiceLog>(
+        new ServiceLog(config.state_dir, config.log, std::move(sinks), std::move(logger)));
   } catch (const spdlog::spdlog_ex& e) {
-    return std::string("cannot set up logging: ") + e.what();
+    return makeError(ErrorCode::kIo, std::string("cannot set up logging: ") + e.what());
   }
 }
 
-void shutDownLogging() {
-  spdlog::default_logger()->flush();
+ServiceLog::~ServiceLog() {
+  logger_->flush();
   spdlog::shutdown();
+}
+
+Status ServiceLog::reconfigure(const Config::Log& log) {
+  logger_->set_level(spdlog::level::from_str(log.level));
+  log_.level = log.level;
+  if (sameSinks(log_, log)) return std::monostate{};
+  try {
+    auto sinks = makeSinks(state_dir_, log);
+    // The swap happens between two messages under the distributing sink's lock: messages still
+    // queued from before the reload go to the new sinks, none is split or lost.
+    sinks_->flush();
+    sinks_->set_sinks(std::move(sinks));
+  } catch (const spdlog::spdlog_ex& e) {
+    return makeError(ErrorCode::kIo, std::string("cannot open the new log: ") + e.what());
+  }
+  log_ = log;
+  return std::monostate{};
 }
 
 }  // namespace wctmon::app

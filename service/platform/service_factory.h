@@ -32,6 +32,10 @@ class SystemAlertSink : public AlertSink {
 /// The alert sink of this platform; it sends nothing until route() chose where.
 [[nodiscard]] std::unique_ptr<SystemAlertSink> makeAlertSink();
 
+/// Prepares this process to run the service, before any platform piece is made (Linux: raises
+/// the soft descriptor limit, from which the sampler takes its budget of kept-open descriptors).
+void prepareServiceProcess();
+
 /// The supervisor interface of this platform.
 [[nodiscard]] std::unique_ptr<ServiceHost> makeServiceHost();
 

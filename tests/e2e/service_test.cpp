@@ -391,5 +391,69 @@ TEST(Service, TellsSystemdItIsReadyFeedsTheWatchdogAndSaysWhenItStops) {
   EXPECT_TRUE(stopping);
 }
 
+TEST(Service, AReloadAppliesWhatCanChangeLiveAndNamesWhatNeedsARestart) {
+  ServiceDir dir;
+  const auto base = std::filesystem::path(dir.config()).parent_path();
+  const auto notify_path = base / "notify.sock";
+  NotifySocket notify(notify_path);
+  Service service(dir, {{"NOTIFY_SOCKET", notify_path.string()}});
+  ASSERT_TRUE(waitFor([&] {
+    return readFile(dir.log()).find("service started") != std::string::npos;
+  })) << readFile(dir.log());
+
+  // Live: the log level and file, a threshold. Restart only: the workers, the state directory.
+  const auto elsewhere = base / "elsewhere";
+  std::ofstream(dir.config()) << R"({"state_dir": ")" << elsewhere.string()
+                              << R"(", "sampling": {"interval_ms": )" << kIntervalMs
+                              << R"(, "threads": 3}, "detection": {"hang_threshold_ms": 2000},)"
+                              << R"( "alerts": {"sink": "none"},)"
+                              << R"( "log": {"level": "info", "file": "reloaded.log"},)"
+                              << R"( "targets": [{"name": "fixtures", "cmdline": ")" << dir.tag()
+                              << R"(", "hang_threshold_ms": 1000}]})";
+  service.kill(SIGHUP);
+  ASSERT_TRUE(waitFor([&] {
+    return readFile(dir.log()).find("configuration reloaded") != std::string::npos;
+  })) << readFile(dir.log());
+  const auto log = readFile(dir.log());
+  const auto at = log.find("configuration reloaded");
+  const auto line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find("applied detection.hang_threshold_ms, log.level, log.file; "),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("needs a restart: state_dir, sampling.threads"), std::string::npos) << line;
+  EXPECT_NE(log.find("warning sampling.threads changed to 3 in " + dir.config() +
+                     ", which needs a restart (the worker pool is sized at start): still "
+                     "running with 0"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("warning state_dir changed to " + elsewhere.string()), std::string::npos)
+      << log;
+
+  // The running state directory is kept: the new log file opens there, nothing is made at the
+  // new place, and the supervisor's status says what waits for a restart.
+  const auto state = base / "state";
+  EXPECT_FALSE(std::filesystem::exists(elsewhere));
+  ASSERT_TRUE(waitFor([&] {
+    return readFile(state / "reloaded.log").find("configuration reloaded") != std::string::npos;
+  })) << readFile(state / "reloaded.log");
+  bool said = false;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!said && std::chrono::steady_clock::now() < deadline) {
+    said =
+        notify.next(1s).find("restart needed for state_dir, sampling.threads") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+
+  // And it keeps working: a deadlock formed after the reload is caught, in the running store.
+  auto fx = dir.fixture("mutex-abba");
+  ASSERT_TRUE(waitFor([&] {
+    return !incidentsOf(dir, fx->pid(), "INCIDENT_KIND_DEADLOCK").empty();
+  })) << readFile(dir.log());
+  EXPECT_FALSE(std::filesystem::exists(elsewhere));
+  EXPECT_TRUE(service.alive());
+  EXPECT_EQ(service.kill(SIGTERM), 0);
+  EXPECT_NE(readFile(state / "reloaded.log").find("wctmon service stopped"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace wctmon

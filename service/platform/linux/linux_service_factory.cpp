@@ -1,3 +1,5 @@
+#include <sys/resource.h>
+
 #include "platform/linux/journald_alert_sink.h"
 #include "platform/linux/linux_process_catalog.h"
 #include "platform/linux/systemd_service_host.h"
@@ -11,6 +13,22 @@ std::unique_ptr<ProcessCatalog> makeProcessCatalog() {
 
 std::unique_ptr<SystemAlertSink> makeAlertSink() {
   return std::make_unique<linux_platform::SystemLogAlertSink>();
+}
+
+void prepareServiceProcess() {
+  // The sampler keeps a descriptor per watched thread open, within a budget taken from the
+  // soft limit: raise it to the hard one.
+  constexpr rlim_t kWanted = 65536;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  // Raising the hard limit needs CAP_SYS_RESOURCE, which the systemd unit does not grant (it
+  // sets LimitNOFILE instead); by hand as root it works. Either way the soft limit follows.
+  if (limit.rlim_max < kWanted) {
+    rlimit raised{kWanted, kWanted};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return;
+  }
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
 }
 
 std::unique_ptr<ServiceHost> makeServiceHost() {

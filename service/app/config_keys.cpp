@@ -1,0 +1,115 @@
+#include "app/config_keys.h"
+
+#include <algorithm>
+#include <array>
+
+namespace wctmon::app {
+namespace {
+
+std::string showValue(const std::filesystem::path& v) { return v.string(); }
+std::string showValue(unsigned v) { return std::to_string(v); }
+std::string showValue(std::size_t v) { return std::to_string(v); }
+std::string showValue(bool v) { return v ? "true" : "false"; }
+std::string showValue(const std::string& v) { return "\"" + v + "\""; }
+std::string showValue(std::chrono::milliseconds v) { return std::to_string(v.count()) + " ms"; }
+std::string showValue(std::chrono::hours v) { return std::to_string(v.count()) + " h"; }
+std::string showValue(AlertSinkKind v) {
+  switch (v) {
+    case AlertSinkKind::kJournald:
+      return "journald";
+    case AlertSinkKind::kSyslog:
+      return "syslog";
+    case AlertSinkKind::kNone:
+      return "none";
+  }
+  return "?";
+}
+std::string showValue(const std::vector<ObjectType>& v) {
+  std::string out = "[";
+  for (const auto type : v) out += (out.size() > 1 ? ", " : "") + waitTypeKey(type);
+  return out + "]";
+}
+std::string showValue(const std::vector<TargetConfig>& v) {
+  return std::to_string(v.size()) + " target(s)";
+}
+
+/// A key held directly by Config (state_dir, targets).
+template <auto Field>
+constexpr ConfigKey topKey(std::string_view name, KeyChange change, std::string_view why = {}) {
+  return {name,
+          change,
+          why,
+          [](const Config& a, const Config& b) { return a.*Field == b.*Field; },
+          [](Config& to, const Config& from) { to.*Field = from.*Field; },
+          [](const Config& c) { return showValue(c.*Field); }};
+}
+
+/// A key of one of Config's groups (sampling.threads).
+template <auto Group, auto Field>
+constexpr ConfigKey key(std::string_view name, KeyChange change, std::string_view why = {}) {
+  return {name,
+          change,
+          why,
+          [](const Config& a, const Config& b) { return a.*Group.*Field == b.*Group.*Field; },
+          [](Config& to, const Config& from) { to.*Group.*Field = from.*Group.*Field; },
+          [](const Config& c) { return showValue(c.*Group.*Field); }};
+}
+
+constexpr auto kLive = KeyChange::kLive;
+constexpr auto kRestart = KeyChange::kRestart;
+
+// The one place that says how each key changes. Live keys reach the monitor (thresholds, capture,
+// retention, alert limits, targets: Monitor::reconfigure), the scheduler (intervals and deadline:
+// Scheduler::setOptions, and each process's interval through its target), the alert route
+// (chosen again at every reload) and the log (level, and the sinks re-opened).
+using C = Config;
+constexpr std::array kKeys{
+    topKey<&C::state_dir>("state_dir", kRestart,
+                          "the store and the log file stay open where the service started"),
+    key<&C::sampling, &C::Sampling::interval>("sampling.interval_ms", kLive),
+    key<&C::sampling, &C::Sampling::threads>("sampling.threads", kRestart,
+                                             "the worker pool is sized at start"),
+    key<&C::sampling, &C::Sampling::deadline>("sampling.deadline_ms", kLive),
+    key<&C::sampling, &C::Sampling::discovery_interval>("sampling.discovery_interval_ms", kLive),
+    key<&C::detection, &C::Detection::hang_threshold>("detection.hang_threshold_ms", kLive),
+    key<&C::detection, &C::Detection::ignore_waits>("detection.ignore_waits", kLive),
+    key<&C::capture, &C::Capture::enabled>("capture.enabled", kLive),
+    key<&C::capture, &C::Capture::min_interval>("capture.min_interval_ms", kLive),
+    key<&C::retention, &C::Retention::max_age>("retention.max_age_hours", kLive),
+    key<&C::retention, &C::Retention::max_incidents>("retention.max_incidents", kLive),
+    key<&C::alerts, &C::Alerts::sink>("alerts.sink", kLive),
+    key<&C::alerts, &C::Alerts::window>("alerts.window_ms", kLive),
+    key<&C::alerts, &C::Alerts::max_per_window>("alerts.max_per_window", kLive),
+    key<&C::log, &C::Log::level>("log.level", kLive),
+    key<&C::log, &C::Log::file>("log.file", kLive),
+    key<&C::log, &C::Log::max_file_bytes>("log.max_file_bytes", kLive),
+    key<&C::log, &C::Log::max_files>("log.max_files", kLive),
+    key<&C::log, &C::Log::queue_size>("log.queue_size", kRestart,
+                                      "the log queue is allocated at start"),
+    key<&C::log, &C::Log::console>("log.console", kLive),
+    topKey<&C::targets>("targets", kLive),
+};
+
+}  // namespace
+
+std::span<const ConfigKey> configKeys() { return kKeys; }
+
+ReloadPlan planReload(const Config& running, const Config& loaded) {
+  ReloadPlan plan{.next = loaded, .live = {}, .restart = {}};
+  for (const auto& k : kKeys) {
+    if (k.same(running, loaded)) continue;
+    if (k.change == KeyChange::kLive) {
+      plan.live.push_back(&k);
+    } else {
+      plan.restart.push_back(&k);
+      k.copy(plan.next, running);
+    }
+  }
+  return plan;
+}
+
+bool containsKey(const std::vector<const ConfigKey*>& keys, std::string_view name) {
+  return std::any_of(keys.begin(), keys.end(), [&](const ConfigKey* k) { return k->name == name; });
+}
+
+}  // namespace wctmon::app

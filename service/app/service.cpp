@@ -1,0 +1,322 @@
+#include "app/service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "app/config_keys.h"
+#include "app/logging.h"
+#include "core/monitor.h"
+#include "platform/platform_factory.h"
+#include "platform/service_factory.h"
+#include "runtime/scheduler.h"
+#include "store/incident_store.h"
+
+namespace wctmon::app {
+
+/// Everything start() builds. Members are released in reverse order: the scheduler, the
+/// monitor, the platform's pieces, the pool, the store, and the log last.
+struct Service::Running {
+  Config config;
+  std::unique_ptr<ServiceLog> log;
+  std::unique_ptr<IncidentStore> store;
+  std::unique_ptr<WorkerPool> pool;
+  std::unique_ptr<WaitChainSource> source;
+  std::unique_ptr<ThreadInspector> inspector;
+  std::unique_ptr<ProcessCatalog> catalog;
+  std::unique_ptr<SystemAlertSink> alerts;
+  SystemClock clock;
+  std::unique_ptr<Monitor> monitor;
+  std::unique_ptr<Scheduler> scheduler;
+};
+
+namespace {
+
+std::chrono::milliseconds discoveryInterval(const Config& c) {
+  if (c.sampling.discovery_interval.count() > 0) return c.sampling.discovery_interval;
+  auto shortest = c.sampling.interval;
+  for (const auto& t : c.targets) shortest = std::min(shortest, t.interval);
+  return shortest;
+}
+
+std::string statusLine(const MonitorStats& m, const SchedulerStats& s) {
+  return "watching " + std::to_string(m.watched) + " process(es); " +
+         std::to_string(m.incidents_opened) + " incident(s) opened, " +
+         std::to_string(m.incidents_resolved) + " resolved; " + std::to_string(s.samples_started) +
+         " samples, " + std::to_string(s.samples_skipped) + " skipped, " +
+         std::to_string(s.samples_overdue) + " overdue";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+/// Says where alerts go, at start and at each reload: an alert that nothing takes is never lost
+/// silently.
+void logAlertRoute(const AlertRoute& route) {
+  if (route.delivered) {
+    spdlog::info("{}", route.description);
+  } else {
+    spdlog::warn("{}", route.description);
+  }
+}
+
+void sendServiceAlert(AlertSink& sink, AlertKind kind, AlertSeverity severity,
+                      std::string message) {
+  Alert a;
+  a.kind = kind;
+  a.severity = severity;
+  a.message = std::move(message);
+  sink.send(a);
+}
+
+/// Creates the state directory, naming a file in the way (mkdir over a file says "File
+/// exists", which hides what is wrong).
+Status createStateDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec) return std::monostate{};
+  std::string reason = ec.message();
+  for (auto p = dir; p.has_relative_path(); p = p.parent_path()) {
+    std::error_code ignored;
+    const auto status = std::filesystem::status(p, ignored);
+    if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
+      reason = p.string() + " is a file, not a directory";
+      break;
+    }
+  }
+  return makeError(ErrorCode::kIo,
+                   "cannot create the state directory " + dir.string() + ": " + reason);
+}
+
+/// The log keys whose change re-opens the log's sinks (all of them but the level).
+bool reopensLog(const ConfigKey& key) {
+  return key.name.starts_with("log.") && key.name != "log.level";
+}
+
+}  // namespace
+
+Service::Service(std::unique_ptr<ServiceHost> host) : host_(std::move(host)) {}
+
+Service::~Service() { stop("the service is destroyed"); }
+
+Status Service::start(const std::filesystem::path& config_path) {
+  {
+    std::lock_guard lock(mutex_);
+    if (state_ != ServiceState::kStopped) {
+      return makeError(ErrorCode::kBusy, "the service is already running");
+    }
+    state_ = ServiceState::kStarting;
+  }
+  const auto failed = [&](Error error) {
+    std::lock_guard lock(mutex_);
+    state_ = ServiceState::kStopped;
+    return Status(std::move(error));
+  };
+  try {
+    // Before any platform piece is made: the sampler sizes its descriptor budget from limits.
+    prepareServiceProcess();
+    auto parsed = loadConfig(config_path);
+    if (!parsed.config) {
+      std::string message;
+      for (const auto& e : parsed.errors) {
+        message += (message.empty() ? "" : "\n") + e.describe(config_path);
+      }
+      return failed(makeError(ErrorCode::kInvalidArgument, message));
+    }
+    auto r = std::make_unique<Running>();
+    r->config = std::move(*parsed.config);
+    const Config& config = r->config;
+    if (auto made = createStateDir(config.state_dir); !made) return failed(made.error());
+    auto log = ServiceLog::start(config);
+    if (!log) return failed(log.error());
+    r->log = std::move(log).value();
+    auto store = IncidentStore::open(config.state_dir / "incidents.db");
+    if (!store) return failed(store.error());
+    r->store = std::move(store).value();
+
+    // One execution context for everything the service does: samples' platform work, their
+    // completions on per-process strands, and the monitor's side effects.
+    r->pool = std::make_unique<WorkerPool>(config.sampling.threads);
+    r->source = makeWaitChainSource(r->pool->work());
+    r->inspector = makeThreadInspector();
+    r->catalog = makeProcessCatalog();
+    r->alerts = makeAlertSink();
+    logAlertRoute(r->alerts->route(config.alerts.sink));
+    r->monitor = std::make_unique<Monitor>(
+        Monitor::Dependencies{*r->source, r->inspector.get(), *r->catalog, r->store.get(),
+                              r->alerts.get(), r->clock, r->pool->work()},
+        config);
+    r->monitor->adoptStoredIncidents();
+
+    // The watchdog is fed from the scheduler's own health check: if the scheduler's loop stops,
+    // or every worker is stuck, the supervisor stops hearing from us and restarts the service.
+    Scheduler::Options options;
+    options.discovery_interval = discoveryInterval(config);
+    options.deadline = config.sampling.deadline;
+    if (auto interval = host_->watchdogInterval()) {
+      options.health_interval = std::min<std::chrono::milliseconds>(
+          options.health_interval,
+          std::chrono::duration_cast<std::chrono::milliseconds>(*interval / 3));
+    }
+    options.on_health = [this, monitor = r->monitor.get()](bool healthy, const SchedulerStats& s) {
+      if (healthy) host_->watchdog();
+      host_->status(withRestartNote(statusLine(monitor->stats(), s)));
+    };
+    r->scheduler = std::make_unique<Scheduler>(*r->monitor, *r->pool, std::move(options));
+
+    Running& running = *r;
+    {
+      std::lock_guard lock(mutex_);
+      config_path_ = config_path;
+      running_ = std::move(r);
+      state_ = ServiceState::kRunning;
+      restart_note_.clear();
+    }
+    running.scheduler->start();
+    host_->ready(status());
+    spdlog::info("wctmon service started (config {}, state {})", config_path.string(),
+                 running.config.state_dir.string());
+    sendServiceAlert(*running.alerts, AlertKind::kServiceStarted, AlertSeverity::kInfo,
+                     "wctmon service started");
+    return std::monostate{};
+  } catch (const std::exception& e) {
+    // Thrown only while building (a thread that cannot be created): nothing runs yet.
+    std::unique_ptr<Running> partial;
+    {
+      std::lock_guard lock(mutex_);
+      partial = std::move(running_);
+    }
+    partial.reset();
+    return failed(makeError(ErrorCode::kInternal, std::string("cannot start: ") + e.what()));
+  }
+}
+
+ReloadReport Service::reload() {
+  ReloadReport report;
+  Running* r = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (state_ != ServiceState::kRunning) return report;
+    r = running_.get();  // only stop() releases it, and it is called from this thread
+  }
+  host_->reloading();
+  auto loaded = loadConfig(config_path_);
+  if (!loaded.config) {
+    for (const auto& e : loaded.errors) {
+      report.errors.push_back(e.describe(config_path_));
+      spdlog::error("reload refused, keeping the running config: {}: {}", config_path_.string(),
+                    e.toString());
+    }
+    sendServiceAlert(*r->alerts, AlertKind::kConfigError, AlertSeverity::kError,
+                     "configuration reload refused: " + loaded.errors.front().toString());
+    host_->ready(status());
+    return report;
+  }
+
+  auto plan = planReload(r->config, *loaded.config);
+  // The log first, so that what the reload says goes where the new configuration wants it.
+  const bool reopen = std::any_of(plan.live.begin(), plan.live.end(),
+                                  [](const ConfigKey* k) { return reopensLog(*k); });
+  const bool relog = reopen || containsKey(plan.live, "log.level");
+  Status logged = std::monostate{};
+  if (relog) logged = r->log->reconfigure(plan.next.log);
+  for (const ConfigKey* k : plan.live) {
+    if (!logged && reopensLog(*k)) {
+      report.failed.push_back({std::string(k->name), logged.error().message});
+      k->copy(plan.next, r->config);
+    } else {
+      report.applied.emplace_back(k->name);
+    }
+  }
+  // Whatever changed, the alert route is chosen again: the system log may have come up or gone
+  // away since the last time.
+  r->monitor->reconfigure(plan.next);
+  logAlertRoute(r->alerts->route(plan.next.alerts.sink));
+  r->scheduler->setOptions(discoveryInterval(plan.next), plan.next.sampling.deadline);
+
+  for (const ConfigKey* k : plan.restart) {
+    report.needs_restart.emplace_back(k->name);
+    spdlog::warn("{} changed to {} in {}, which needs a restart ({}): still running with {}",
+                 k->name, k->show(*loaded.config), config_path_.string(), k->why,
+                 k->show(plan.next));
+  }
+  for (const auto& f : report.failed) {
+    spdlog::error("{} not applied, keeping the running value: {}", f.key, f.reason);
+  }
+  std::string summary =
+      report.applied.empty() ? "no change applies live" : "applied " + join(report.applied);
+  if (!report.needs_restart.empty()) {
+    summary += "; needs a restart: " + join(report.needs_restart);
+  }
+  if (!report.failed.empty()) {
+    std::vector<std::string> keys;
+    for (const auto& f : report.failed) keys.push_back(f.key);
+    summary += "; not applied: " + join(keys);
+  }
+  spdlog::info("configuration reloaded from {}: {}", config_path_.string(), summary);
+  r->config = std::move(plan.next);
+  {
+    std::lock_guard lock(mutex_);
+    restart_note_ =
+        report.needs_restart.empty() ? "" : "restart needed for " + join(report.needs_restart);
+  }
+  host_->ready(status());
+  return report;
+}
+
+void Service::stop(std::string_view reason) {
+  {
+    std::lock_guard lock(mutex_);
+    if (state_ != ServiceState::kRunning) return;
+    state_ = ServiceState::kStopping;
+  }
+  if (!reason.empty()) spdlog::info("{}: stopping", reason);
+  // running_ changes only here and in start(), both on the caller's thread.
+  Running& r = *running_;
+  host_->stopping();
+  r.scheduler->stop();
+  sendServiceAlert(*r.alerts, AlertKind::kServiceStopped, AlertSeverity::kInfo,
+                   "wctmon service stopped");
+  spdlog::info("wctmon service stopped");
+  std::unique_ptr<Running> released;
+  {
+    std::lock_guard lock(mutex_);
+    released = std::move(running_);
+    state_ = ServiceState::kStopped;
+    restart_note_.clear();
+  }
+  released.reset();
+}
+
+ServiceState Service::state() const {
+  std::lock_guard lock(mutex_);
+  return state_;
+}
+
+std::string Service::status() const {
+  std::lock_guard lock(mutex_);
+  switch (state_) {
+    case ServiceState::kStopped:
+      return "stopped";
+    case ServiceState::kStarting:
+      return "starting";
+    case ServiceState::kStopping:
+      return "stopping";
+    case ServiceState::kRunning:
+      break;
+  }
+  auto line = statusLine(running_->monitor->stats(), running_->scheduler->stats());
+  if (!restart_note_.empty()) line += "; " + restart_note_;
+  return line;
+}
+
+std::string Service::withRestartNote(std::string line) const {
+  std::lock_guard lock(mutex_);
+  if (!restart_note_.empty()) line += "; " + restart_note_;
+  return line;
+}
+
+}  // namespace wctmon::app
