@@ -72,6 +72,7 @@ class StuckSource final : public WaitChainSource {
  public:
   explicit StuckSource(std::set<int> stuck) : stuck_(std::move(stuck)) {}
 
+  /// Where the reads run.
   void setWork(Executor work) { work_ = std::move(work); }
 
   Result<std::unique_ptr<WaitChainSession>> open(Pid pid) override {
@@ -127,21 +128,27 @@ class StuckSource final : public WaitChainSource {
   std::vector<std::function<void()>> held_;
 };
 
-Config everyProcessEvery(int interval_ms) {
-  return *parseConfig(R"({"sampling": {"interval_ms": )" + std::to_string(interval_ms) +
-                      R"(}, "targets": [{"all": true}]})")
-              .config;
-}
+/// Processes of the catalog, every one watched at a 50 ms interval through a StuckSource, on a
+/// pool the test runs.
+struct Watching {
+  Watching(std::set<int> stuck, std::vector<ProcessInfo> processes)
+      : source(std::move(stuck)),
+        monitor({source, nullptr, catalog, nullptr, nullptr, clock, pool.work()},
+                *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})")
+                     .config) {
+    catalog.set(std::move(processes));
+    source.setWork(pool.work());
+  }
+  WorkerPool pool{WorkerPool::DrivenByCaller{}};
+  StuckSource source;
+  FakeProcessCatalog catalog;
+  SystemClock clock;
+  Monitor monitor;
+};
 
 TEST(Scheduler, AStuckTargetIsCancelledAtItsDeadlineAndDoesNotStopTheOthers) {
-  StuckSource source({20});
-  FakeProcessCatalog catalog;
-  catalog.set({processInfo(10, "a"), processInfo(20, "b"), processInfo(30, "c")});
-  SystemClock clock;
-  WorkerPool pool{WorkerPool::DrivenByCaller{}};
-  source.setWork(pool.work());
-  Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock, pool.work()},
-                  everyProcessEvery(50));
+  Watching w({20}, {processInfo(10, "a"), processInfo(20, "b"), processInfo(30, "c")});
+  auto& [pool, source, catalog, clock, monitor] = w;
 
   int health_checks = 0;
   bool ever_unhealthy = false;
@@ -182,14 +189,8 @@ TEST(Scheduler, AStuckTargetIsCancelledAtItsDeadlineAndDoesNotStopTheOthers) {
 }
 
 TEST(Scheduler, ATurnWhoseSampleStillRunsIsSkipped) {
-  StuckSource source({10});
-  FakeProcessCatalog catalog;
-  catalog.set({processInfo(10, "a")});
-  SystemClock clock;
-  WorkerPool pool{WorkerPool::DrivenByCaller{}};
-  source.setWork(pool.work());
-  Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock, pool.work()},
-                  everyProcessEvery(50));
+  Watching w({10}, {processInfo(10, "a")});
+  auto& [pool, source, catalog, clock, monitor] = w;
   TestScheduler::Options options;
   options.deadline = 10s;  // longer than the test: the sample is never cancelled
   TestScheduler scheduler(monitor, pool, options);
@@ -206,14 +207,8 @@ TEST(Scheduler, ATurnWhoseSampleStillRunsIsSkipped) {
 }
 
 TEST(Scheduler, ProcessesThatExitAreDroppedAndNewOnesPickedUp) {
-  StuckSource source({});
-  FakeProcessCatalog catalog;
-  catalog.set({processInfo(10, "a")});
-  SystemClock clock;
-  WorkerPool pool{WorkerPool::DrivenByCaller{}};
-  source.setWork(pool.work());
-  Monitor monitor({source, nullptr, catalog, nullptr, nullptr, clock, pool.work()},
-                  everyProcessEvery(50));
+  Watching w({}, {processInfo(10, "a")});
+  auto& [pool, source, catalog, clock, monitor] = w;
   TestScheduler::Options options;
   options.discovery_interval = 50ms;
   TestScheduler scheduler(monitor, pool, options);
