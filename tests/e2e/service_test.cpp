@@ -298,15 +298,16 @@ TEST(Service, AnInvalidConfigAtStartIsAClearErrorAndAnInvalidReloadKeepsTheRunni
 
 TEST(Service, TargetsThatExitOrStopMidSampleNeverHangOrCrashIt) {
   ServiceDir dir;
-  Service service(dir);
-  // Processes that keep exiting under the sampler.
-  for (int i = 0; i < 10; ++i) (void)dir.fixture("churn", "50");
   // A deadlocked process that is stopped (SIGSTOP): while stopped it waits for SIGCONT, not for
   // its locks, so it is no deadlock (a stopped thread is never stuck); once continued it is one,
-  // and its capture must neither hang on it nor leave it traced or stopped.
+  // and its capture must neither hang on it nor leave it traced or stopped. Stopped before the
+  // service starts: a sample between its deadlock and the stop would rightly see a deadlock.
   auto stopped_fixture = dir.fixture("mutex-abba");
   auto& stopped = *stopped_fixture;
   ::kill(stopped.pid(), SIGSTOP);
+  Service service(dir);
+  // Processes that keep exiting under the sampler.
+  for (int i = 0; i < 10; ++i) (void)dir.fixture("churn", "50");
   auto other_fixture = dir.fixture("self-deadlock");
   auto& other = *other_fixture;
   ASSERT_TRUE(waitFor([&] {
