@@ -376,7 +376,18 @@ std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {
 }
 
 void Monitor::reconfigure(Config config) {
+  // Runtime targets take what they do not set themselves from the configuration's defaults:
+  // read them again against the new ones (outside the lock: a store read).
+  std::optional<std::vector<TargetConfig>> runtime;
+  if (deps_.store != nullptr) {
+    if (auto targets = deps_.store->targets(config)) {
+      runtime = std::move(targets).value();
+    } else {
+      spdlog::warn("cannot read runtime targets: {}", targets.error().message);
+    }
+  }
   std::lock_guard lock(mutex_);
+  if (runtime) runtime_targets_ = std::move(*runtime);
   config_ = std::move(config);
   limiter_.setLimits(config_.alerts.window, config_.alerts.max_per_window);
   rebuildMatcher();
