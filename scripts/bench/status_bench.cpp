@@ -80,7 +80,7 @@ class TimedRepository final : public wctmon::IncidentRepository {
     timings_.add(SteadyClock::now() - start);
     return r;
   }
-  wctmon::Result<std::vector<wctmon::Incident>> list(const wctmon::IncidentQuery& q) override {
+  wctmon::Result<wctmon::IncidentListing> list(const wctmon::IncidentQuery& q) override {
     return inner_.list(q);
   }
   wctmon::Result<std::optional<wctmon::Incident>> get(std::int64_t id) override {

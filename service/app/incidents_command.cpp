@@ -246,10 +246,12 @@ int runIncidents(const IncidentsArgs& args) {
     std::cerr << "wctmon: " << listed.error().message << "\n";
     return kExitError;
   }
+  // The incidents that could be read are listed; the others are said, not hidden.
+  if (!listed->warning.empty()) std::cerr << "wctmon: warning: " << listed->warning << "\n";
   if (args.json) {
-    std::cout << rpc::incidentsToJson(*listed);
+    std::cout << rpc::incidentsToJson(listed->incidents);
   } else {
-    writeList(std::cout, *listed);
+    writeList(std::cout, listed->incidents);
   }
   return kExitOk;
 }

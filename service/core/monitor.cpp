@@ -494,12 +494,13 @@ void Monitor::adoptStoredIncidents() {
     spdlog::error("{}", open.error().message);
     return;
   }
+  if (!open->warning.empty()) spdlog::warn("{}", open->warning);
   {
     std::lock_guard lock(mutex_);
-    if (!open->empty())
-      spdlog::info("{} incident(s) were open when the service stopped", open->size());
-    for (const auto& i : *open) last_id_ = std::max(last_id_, i.id);
-    handle(tracker_.adopt(*open));
+    if (!open->incidents.empty())
+      spdlog::info("{} incident(s) were open when the service stopped", open->incidents.size());
+    for (const auto& i : open->incidents) last_id_ = std::max(last_id_, i.id);
+    handle(tracker_.adopt(open->incidents));
     publishOpenIncidents();
   }
   runEffects();

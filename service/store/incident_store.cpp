@@ -1,25 +1,35 @@
 #include "store/incident_store.h"
 
 #include <fcntl.h>
+#include <google/protobuf/util/json_util.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <system_error>
 
 #include "model/format.h"
-#include "wire/json_reader.h"
-#include "wire/json_writer.h"
+#include "wire/proto_convert.h"
 
 namespace wctmon {
 namespace {
 
-/// Schema steps, applied in order inside one transaction each; step i brings the schema to
-/// version i + 1. Never edit a released step: add one.
-const char* const kMigrations[] = {
-    R"sql(
+Status convertDetailsToBinary(sqlite3* db, const std::string& file);
+
+/// One schema step: its SQL, then, when set, what SQL cannot do (converting rows), in the same
+/// transaction.
+struct Migration {
+  const char* sql;
+  Status (*convert)(sqlite3* db, const std::string& file) = nullptr;
+};
+
+/// Schema steps, applied in order inside one transaction; step i brings the schema to version
+/// i + 1. Never edit a released step: add one.
+const Migration kMigrations[] = {
+    {R"sql(
 CREATE TABLE incidents (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   kind TEXT NOT NULL CHECK (kind IN ('deadlock', 'hang')),
@@ -45,12 +55,25 @@ CREATE TABLE targets (
   spec TEXT NOT NULL,
   created_at_ns INTEGER NOT NULL
 );
-)sql",
+)sql"},
     // Every process of an incident (a deadlock across processes is one incident), as the proto3
     // JSON of its IncidentProcess list; empty for incidents stored before: their one process.
-    R"sql(
+    {R"sql(
 ALTER TABLE incidents ADD COLUMN processes TEXT NOT NULL DEFAULT '';
+)sql"},
+    // An incident's processes, chains and evidence as one binary wctmon.v1.Incident that holds
+    // only those fields: the proto3 JSON of the three columns before, put together as the JSON of
+    // that message, is converted row by row; a row whose JSON does not parse keeps it as text,
+    // and readers report that row rather than drop it.
+    {R"sql(
+ALTER TABLE incidents ADD COLUMN detail BLOB NOT NULL DEFAULT x'';
+UPDATE incidents SET detail = '{"processes":' || CASE processes WHEN '' THEN '[]' ELSE processes END
+  || ',"chains":' || chains || ',"evidence":' || evidence || '}';
+ALTER TABLE incidents DROP COLUMN chains;
+ALTER TABLE incidents DROP COLUMN evidence;
+ALTER TABLE incidents DROP COLUMN processes;
 )sql",
+     &convertDetailsToBinary},
 };
 
 static_assert(std::size(kMigrations) == IncidentStore::kSchemaVersion);
@@ -81,6 +104,32 @@ std::string sqliteReason(sqlite3* db, int rc) {
   return message;
 }
 
+/// What a failed SQLite call means for the caller: the disk or the file (full, unreadable,
+/// damaged, locked), a write that breaks a rule of the schema (an id taken), or a mistake of
+/// this code (SQL that does not prepare).
+ErrorCode errorCode(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT:
+    case SQLITE_TOOBIG:
+    case SQLITE_MISMATCH:
+      return ErrorCode::kInvalidArgument;
+    case SQLITE_ERROR:
+    case SQLITE_INTERNAL:
+    case SQLITE_MISUSE:
+    case SQLITE_RANGE:
+    case SQLITE_NOMEM:
+      return ErrorCode::kInternal;
+    default:
+      return ErrorCode::kIo;
+  }
+}
+
+/// "FILE: WHAT: REASON" for the last failure on `db`.
+Error sqlFailure(sqlite3* db, const std::string& file, const std::string& what) {
+  const int rc = sqlite3_extended_errcode(db);
+  return makeError(errorCode(rc), file + ": " + what + ": " + sqliteReason(db, rc));
+}
+
 std::int64_t toNs(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
@@ -91,21 +140,21 @@ std::chrono::system_clock::time_point fromNs(std::int64_t ns) {
           std::chrono::nanoseconds(ns)));
 }
 
-std::vector<ThreadRef> threadsFromText(const std::string& text) {
-  std::vector<ThreadRef> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    auto end = text.find(' ', pos);
-    if (end == std::string::npos) end = text.size();
-    const auto item = text.substr(pos, end - pos);
-    const auto colon = item.find(':');
-    if (colon != std::string::npos) {
-      out.push_back(
-          ThreadRef{Pid{std::stoi(item.substr(0, colon))}, Tid{std::stoi(item.substr(colon + 1))}});
-    }
-    pos = end + 1;
+/// What threadList wrote ("1:2 1:3"); false when the text is not that.
+bool threadsFromText(const std::string& text, std::vector<ThreadRef>& out) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p < end) {
+    int pid = 0;
+    int tid = 0;
+    auto r = std::from_chars(p, end, pid);
+    if (r.ec != std::errc() || r.ptr == end || *r.ptr != ':') return false;
+    r = std::from_chars(r.ptr + 1, end, tid);
+    if (r.ec != std::errc() || (r.ptr != end && *r.ptr != ' ')) return false;
+    out.push_back(ThreadRef{Pid{pid}, Tid{tid}});
+    p = r.ptr == end ? end : r.ptr + 1;
   }
-  return out;
+  return true;
 }
 
 /// A prepared statement, finalized on every path.
@@ -127,18 +176,28 @@ class Statement {
     sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  Statement& bindBlob(int i, const std::string& v) {
+    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
   Statement& bindNull(int i) {
     sqlite3_bind_null(stmt_, i);
     return *this;
   }
   int step() { return sqlite3_step(stmt_); }
   [[nodiscard]] std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
-  [[nodiscard]] bool isNull(int col) const {
-    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
-  }
+  [[nodiscard]] int type(int col) const { return sqlite3_column_type(stmt_, col); }
+  [[nodiscard]] bool isNull(int col) const { return type(col) == SQLITE_NULL; }
   [[nodiscard]] std::string text(int col) const {
     const auto* p = sqlite3_column_text(stmt_, col);
     return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p));
+  }
+  /// The bytes of a blob (or text) column, valid until the next step.
+  [[nodiscard]] std::string_view bytes(int col) const {
+    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return p == nullptr
+               ? std::string_view()
+               : std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
   }
 
  private:
@@ -148,15 +207,38 @@ class Statement {
 
 constexpr const char* kColumns =
     "id, kind, state, pid, process_start_time, process_name, target, signature, threads, spurs, "
-    "opened_at_ns, updated_at_ns, resolved_at_ns, resolution, summary, chains, evidence, ";
+    "opened_at_ns, updated_at_ns, resolved_at_ns, resolution, summary, ";
 
-/// The columns read back; a store still at schema version 1 (read-only, written by an older
-/// service) has no processes column.
+/// The columns read back. A store still at schema version 1 or 2 (read-only, written by an older
+/// service) keeps the processes (from version 2), chains and evidence as proto3 JSON in columns
+/// of their own: they are read as the JSON of the one message version 3 keeps.
 std::string selectColumns(int schema_version) {
-  return std::string(kColumns) + (schema_version >= 2 ? "processes" : "'' AS processes");
+  if (schema_version >= 3) return std::string(kColumns) + "detail";
+  const std::string processes =
+      schema_version >= 2 ? "CASE processes WHEN '' THEN '[]' ELSE processes END" : "'[]'";
+  return std::string(kColumns) + "'{\"processes\":' || " + processes +
+         " || ',\"chains\":' || chains || ',\"evidence\":' || evidence || '}' AS detail";
 }
 
-/// Binds the incident's fields to ?1..?17 in the order of kColumns without the id.
+/// The processes, chains and evidence of `i` as a wctmon.v1.Incident that holds only those, in
+/// binary.
+std::string detailOf(const Incident& i) {
+  v1::Incident detail;
+  for (const auto& p : i.processes) *detail.add_processes() = rpc::toProto(p);
+  for (const auto& c : i.chains) *detail.add_chains() = rpc::toProto(c);
+  for (const auto& e : i.evidence) *detail.add_evidence() = rpc::toProto(e);
+  return detail.SerializeAsString();
+}
+
+/// Reads the JSON an older schema kept (see selectColumns and the migration to version 3).
+google::protobuf::util::Status detailFromJson(std::string_view json, v1::Incident& detail) {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  return google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), &detail, options);
+}
+
+/// Binds the incident's fields to ?1..?15 in the order of kColumns without the id, then detail.
 void bindIncident(Statement& s, const Incident& i) {
   s.bind(1, std::string(toString(i.kind)))
       .bind(2, std::string(toString(i.state)))
@@ -174,14 +256,11 @@ void bindIncident(Statement& s, const Incident& i) {
   } else {
     s.bindNull(12);
   }
-  s.bind(13, i.resolution)
-      .bind(14, i.summary)
-      .bind(15, rpc::chainsToJson(i.chains))
-      .bind(16, rpc::capturesToJson(i.evidence))
-      .bind(17, rpc::processesToJson(i.processes));
+  s.bind(13, i.resolution).bind(14, i.summary).bindBlob(15, detailOf(i));
 }
 
-Incident readIncident(const Statement& s) {
+/// The incident of the current row, or why it cannot be read (without the file or id).
+Result<Incident> readIncident(const Statement& s) {
   Incident i;
   i.id = s.integer(0);
   i.kind = s.text(1) == "hang" ? IncidentKind::kHang : IncidentKind::kDeadlock;
@@ -191,21 +270,85 @@ Incident readIncident(const Statement& s) {
   i.process_name = s.text(5);
   i.target = s.text(6);
   i.signature = s.text(7);
-  i.threads = threadsFromText(s.text(8));
-  i.spurs = threadsFromText(s.text(9));
+  if (!threadsFromText(s.text(8), i.threads) || !threadsFromText(s.text(9), i.spurs)) {
+    return makeError(ErrorCode::kIo, "its threads are not a list of pid:tid");
+  }
   i.opened_at = fromNs(s.integer(10));
   i.updated_at = fromNs(s.integer(11));
   if (!s.isNull(12)) i.resolved_at = fromNs(s.integer(12));
   i.resolution = s.text(13);
   i.summary = s.text(14);
-  if (auto chains = rpc::chainsFromJson(s.text(15))) i.chains = std::move(chains).value();
-  if (auto evidence = rpc::capturesFromJson(s.text(16))) i.evidence = std::move(evidence).value();
-  if (auto processes = rpc::processesFromJson(s.text(17)); processes && !processes->empty()) {
-    i.processes = std::move(processes).value();
+  v1::Incident detail;
+  // The type first: reading a value as bytes may convert it.
+  const int type = s.type(15);
+  if (type == SQLITE_TEXT) {
+    // Kept by an older schema, or left as it was by the migration because it did not parse.
+    if (auto parsed = detailFromJson(s.bytes(15), detail); !parsed.ok()) {
+      // The parser's first line; the next ones quote the JSON around the error.
+      const std::string reason(parsed.message());
+      return makeError(ErrorCode::kIo,
+                       "its processes, chains and evidence are JSON of an older store that does "
+                       "not parse (" +
+                           reason.substr(0, reason.find('\n')) + ")");
+    }
   } else {
-    i.processes = {IncidentProcess{i.process, i.process_name}};
+    const auto blob = type == SQLITE_BLOB ? s.bytes(15) : std::string_view();
+    if (type != SQLITE_BLOB || !detail.ParseFromArray(blob.data(), static_cast<int>(blob.size()))) {
+      return makeError(ErrorCode::kIo,
+                       "its processes, chains and evidence do not parse as a wctmon.v1.Incident");
+    }
   }
+  i.processes.reserve(static_cast<std::size_t>(detail.processes_size()));
+  for (const auto& p : detail.processes()) i.processes.push_back(rpc::fromProto(p));
+  if (i.processes.empty()) i.processes = {IncidentProcess{i.process, i.process_name}};
+  i.chains.reserve(static_cast<std::size_t>(detail.chains_size()));
+  for (const auto& c : detail.chains()) i.chains.push_back(rpc::fromProto(c));
+  i.evidence.reserve(static_cast<std::size_t>(detail.evidence_size()));
+  for (const auto& e : detail.evidence()) i.evidence.push_back(rpc::fromProto(e));
   return i;
+}
+
+/// The migration to version 3, after its SQL: each row's JSON becomes the binary message. A row
+/// whose JSON does not parse keeps it (readers say so, naming the row), so that one damaged
+/// record neither blocks the upgrade nor disappears.
+Status convertDetailsToBinary(sqlite3* db, const std::string& file) {
+  std::vector<std::int64_t> ids;
+  {
+    Statement rows(db, "SELECT id FROM incidents WHERE typeof(detail) = 'text'");
+    if (!rows.ok()) return sqlFailure(db, file, "cannot convert incidents to schema version 3");
+    int rc;
+    while ((rc = rows.step()) == SQLITE_ROW) ids.push_back(rows.integer(0));
+    if (rc != SQLITE_DONE)
+      return sqlFailure(db, file, "cannot convert incidents to schema version 3");
+  }
+  for (const auto id : ids) {
+    const auto what = "cannot convert incident " + std::to_string(id) + " to schema version 3";
+    Statement read(db, "SELECT detail FROM incidents WHERE id = ?1");
+    if (!read.ok() || read.bind(1, id).step() != SQLITE_ROW) return sqlFailure(db, file, what);
+    v1::Incident detail;
+    if (!detailFromJson(read.bytes(0), detail).ok()) continue;
+    Statement write(db, "UPDATE incidents SET detail = ?1 WHERE id = ?2");
+    if (!write.ok() ||
+        write.bindBlob(1, detail.SerializeAsString()).bind(2, id).step() != SQLITE_DONE) {
+      return sqlFailure(db, file, what);
+    }
+  }
+  return std::monostate{};
+}
+
+/// "FILE: 2 stored incidents cannot be read and are left out (ids 12, 17): incident 12: REASON".
+std::string unreadableWarning(const std::string& file, const std::vector<std::int64_t>& ids,
+                              const std::string& first_reason) {
+  constexpr std::size_t kShown = 10;
+  std::string out = file + ": " + std::to_string(ids.size()) + " stored incident" +
+                    (ids.size() == 1 ? "" : "s") + " cannot be read and " +
+                    (ids.size() == 1 ? "is" : "are") + " left out (id" +
+                    (ids.size() == 1 ? " " : "s ");
+  for (std::size_t k = 0; k < ids.size() && k < kShown; ++k) {
+    out += (k == 0 ? "" : ", ") + std::to_string(ids[k]);
+  }
+  if (ids.size() > kShown) out += " and " + std::to_string(ids.size() - kShown) + " more";
+  return out + "): incident " + std::to_string(ids.front()) + ": " + first_reason;
 }
 
 }  // namespace
@@ -231,12 +374,15 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
     return makeError(ErrorCode::kIo,
                      "cannot open the incident store " + file.string() + ": " + message);
   }
-  std::unique_ptr<IncidentStore> store(new IncidentStore(db));
+  std::unique_ptr<IncidentStore> store(new IncidentStore(db, file.string()));
   sqlite3_busy_timeout(db, 5000);
   // WAL: readers (wctmon incidents) never block the service; FULL: a committed incident is on
   // disk before the call returns.
-  if (auto s = store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s)
+  if (auto s = store->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+                           "cannot open the incident store");
+      !s) {
     return s.error();
+  }
   if (auto s = store->migrate(); !s) return s.error();
   return store;
 }
@@ -261,8 +407,12 @@ Status IncidentStore::create(const std::filesystem::path& file) {
     // would rewrite its first page under a reader. Closing this, the only connection, folds the
     // log into the file and removes it. Nobody sees the file before it is linked, so it is synced
     // once, below, rather than at every step.
-    IncidentStore store(db);
-    if (auto s = store.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"); !s) return s;
+    IncidentStore store(db, building);
+    if (auto s = store.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;",
+                            "cannot create the incident store");
+        !s) {
+      return s;
+    }
     if (auto s = store.migrate(); !s) return s;
   }
   if (const int fd = ::open(building.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
@@ -338,7 +488,7 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(
     return makeError(ErrorCode::kIo,
                      "cannot open the incident store " + file.string() + ": " + message);
   }
-  std::unique_ptr<IncidentStore> store(new IncidentStore(db));
+  std::unique_ptr<IncidentStore> store(new IncidentStore(db, file.string()));
   sqlite3_busy_timeout(db, 5000);
   {
     Statement tables(db, "SELECT count(*) FROM sqlite_master");
@@ -375,15 +525,16 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(
 IncidentStore::~IncidentStore() { sqlite3_close(db_); }
 
 Error IncidentStore::sqlError(const std::string& what) const {
-  return makeError(ErrorCode::kIo, what + ": " + sqlite3_errmsg(db_));
+  return sqlFailure(db_, file_, what);
 }
 
-Status IncidentStore::exec(const char* sql) {
+Status IncidentStore::exec(const char* sql, const std::string& what) {
   char* message = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    std::string text = message != nullptr ? message : "unknown error";
+  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+  if (rc != SQLITE_OK) {
+    std::string text = message != nullptr ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    return makeError(ErrorCode::kIo, "incident store: " + text);
+    return makeError(errorCode(sqlite3_extended_errcode(db_)), file_ + ": " + what + ": " + text);
   }
   return std::monostate{};
 }
@@ -391,8 +542,10 @@ Status IncidentStore::exec(const char* sql) {
 Status IncidentStore::migrate() {
   // Every pending step and the version row in one transaction: a reader sees the store as it
   // was or as it is now, never a version table without its version.
-  if (auto s = exec("BEGIN IMMEDIATE"); !s) return s;
-  auto step = exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);");
+  const std::string what =
+      "cannot bring the incident store to schema version " + std::to_string(kSchemaVersion);
+  if (auto s = exec("BEGIN IMMEDIATE", what); !s) return s;
+  auto step = exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);", what);
   int version = 0;
   if (step) {
     Statement current(db_, "SELECT version FROM schema_version");
@@ -400,42 +553,48 @@ Status IncidentStore::migrate() {
       version = static_cast<int>(current.integer(0));
   }
   if (step && version > kSchemaVersion) {
-    step = makeError(ErrorCode::kUnsupported,
-                     "the incident store has schema version " + std::to_string(version) +
-                         ", newer than this wctmon (" + std::to_string(kSchemaVersion) + ")");
+    step = makeError(ErrorCode::kUnsupported, file_ + " has schema version " +
+                                                  std::to_string(version) +
+                                                  ", newer than this wctmon understands (" +
+                                                  std::to_string(kSchemaVersion) + ")");
   }
   const int from = version;
   while (step && version < kSchemaVersion) {
-    step = exec(kMigrations[version]);
+    const auto& migration = kMigrations[version];
+    step = exec(migration.sql, what);
+    if (step && migration.convert != nullptr) step = migration.convert(db_, file_);
     ++version;
   }
   if (step && version != from) {
     const std::string set =
         from == 0 ? "INSERT INTO schema_version VALUES (" + std::to_string(version) + ")"
                   : "UPDATE schema_version SET version = " + std::to_string(version);
-    step = exec(set.c_str());
+    step = exec(set.c_str(), what);
   }
   if (!step) {
-    (void)exec("ROLLBACK");
+    (void)exec("ROLLBACK", what);
     return step;
   }
-  if (auto s = exec("COMMIT"); !s) return s;
+  if (auto s = exec("COMMIT", what); !s) return s;
   schema_version_ = version;
   return std::monostate{};
 }
 
 Result<std::int64_t> IncidentStore::insert(const Incident& incident) {
   std::lock_guard lock(mutex_);
-  Statement s(db_,
-              "INSERT INTO incidents (kind, state, pid, process_start_time, process_name, target, "
-              "signature, threads, spurs, opened_at_ns, updated_at_ns, resolved_at_ns, resolution, "
-              "summary, chains, evidence, processes, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-              "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
-  if (!s.ok()) return sqlError("cannot store an incident");
+  Statement s(
+      db_,
+      "INSERT INTO incidents (kind, state, pid, process_start_time, process_name, target, "
+      "signature, threads, spurs, opened_at_ns, updated_at_ns, resolved_at_ns, resolution, "
+      "summary, detail, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+      "?14, ?15, ?16)");
+  const std::string what = incident.id != 0 ? "cannot store incident " + std::to_string(incident.id)
+                                            : std::string("cannot store a new incident");
+  if (!s.ok()) return sqlError(what);
   bindIncident(s, incident);
   // NULL lets SQLite choose the next id.
-  if (incident.id != 0) s.bind(18, incident.id);
-  if (s.step() != SQLITE_DONE) return sqlError("cannot store an incident");
+  if (incident.id != 0) s.bind(16, incident.id);
+  if (s.step() != SQLITE_DONE) return sqlError(what);
   return sqlite3_last_insert_rowid(db_);
 }
 
@@ -457,21 +616,21 @@ Status IncidentStore::update(const Incident& incident) {
               "UPDATE incidents SET kind = ?1, state = ?2, pid = ?3, process_start_time = ?4, "
               "process_name = ?5, target = ?6, signature = ?7, threads = ?8, spurs = ?9, "
               "opened_at_ns = ?10, updated_at_ns = ?11, resolved_at_ns = ?12, resolution = ?13, "
-              "summary = ?14, chains = ?15, evidence = ?16, processes = ?17 WHERE id = ?18");
-  if (!s.ok()) return sqlError("cannot update incident " + std::to_string(incident.id));
+              "summary = ?14, detail = ?15 WHERE id = ?16");
+  const std::string what = "cannot update incident " + std::to_string(incident.id);
+  if (!s.ok()) return sqlError(what);
   bindIncident(s, incident);
-  s.bind(18, incident.id);
-  if (s.step() != SQLITE_DONE)
-    return sqlError("cannot update incident " + std::to_string(incident.id));
+  s.bind(16, incident.id);
+  if (s.step() != SQLITE_DONE) return sqlError(what);
   if (sqlite3_changes(db_) == 0) {
-    return makeError(ErrorCode::kInvalidArgument, "no incident " + std::to_string(incident.id));
+    return makeError(ErrorCode::kInvalidArgument, file_ + ": " + what + ": there is none");
   }
   return std::monostate{};
 }
 
-Result<std::vector<Incident>> IncidentStore::list(const IncidentQuery& query) {
+Result<IncidentListing> IncidentStore::list(const IncidentQuery& query) {
   std::lock_guard lock(mutex_);
-  if (schema_version_ == 0) return std::vector<Incident>{};  // not created yet
+  if (schema_version_ == 0) return IncidentListing{};  // not created yet
   std::string sql = "SELECT " + selectColumns(schema_version_) + " FROM incidents WHERE 1 = 1";
   if (query.state) sql += " AND state = ?1";
   if (query.process) sql += " AND pid = ?2 AND process_start_time = ?3";
@@ -484,10 +643,20 @@ Result<std::vector<Incident>> IncidentStore::list(const IncidentQuery& query) {
     s.bind(2, static_cast<std::int64_t>(query.process->pid.value));
     s.bind(3, static_cast<std::int64_t>(query.process->start_time));
   }
-  std::vector<Incident> out;
+  IncidentListing out;
+  std::string first_reason;
   int rc;
-  while ((rc = s.step()) == SQLITE_ROW) out.push_back(readIncident(s));
+  while ((rc = s.step()) == SQLITE_ROW) {
+    auto incident = readIncident(s);
+    if (incident) {
+      out.incidents.push_back(std::move(incident).value());
+    } else {
+      if (out.unreadable.empty()) first_reason = incident.error().message;
+      out.unreadable.push_back(s.integer(0));
+    }
+  }
   if (rc != SQLITE_DONE) return sqlError("cannot list incidents");
+  if (!out.unreadable.empty()) out.warning = unreadableWarning(file_, out.unreadable, first_reason);
   return out;
 }
 
@@ -499,7 +668,14 @@ Result<std::optional<Incident>> IncidentStore::get(std::int64_t id) {
   if (!s.ok()) return sqlError("cannot read incident " + std::to_string(id));
   s.bind(1, id);
   const int rc = s.step();
-  if (rc == SQLITE_ROW) return std::optional<Incident>(readIncident(s));
+  if (rc == SQLITE_ROW) {
+    auto incident = readIncident(s);
+    if (!incident) {
+      return makeError(incident.error().code, file_ + ": incident " + std::to_string(id) +
+                                                  " cannot be read: " + incident.error().message);
+    }
+    return std::optional<Incident>(std::move(incident).value());
+  }
   if (rc == SQLITE_DONE) return std::optional<Incident>();
   return sqlError("cannot read incident " + std::to_string(id));
 }

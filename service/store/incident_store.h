@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/config.h"
@@ -20,11 +21,13 @@ namespace wctmon {
 
 /// Incidents and runtime target registrations in one SQLite file (WAL). Every write is one
 /// transaction with synchronous=FULL, so a kill -9 at any moment loses nothing that was
-/// committed and leaves the file consistent. Thread-safe.
+/// committed and leaves the file consistent. An incident's processes, chains and evidence are
+/// kept as one binary wctmon.v1.Incident; a row that cannot be read back is reported, never
+/// dropped. Every error names the file. Thread-safe.
 class IncidentStore final : public IncidentRepository {
  public:
   /// The schema version this build writes.
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   /// Opens (creating and migrating when needed) the store at `file`.
   [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> open(
@@ -44,7 +47,7 @@ class IncidentStore final : public IncidentRepository {
   [[nodiscard]] Result<std::int64_t> insert(const Incident& incident) override;
   [[nodiscard]] Result<std::int64_t> lastId() override;
   [[nodiscard]] Status update(const Incident& incident) override;
-  [[nodiscard]] Result<std::vector<Incident>> list(const IncidentQuery& query) override;
+  [[nodiscard]] Result<IncidentListing> list(const IncidentQuery& query) override;
   [[nodiscard]] Result<std::optional<Incident>> get(std::int64_t id) override;
   [[nodiscard]] Result<std::size_t> applyRetention(std::chrono::system_clock::time_point now,
                                                    std::chrono::hours max_age,
@@ -57,16 +60,20 @@ class IncidentStore final : public IncidentRepository {
   [[nodiscard]] int schemaVersion() const { return schema_version_; }
 
  private:
-  explicit IncidentStore(sqlite3* db) : db_(db) {}
+  IncidentStore(sqlite3* db, std::string file) : db_(db), file_(std::move(file)) {}
   /// Builds a new store whole beside `file` and links it in place, so that no reader ever sees
   /// one half made.
   [[nodiscard]] static Status create(const std::filesystem::path& file);
   [[nodiscard]] Status migrate();
-  [[nodiscard]] Status exec(const char* sql);
+  /// Runs `sql`; a failure says "FILE: WHAT: SQLite's reason".
+  [[nodiscard]] Status exec(const char* sql, const std::string& what);
+  /// "FILE: WHAT: SQLite's reason" for the last failure, with an ErrorCode that fits it.
   [[nodiscard]] Error sqlError(const std::string& what) const;
 
   std::mutex mutex_;
   sqlite3* db_;
+  /// The database file, named in every error.
+  std::string file_;
   int schema_version_ = 0;
 };
 

@@ -3,6 +3,9 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
 
+#include <charconv>
+
+#include "model/enum_names.h"
 #include "model/format.h"
 #include "wire/utf8.h"
 
@@ -212,6 +215,102 @@ std::string toJson(const google::protobuf::Message& message, bool pretty) {
   std::string out;
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);
   return out;
+}
+
+v1::WaitChain toProto(const WaitChain& chain) {
+  v1::WaitChain out;
+  fill(chain, &out);
+  return out;
+}
+
+v1::ThreadCapture toProto(const ThreadCapture& capture) {
+  v1::ThreadCapture out;
+  fill(capture, &out);
+  return out;
+}
+
+v1::IncidentProcess toProto(const IncidentProcess& process) {
+  v1::IncidentProcess out;
+  out.set_pid(process.identity.pid.value);
+  out.set_start_time(process.identity.start_time);
+  out.set_name(validUtf8(process.name));
+  return out;
+}
+
+namespace {
+
+/// The domain value whose proto twin is `value`; unknown for a value newer than this build.
+template <typename Enum, typename Proto>
+Enum fromProtoEnum(Proto value) {
+  for (const auto& n : enumNames<Enum>()) {
+    if (toProto(n.value) == value) return n.value;
+  }
+  return Enum::kUnknown;
+}
+
+/// What hexString wrote ("0x1f"); 0 for anything else.
+std::uint64_t fromHex(const std::string& text) {
+  std::uint64_t value = 0;
+  const std::size_t skip = text.starts_with("0x") ? 2 : 0;
+  std::from_chars(text.data() + skip, text.data() + text.size(), value, 16);
+  return value;
+}
+
+WaitNode fromProto(const v1::WaitNode& n) {
+  WaitNode out;
+  out.type = fromProtoEnum<ObjectType>(n.object_type());
+  out.status = fromProtoEnum<ObjectStatus>(n.status());
+  out.thread = ThreadRef{Pid{n.pid()}, Tid{n.tid()}};
+  out.thread_name = n.thread_name();
+  out.process_name = n.process_name();
+  if (n.has_wait_time_ms()) out.wait_time = std::chrono::milliseconds(n.wait_time_ms());
+  if (n.has_context_switches()) out.context_switches = n.context_switches();
+  out.name = n.name();
+  if (n.has_timeout_ms()) out.timeout = std::chrono::milliseconds(n.timeout_ms());
+  out.alertable = n.alertable();
+  for (const auto pid : n.owner_pids()) out.owner_pids.push_back(Pid{pid});
+  out.detail = n.detail();
+  return out;
+}
+
+}  // namespace
+
+WaitChain fromProto(const v1::WaitChain& chain) {
+  WaitChain out;
+  out.start = ThreadRef{Pid{chain.pid()}, Tid{chain.tid()}};
+  out.nodes.reserve(static_cast<std::size_t>(chain.nodes_size()));
+  for (const auto& node : chain.nodes()) out.nodes.push_back(fromProto(node));
+  out.is_cycle = chain.is_cycle();
+  out.truncated = chain.truncated();
+  out.node_count = chain.node_count();
+  return out;
+}
+
+ThreadCapture fromProto(const v1::ThreadCapture& capture) {
+  ThreadCapture out;
+  out.thread = ThreadRef{Pid{capture.thread().pid()}, Tid{capture.thread().tid()}};
+  out.captured = capture.captured();
+  out.error = capture.error();
+  out.architecture = capture.architecture();
+  out.registers.reserve(static_cast<std::size_t>(capture.registers_size()));
+  for (const auto& r : capture.registers()) {
+    out.registers.push_back(RegisterValue{r.name(), fromHex(r.value())});
+  }
+  out.frames.reserve(static_cast<std::size_t>(capture.frames_size()));
+  for (const auto& f : capture.frames()) {
+    out.frames.push_back(
+        StackFrame{fromHex(f.pc()), f.function(), f.module(), fromHex(f.offset()), f.scanned()});
+  }
+  out.stop_time = std::chrono::nanoseconds(capture.stop_time_ns());
+  out.tracer_pid = capture.tracer_pid();
+  out.method = capture.method() == v1::CAPTURE_METHOD_NOT_STOPPED ? CaptureMethod::kNotStopped
+                                                                  : CaptureMethod::kStopped;
+  out.note = capture.note();
+  return out;
+}
+
+IncidentProcess fromProto(const v1::IncidentProcess& process) {
+  return IncidentProcess{ProcessIdentity{Pid{process.pid()}, process.start_time()}, process.name()};
 }
 
 }  // namespace wctmon::rpc

@@ -26,4 +26,13 @@ namespace wctmon::rpc {
 /// The proto3 JSON mapping of `message`, with field names as in the .proto (snake_case).
 [[nodiscard]] std::string toJson(const google::protobuf::Message& message, bool pretty = true);
 
+/// The proto twins of an incident's parts, and back (how the incident store keeps them). Strings
+/// go out as valid UTF-8; an enum value this build does not know comes back as unknown.
+[[nodiscard]] v1::WaitChain toProto(const WaitChain& chain);
+[[nodiscard]] v1::ThreadCapture toProto(const ThreadCapture& capture);
+[[nodiscard]] v1::IncidentProcess toProto(const IncidentProcess& process);
+[[nodiscard]] WaitChain fromProto(const v1::WaitChain& chain);
+[[nodiscard]] ThreadCapture fromProto(const v1::ThreadCapture& capture);
+[[nodiscard]] IncidentProcess fromProto(const v1::IncidentProcess& process);
+
 }  // namespace wctmon::rpc

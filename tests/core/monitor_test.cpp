@@ -104,7 +104,7 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   setSnapshot(abba());
   EXPECT_TRUE(sample(*monitor, id));
   EXPECT_EQ(inspector_.requested, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
-  auto stored = *store_.list({});
+  auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].kind, IncidentKind::kDeadlock);
   EXPECT_EQ(stored[0].state, IncidentState::kOpen);
@@ -116,14 +116,14 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
     clock_.advance(1s);
     EXPECT_TRUE(sample(*monitor, id));
   }
-  EXPECT_EQ(store_.list({})->size(), 1U);
+  EXPECT_EQ(store_.list({})->incidents.size(), 1U);
   EXPECT_EQ(alerts_.sent.size(), 1U);
   EXPECT_EQ(inspector_.requested.size(), 2U);  // captured once
 
   setSnapshot(healthy());
   clock_.advance(1s);
   EXPECT_TRUE(sample(*monitor, id));
-  stored = *store_.list({});
+  stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].evidence.size(), 2U);  // kept through the resolve
@@ -143,7 +143,7 @@ TEST_F(MonitorTest, AProcessThatExitsResolvesItsIncidentsAndIsDropped) {
   source_.setSample(makeError(ErrorCode::kNoSuchProcess, "no such process: 10"));
   EXPECT_FALSE(sample(*monitor, id));
   EXPECT_TRUE(monitor->watched().empty());
-  const auto stored = *store_.list({});
+  const auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].resolution, "the process exited");
@@ -155,7 +155,7 @@ TEST_F(MonitorTest, APidReusedBetweenDiscoveryAndSampleIsNotTheWatchedProcess) {
   (void)monitor->discover();
   setSnapshot(abba());  // the snapshot's start time is 0: another process
   EXPECT_FALSE(sample(*monitor, ProcessIdentity{Pid{10}, 100}));
-  EXPECT_TRUE(store_.list({})->empty());
+  EXPECT_TRUE(store_.list({})->incidents.empty());
 }
 
 TEST_F(MonitorTest, EvidenceIsCapturedAtMostOncePerInterval) {
@@ -170,7 +170,7 @@ TEST_F(MonitorTest, EvidenceIsCapturedAtMostOncePerInterval) {
     ASSERT_TRUE(sample(*monitor, id));
     clock_.advance(10s);
   }
-  EXPECT_EQ(store_.list({})->size(), 3U);
+  EXPECT_EQ(store_.list({})->incidents.size(), 3U);
   EXPECT_EQ(inspector_.requested.size(), 2U);
   EXPECT_EQ(monitor->stats().captures, 1U);
   // Alerts: at most 2 per target per minute.
@@ -214,12 +214,12 @@ TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
   monitor->adoptStoredIncidents();
   (void)monitor->discover();
   ASSERT_TRUE(sample(*monitor, id));
-  EXPECT_EQ(store_.list({})->size(), 1U);  // the same incident, not a second one
+  EXPECT_EQ(store_.list({})->incidents.size(), 1U);  // the same incident, not a second one
   ASSERT_EQ(monitor->openIncidents()->size(), 1U);
 
   catalog_.set({});
   (void)monitor->discover();
-  const auto stored = *store_.list({});
+  const auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
 }
@@ -266,7 +266,7 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
     catalog_.set({processInfo(10, "alpha"), processInfo(20, "beta")});
     auto monitor = makeMonitor(lockersConfig());
     ASSERT_EQ(monitor->discover().added.size(), 2U);
-    const auto before = store_.list({})->size();
+    const auto before = store_.list({})->incidents.size();
     alerts_.sent.clear();
     for (int round = 0; round < 3; ++round) {
       for (const int pid : {first, second}) {
@@ -275,8 +275,9 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
         clock_.advance(1s);
       }
     }
-    auto stored = *store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
-    ASSERT_EQ(store_.list({})->size(), before + 1);
+    auto stored =
+        store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents;
+    ASSERT_EQ(store_.list({})->incidents.size(), before + 1);
     ASSERT_EQ(stored.size(), 1U);
     const auto& i = stored[0];
     EXPECT_EQ(i.process.pid, Pid{first});
@@ -301,9 +302,12 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
     // one alert.
     setSnapshot(SnapshotBuilder().process(second, "x").running(second).build());
     ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{second}, 0}));
-    EXPECT_EQ(store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->size(), 1U);
+    EXPECT_EQ(
+        store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents.size(),
+        1U);
     ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{second}, 0}));
-    EXPECT_TRUE(store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->empty());
+    EXPECT_TRUE(
+        store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents.empty());
     ASSERT_EQ(alerts_.sent.size(), 2U);
     EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
     clock_.advance(120s);  // past the alert window
@@ -316,13 +320,13 @@ TEST_F(MonitorTest, ACycleWhoseOtherProcessIsNotWatchedListsItAndEndsWhenItExits
   ASSERT_EQ(monitor->discover().added.size(), 1U);
   setSnapshot(crossCycle(10));
   ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{10}, 0}));
-  auto stored = *store_.list({});
+  auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   ASSERT_EQ(stored[0].processes.size(), 2U);
   EXPECT_EQ(stored[0].processes[1].name, "beta");
   catalog_.set({processInfo(10, "alpha")});  // beta exited
   (void)monitor->discover();
-  stored = *store_.list({});
+  stored = store_.list({})->incidents;
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].resolution, "beta (pid 20) exited");
 }
@@ -350,11 +354,12 @@ TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
     setSnapshot(crossCycle(pid));
     ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{pid}, 0}));
   }
-  const auto open = *store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  const auto open =
+      store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents;
   ASSERT_EQ(open.size(), 1U);
   EXPECT_EQ(open[0].process.pid, Pid{10});  // the older record goes on
   EXPECT_EQ(open[0].processes.size(), 2U);
-  EXPECT_EQ(store_.list({})->size(), 2U);  // nothing new opened
+  EXPECT_EQ(store_.list({})->incidents.size(), 2U);  // nothing new opened
   EXPECT_EQ(monitor->openIncidents()->size(), 1U);
 }
 
@@ -365,7 +370,7 @@ TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
   const ProcessIdentity id{Pid{10}, 0};
   setSnapshot(abba());
   ASSERT_TRUE(sample(*monitor, id));
-  EXPECT_EQ(store_.list({})->at(0).process_name, "bash");
+  EXPECT_EQ(store_.list({})->incidents.at(0).process_name, "bash");
 
   // exec: same pid and start time, another program; the sampler may still report the old name.
   catalog_.set({processInfo(10, "python3", "python3 serve.py")});
@@ -374,7 +379,7 @@ TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
   EXPECT_EQ(monitor->watched()[0].process.comm, "python3");
   setSnapshot(testing::abbaSnapshot("bash"));
   ASSERT_TRUE(sample(*monitor, id));
-  const auto stored = *store_.list({});
+  const auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kOpen);
   EXPECT_EQ(stored[0].process_name, "python3");
@@ -391,7 +396,7 @@ TEST_F(MonitorTest, AProcessThatExecsIntoAProgramItsTargetDoesNotSelectIsDropped
   catalog_.set({processInfo(10, "python3")});
   const auto d = monitor->discover();
   ASSERT_EQ(d.removed.size(), 1U);
-  const auto stored = *store_.list({});
+  const auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].resolution, "the process is no longer watched");
@@ -500,7 +505,8 @@ TEST_F(MonitorTest, DecisionsAndStatusReadsDoNotWaitForACaptureOrAStoreWrite) {
   EXPECT_EQ(open, 1U);
   EXPECT_EQ(stats.incidents_opened, 1U);
   EXPECT_EQ(stats.pending_effects, 1U);
-  EXPECT_TRUE(store_.list({})->empty());  // not written yet: the write follows the capture
+  EXPECT_TRUE(
+      store_.list({})->incidents.empty());  // not written yet: the write follows the capture
   EXPECT_TRUE(alerts_.sent.empty());
   clock_.advance(1s);
   setSnapshot(healthy());
@@ -512,7 +518,7 @@ TEST_F(MonitorTest, DecisionsAndStatusReadsDoNotWaitForACaptureOrAStoreWrite) {
     std::this_thread::sleep_for(10ms);
   ASSERT_EQ(monitor.stats().pending_effects, 0U);
   // In the order decided: stored with its evidence, then resolved with it; one alert each.
-  const auto stored = *store_.list({});
+  const auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].evidence.size(), 2U);
@@ -536,7 +542,7 @@ TEST_F(MonitorTest, AnIncidentWhoseFirstWriteFailedIsStoredWholeByTheNext) {
   clock_.advance(1s);
   setSnapshot(healthy());
   ASSERT_TRUE(sample(*monitor, id));
-  const auto stored = *store_.list({});
+  const auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].evidence.size(), 2U);
@@ -553,7 +559,8 @@ TEST_F(MonitorTest, IdsFollowTheHighestTheStoreEverGave) {
   (void)monitor->discover();
   setSnapshot(abba());
   ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{10}, 0}));
-  const auto open = *store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  const auto open =
+      store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents;
   ASSERT_EQ(open.size(), 1U);
   EXPECT_EQ(open[0].id, 42);
 }
@@ -575,13 +582,13 @@ TEST_F(MonitorTest, ASampleCancelledPastItsDeadlineIsCountedAndDecidesNothing) {
   ASSERT_EQ(alive, std::optional<bool>(true));  // still watched
   EXPECT_EQ(monitor->stats().samples_cancelled, 1U);
   EXPECT_EQ(monitor->stats().samples, 0U);
-  EXPECT_TRUE(store_.list({})->empty());
+  EXPECT_TRUE(store_.list({})->incidents.empty());
 
   EXPECT_TRUE(sample(*monitor, id));  // the platform is still busy with the cancelled read
   EXPECT_EQ(monitor->stats().samples_refused, 1U);
   source_.release();
   EXPECT_TRUE(sample(*monitor, id));
-  EXPECT_EQ(store_.list({})->size(), 1U);
+  EXPECT_EQ(store_.list({})->incidents.size(), 1U);
 }
 
 TEST(AlertRateLimiter, AdmitsAtMostMaxPerWindowPerTarget) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,8 @@
 namespace wctmon::testing {
 
 /// Incidents and targets in memory, listed in the order the SQLite store lists them. A test can
-/// make every write fail, as a full disk would.
+/// make every write fail, as a full disk would, and a stored incident unreadable, as a damaged
+/// record is.
 class FakeIncidentRepository final : public IncidentRepository {
  public:
   Result<std::int64_t> insert(const Incident& incident) override {
@@ -41,26 +43,43 @@ class FakeIncidentRepository final : public IncidentRepository {
       return makeError(ErrorCode::kInvalidArgument, "no incident " + std::to_string(incident.id));
     }
     it->second = incident;
+    unreadable_.erase(incident.id);  // rewritten whole
     return std::monostate{};
   }
 
-  Result<std::vector<Incident>> list(const IncidentQuery& query) override {
+  Result<IncidentListing> list(const IncidentQuery& query) override {
     std::lock_guard lock(mutex_);
-    std::vector<Incident> out;
+    std::vector<Incident> matching;
     for (const auto& [id, i] : incidents_) {
       if (query.state && i.state != *query.state) continue;
       if (query.process && i.process != *query.process) continue;
-      out.push_back(i);
+      matching.push_back(i);
     }
-    std::sort(out.begin(), out.end(), [](const Incident& a, const Incident& b) {
+    std::sort(matching.begin(), matching.end(), [](const Incident& a, const Incident& b) {
       return a.opened_at != b.opened_at ? a.opened_at > b.opened_at : a.id > b.id;
     });
-    if (query.limit > 0 && out.size() > query.limit) out.resize(query.limit);
+    if (query.limit > 0 && matching.size() > query.limit) matching.resize(query.limit);
+    IncidentListing out;
+    for (auto& i : matching) {
+      if (unreadable_.contains(i.id)) {
+        out.unreadable.push_back(i.id);
+      } else {
+        out.incidents.push_back(std::move(i));
+      }
+    }
+    if (!out.unreadable.empty()) {
+      out.warning = "incidents.db: " + std::to_string(out.unreadable.size()) +
+                    " stored incident(s) cannot be read and are left out";
+    }
     return out;
   }
 
   Result<std::optional<Incident>> get(std::int64_t id) override {
     std::lock_guard lock(mutex_);
+    if (unreadable_.contains(id)) {
+      return makeError(ErrorCode::kIo,
+                       "incidents.db: incident " + std::to_string(id) + " cannot be read");
+    }
     auto it = incidents_.find(id);
     if (it == incidents_.end()) return std::optional<Incident>{};
     return std::optional<Incident>{it->second};
@@ -114,6 +133,12 @@ class FakeIncidentRepository final : public IncidentRepository {
     return targets_;
   }
 
+  /// From now on, the stored incident `id` cannot be read back (its record is damaged).
+  void makeUnreadable(std::int64_t id) {
+    std::lock_guard lock(mutex_);
+    unreadable_.insert(id);
+  }
+
   /// From now on, every write fails (or succeeds again).
   void failWrites(bool fail) {
     std::lock_guard lock(mutex_);
@@ -125,6 +150,7 @@ class FakeIncidentRepository final : public IncidentRepository {
 
   std::mutex mutex_;
   std::map<std::int64_t, Incident> incidents_;
+  std::set<std::int64_t> unreadable_;
   std::vector<TargetConfig> targets_;
   std::int64_t last_id_ = 0;
   bool fail_writes_ = false;

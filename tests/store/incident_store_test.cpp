@@ -5,17 +5,25 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
+
+#include "wire/json_writer.h"
 
 namespace wctmon {
 namespace {
@@ -36,6 +44,63 @@ class TempDir {
 };
 
 const auto kT0 = std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
+
+/// Runs `sql` on `file` through a connection of its own; SQLite's error, or "".
+std::string execSql(const std::filesystem::path& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(file.c_str(), &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return "cannot open " + file.string();
+  }
+  char* error = nullptr;
+  std::string out;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+    out = error != nullptr ? error : "failed";
+  }
+  sqlite3_free(error);
+  sqlite3_close(db);
+  return out;
+}
+
+/// The first column of every row `sql` gives on `file`, as text.
+std::vector<std::string> querySql(const std::filesystem::path& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::vector<std::string> out;
+  if (sqlite3_open(file.c_str(), &db) == SQLITE_OK) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK) {
+      while (sqlite3_step(s) == SQLITE_ROW) {
+        const auto* text = sqlite3_column_text(s, 0);
+        out.emplace_back(text != nullptr ? reinterpret_cast<const char*>(text) : "NULL");
+      }
+    }
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+/// "VERSION: every detail in binary" when the file is at a schema version whose incidents keep
+/// their detail as binary blobs (and no JSON column is left); what it is otherwise.
+std::string fileSchema(const std::filesystem::path& file) {
+  const auto version = querySql(file, "SELECT version FROM schema_version");
+  const auto columns = querySql(file, "SELECT name FROM pragma_table_info('incidents')");
+  const auto types = querySql(file, "SELECT DISTINCT typeof(detail) FROM incidents");
+  std::string out = version.empty() ? "no version" : version[0];
+  for (const char* json : {"chains", "evidence", "processes"}) {
+    if (std::find(columns.begin(), columns.end(), json) != columns.end()) {
+      out += std::string(" with column ") + json;
+    }
+  }
+  if (std::find(columns.begin(), columns.end(), "detail") == columns.end()) {
+    return out + " without column detail";
+  }
+  if (types.empty() || types == std::vector<std::string>{"blob"}) {
+    return out + ": every detail in binary";
+  }
+  for (const auto& t : types) out += " " + t;
+  return out;
+}
 
 Incident makeIncident(int pid, IncidentState state, std::chrono::system_clock::time_point opened) {
   Incident i;
@@ -82,7 +147,9 @@ void expectSame(const Incident& a, const Incident& b) {
   EXPECT_EQ(a.state, b.state);
   EXPECT_EQ(a.process, b.process);
   EXPECT_EQ(a.process_name, b.process_name);
+  EXPECT_EQ(a.target, b.target);
   EXPECT_EQ(a.signature, b.signature);
+  EXPECT_EQ(a.summary, b.summary);
   EXPECT_EQ(a.threads, b.threads);
   EXPECT_EQ(a.spurs, b.spurs);
   EXPECT_EQ(a.opened_at, b.opened_at);
@@ -129,15 +196,19 @@ TEST(IncidentStore, ListsNewestFirstWithFilters) {
                                   kT0 + std::chrono::seconds(i)))
             .ok());
   }
-  auto all = store->list({});
-  ASSERT_EQ(all->size(), 6U);
-  EXPECT_EQ((*all)[0].process.pid, Pid{5});
-  EXPECT_EQ(store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->size(), 2U);
-  EXPECT_EQ(store->list({.state = IncidentState::kResolved, .process = {}, .limit = 3})->size(),
-            3U);
-  const auto one = store->list({.state = {}, .process = ProcessIdentity{Pid{4}, 1004}, .limit = 0});
-  ASSERT_EQ(one->size(), 1U);
-  EXPECT_EQ((*one)[0].process_name, "proc4");
+  const auto all = store->list({})->incidents;
+  ASSERT_EQ(all.size(), 6U);
+  EXPECT_EQ(all[0].process.pid, Pid{5});
+  EXPECT_EQ(
+      store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents.size(),
+      2U);
+  EXPECT_EQ(
+      store->list({.state = IncidentState::kResolved, .process = {}, .limit = 3})->incidents.size(),
+      3U);
+  const auto one =
+      store->list({.state = {}, .process = ProcessIdentity{Pid{4}, 1004}, .limit = 0})->incidents;
+  ASSERT_EQ(one.size(), 1U);
+  EXPECT_EQ(one[0].process_name, "proc4");
 }
 
 TEST(IncidentStore, IncidentsSurviveAReopen) {
@@ -148,9 +219,10 @@ TEST(IncidentStore, IncidentsSurviveAReopen) {
     id = *store->insert(makeIncident(3, IncidentState::kOpen, kT0));
   }
   auto store = std::move(IncidentStore::open(dir.file())).value();
-  const auto open = store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0});
-  ASSERT_EQ(open->size(), 1U);
-  EXPECT_EQ((*open)[0].id, id);
+  const auto open =
+      store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents;
+  ASSERT_EQ(open.size(), 1U);
+  EXPECT_EQ(open[0].id, id);
 }
 
 TEST(IncidentStore, KeepsTheIdsItIsGivenAndNeverReusesOne) {
@@ -186,7 +258,7 @@ TEST(IncidentStore, RetentionDropsOldAndExcessResolvedIncidentsButNeverOpenOnes)
   auto removed = store->applyRetention(kT0 + 1h, 24h, 4);
   ASSERT_TRUE(removed.ok()) << removed.error().message;
   EXPECT_EQ(*removed, 3U);  // the old one, then the two oldest beyond 4
-  const auto left = *store->list({});
+  const auto left = store->list({})->incidents;
   ASSERT_EQ(left.size(), 4U);
   std::set<int> pids;
   for (const auto& i : left) pids.insert(i.process.pid.value);
@@ -223,9 +295,9 @@ TEST(IncidentStore, ReadOnlyOpenWorksBesideAWriterAndRefusesNonStores) {
   ASSERT_TRUE(writer->insert(makeIncident(1, IncidentState::kOpen, kT0)).ok());
   auto reader = IncidentStore::openReadOnly(dir.file());
   ASSERT_TRUE(reader.ok()) << reader.error().message;
-  EXPECT_EQ((*reader)->list({})->size(), 1U);
+  EXPECT_EQ((*reader)->list({})->incidents.size(), 1U);
   ASSERT_TRUE(writer->insert(makeIncident(2, IncidentState::kOpen, kT0)).ok());
-  EXPECT_EQ((*reader)->list({})->size(), 2U);
+  EXPECT_EQ((*reader)->list({})->incidents.size(), 2U);
 }
 
 /// The message of a failed openReadOnly, or "opened".
@@ -293,7 +365,7 @@ TEST(IncidentStore, AReaderNeverSeesAStoreHalfMade) {
       if (store) {
         auto listed = (*store)->list({});
         ASSERT_TRUE(listed.ok()) << listed.error().message;
-        EXPECT_TRUE(listed->empty());
+        EXPECT_TRUE(listed->incidents.empty());
         ++whole;
         break;
       }
@@ -320,7 +392,7 @@ TEST(IncidentStore, ReadingLeavesNoFileBehindAndSeesWhatARunningWriterCommitted)
   ASSERT_FALSE(std::filesystem::exists(wal));  // a clean close folds the log into the file
   {
     auto reader = std::move(IncidentStore::openReadOnly(dir.file())).value();
-    EXPECT_EQ(reader->list({})->size(), 1U);
+    EXPECT_EQ(reader->list({})->incidents.size(), 1U);
   }
   EXPECT_FALSE(std::filesystem::exists(wal));
   EXPECT_FALSE(std::filesystem::exists(shm));
@@ -330,7 +402,7 @@ TEST(IncidentStore, ReadingLeavesNoFileBehindAndSeesWhatARunningWriterCommitted)
   ASSERT_TRUE(writer->insert(makeIncident(2, IncidentState::kOpen, kT0)).ok());
   ASSERT_TRUE(std::filesystem::exists(wal));
   auto reader = std::move(IncidentStore::openReadOnly(dir.file())).value();
-  EXPECT_EQ(reader->list({})->size(), 2U);
+  EXPECT_EQ(reader->list({})->incidents.size(), 2U);
 }
 
 /// Runs `body` in a child process as the unprivileged user nobody; its exit code.
@@ -365,7 +437,7 @@ TEST(IncidentStore, AReadOnlyStateDirectoryCanBeReadWithOrWithoutTheWriter) {
       return 100;
     }
     auto listed = (*reader)->list({});
-    return listed ? static_cast<int>(listed->size()) : 101;
+    return listed ? static_cast<int>(listed->incidents.size()) : 101;
   };
   EXPECT_EQ(asNobody(count), 1);
   EXPECT_FALSE(std::filesystem::exists(dir.file().string() + "-shm"));
@@ -469,11 +541,20 @@ TEST(IncidentStore, EveryProcessOfAnIncidentComesBack) {
   incident.processes.push_back({ProcessIdentity{Pid{30}, 3}, "c"});
   ASSERT_TRUE(store->update(incident).ok());
   EXPECT_EQ((*store->get(incident.id))->processes, incident.processes);
-  // An incident stored without the list reads back with its one process.
+  // An incident stored without the list reads back with its one process; with no chains or
+  // evidence either, it keeps nothing at all beside its columns.
   auto bare = makeIncident(12, IncidentState::kOpen, kT0);
+  bare.chains.clear();
+  bare.evidence.clear();
   const auto id = *store->insert(bare);
-  EXPECT_EQ((*store->get(id))->processes,
+  const auto got_bare = store->get(id);
+  ASSERT_TRUE(got_bare.ok()) << got_bare.error().message;
+  EXPECT_EQ((*got_bare)->processes,
             (std::vector<IncidentProcess>{{bare.process, bare.process_name}}));
+  EXPECT_TRUE((*got_bare)->chains.empty());
+  EXPECT_EQ(
+      querySql(dir.file(), "SELECT length(detail) FROM incidents WHERE id = " + std::to_string(id)),
+      std::vector<std::string>{"0"});
 }
 
 /// A store as version 1 wrote it (one process per incident), with one open incident.
@@ -520,15 +601,16 @@ TEST(IncidentStore, AVersion1StoreIsMigratedAndKeepsItsIncidents) {
   {
     // Read-only (an older service still writes it): readable as it is.
     auto reader = std::move(IncidentStore::openReadOnly(dir.file())).value();
-    const auto listed = *reader->list({});
+    const auto listed = reader->list({})->incidents;
     ASSERT_EQ(listed.size(), 1U);
     EXPECT_EQ(listed[0].processes,
               (std::vector<IncidentProcess>{{ProcessIdentity{Pid{42}, 4242}, "server"}}));
   }
   auto store = IncidentStore::open(dir.file());
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ((*store)->schemaVersion(), 2);
-  auto listed = *(*store)->list({});
+  EXPECT_EQ((*store)->schemaVersion(), IncidentStore::kSchemaVersion);
+  EXPECT_EQ(fileSchema(dir.file()), "3: every detail in binary");
+  auto listed = (*store)->list({})->incidents;
   ASSERT_EQ(listed.size(), 1U);
   auto& old = listed[0];
   EXPECT_EQ(old.summary, "old one");
@@ -538,6 +620,319 @@ TEST(IncidentStore, AVersion1StoreIsMigratedAndKeepsItsIncidents) {
   old.processes.push_back({ProcessIdentity{Pid{7}, 77}, "peer"});
   ASSERT_TRUE((*store)->update(old).ok());
   EXPECT_EQ((*(*store)->get(old.id))->processes, old.processes);
+}
+
+/// An incident with every field set, the detail of every kind included, some at their extremes.
+Incident fullIncident() {
+  auto i = makeIncident(10, IncidentState::kResolved, kT0);
+  i.kind = IncidentKind::kDeadlock;
+  i.target = "db \"main\"";
+  i.summary = "deadlock of 2 threads across 2 processes: é";
+  i.opened_at = kT0 + 123456789ns;  // nanoseconds survive
+  i.processes = {{i.process, "proc10"},
+                 {ProcessIdentity{Pid{20}, std::numeric_limits<std::uint64_t>::max()}, "peer"}};
+  auto& chain = i.chains[0];
+  chain.nodes[0].context_switches = 7;
+  WaitNode lock;
+  lock.type = ObjectType::kFileLock;
+  lock.status = ObjectStatus::kOwned;
+  lock.name = "/tmp/x [0-EOF]";
+  lock.timeout = 0ms;
+  lock.alertable = true;
+  lock.owner_pids = {Pid{20}};
+  lock.detail = "FLOCK write lock; waiting for write";
+  chain.nodes.push_back(lock);
+  WaitNode peer;
+  peer.type = ObjectType::kThread;
+  peer.status = ObjectStatus::kBlocked;
+  peer.thread = ThreadRef{Pid{20}, Tid{20}};
+  peer.thread_name = "peer";
+  peer.process_name = "peer";
+  chain.nodes.push_back(peer);
+  chain.is_cycle = true;
+  chain.truncated = true;
+  chain.node_count = 40;
+  i.chains.push_back(chain);
+  ThreadCapture quiet;
+  quiet.thread = ThreadRef{Pid{20}, Tid{20}};
+  quiet.captured = true;
+  quiet.architecture = "x86_64";
+  quiet.registers = {{"rip", std::numeric_limits<std::uint64_t>::max()}, {"rsp", 0}};
+  quiet.frames = {{0x7f00, "write", "/lib/libc.so.6", 0x17, false}, {0x401000, "", "", 0, true}};
+  quiet.method = CaptureMethod::kNotStopped;
+  quiet.note = "not stopped: a write in progress";
+  quiet.tracer_pid = 0;
+  i.evidence.push_back(quiet);
+  ThreadCapture traced;
+  traced.thread = ThreadRef{Pid{10}, Tid{12}};
+  traced.error = "already traced by process 99";
+  traced.tracer_pid = 99;
+  i.evidence.push_back(traced);
+  return i;
+}
+
+TEST(IncidentStore, EveryFieldComesBackThroughTheBinaryForm) {
+  TempDir dir;
+  auto incident = fullIncident();
+  {
+    auto store = std::move(IncidentStore::open(dir.file())).value();
+    incident.id = *store->insert(incident);
+  }
+  EXPECT_EQ(fileSchema(dir.file()), "3: every detail in binary");
+  auto store = std::move(IncidentStore::openReadOnly(dir.file())).value();
+  const auto got = store->get(incident.id);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_TRUE(got->has_value());
+  expectSame(**got, incident);
+  EXPECT_EQ((*got)->processes, incident.processes);
+  const auto listed = store->list({});
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  ASSERT_EQ(listed->incidents.size(), 1U);
+  expectSame(listed->incidents[0], incident);
+  EXPECT_TRUE(listed->unreadable.empty());
+  EXPECT_EQ(listed->warning, "");
+}
+
+TEST(IncidentStore, ARowThatCannotBeReadIsReportedNotDropped) {
+  TempDir dir;
+  std::int64_t damaged = 0;
+  {
+    auto store = std::move(IncidentStore::open(dir.file())).value();
+    ASSERT_TRUE(store->insert(makeIncident(1, IncidentState::kOpen, kT0)).ok());
+    damaged = *store->insert(makeIncident(2, IncidentState::kOpen, kT0 + 1s));
+    ASSERT_TRUE(store->insert(makeIncident(3, IncidentState::kOpen, kT0 + 2s)).ok());
+  }
+  // Bytes that are no wctmon.v1.Incident (field 16, a chain, cut short).
+  ASSERT_EQ(execSql(dir.file(), "UPDATE incidents SET detail = x'82011000' WHERE id = " +
+                                    std::to_string(damaged)),
+            "");
+  for (const bool read_only : {true, false}) {
+    auto store = std::move(read_only ? IncidentStore::openReadOnly(dir.file())
+                                     : IncidentStore::open(dir.file()))
+                     .value();
+    const auto listed = store->list({});
+    ASSERT_TRUE(listed.ok()) << listed.error().message;
+    ASSERT_EQ(listed->incidents.size(), 2U);
+    EXPECT_EQ(listed->incidents[0].process.pid, Pid{3});
+    EXPECT_EQ(listed->incidents[1].process.pid, Pid{1});
+    EXPECT_EQ(listed->unreadable, std::vector<std::int64_t>{damaged});
+    EXPECT_EQ(listed->warning,
+              dir.file().string() + ": 1 stored incident cannot be read and is left out (id " +
+                  std::to_string(damaged) + "): incident " + std::to_string(damaged) +
+                  ": its processes, chains and evidence do not parse as a wctmon.v1.Incident");
+    const auto got = store->get(damaged);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code, ErrorCode::kIo);
+    EXPECT_EQ(got.error().message,
+              dir.file().string() + ": incident " + std::to_string(damaged) +
+                  " cannot be read: its processes, chains and evidence do not parse as a "
+                  "wctmon.v1.Incident");
+  }
+  // Rewritten whole, it reads again.
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  auto again = makeIncident(2, IncidentState::kResolved, kT0 + 1s);
+  again.id = damaged;
+  ASSERT_TRUE(store->update(again).ok());
+  const auto listed = store->list({});
+  EXPECT_EQ(listed->incidents.size(), 3U);
+  EXPECT_TRUE(listed->unreadable.empty());
+}
+
+TEST(IncidentStore, ErrorsNameTheFileAndSayWhatKindOfFailureItIs) {
+  TempDir dir;
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  auto incident = makeIncident(1, IncidentState::kOpen, kT0);
+  incident.id = 12;
+  ASSERT_TRUE(store->insert(incident).ok());
+  // The id is taken: the caller's mistake.
+  auto taken = store->insert(incident);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(taken.error().message, dir.file().string() +
+                                       ": cannot store incident 12: UNIQUE constraint failed: "
+                                       "incidents.id");
+  incident.id = 13;
+  auto missing = store->update(incident);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(missing.error().message,
+            dir.file().string() + ": cannot update incident 13: there is none");
+
+  store.reset();
+
+  // The disk refuses to grow the files (a file size limit fails a write as a full disk does),
+  // in a child process so that the limit stays there.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    auto writer = IncidentStore::open(dir.file());
+    if (!writer) _exit(90);
+    const auto size = std::max(std::filesystem::file_size(dir.file()),
+                               std::filesystem::file_size(dir.file().string() + "-wal"));
+    const rlimit limit{size, size};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(91);
+    auto big = fullIncident();
+    big.summary = std::string(4 * size, 's');
+    auto full = (*writer)->insert(big);
+    if (full.ok()) _exit(92);
+    const std::string expected = dir.file().string() + ": cannot store a new incident: ";
+    if (full.error().code != ErrorCode::kIo || full.error().message.rfind(expected, 0) != 0) {
+      std::fprintf(stderr, "%s\n", full.error().message.c_str());
+      _exit(93);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(IncidentStore::open(dir.file()).value()->list({})->incidents.size(), 1U);
+
+  // A newer schema than this build knows.
+  ASSERT_EQ(execSql(dir.file(), "UPDATE schema_version SET version = 99"), "");
+  const auto newer = IncidentStore::open(dir.file());
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(newer.error().message, dir.file().string() +
+                                       " has schema version 99, newer than this wctmon "
+                                       "understands (3)");
+}
+
+/// Every key of `old` has the same value in `now` (which may have keys added since); arrays
+/// element by element.
+::testing::AssertionResult holdsAllOf(const nlohmann::json& now, const nlohmann::json& old,
+                                      const std::string& path = "") {
+  if (old.is_object()) {
+    if (!now.is_object()) return ::testing::AssertionFailure() << path << " is not an object";
+    for (const auto& [key, value] : old.items()) {
+      if (!now.contains(key)) return ::testing::AssertionFailure() << path << "/" << key << " lost";
+      if (auto r = holdsAllOf(now[key], value, path + "/" + key); !r) return r;
+    }
+    return ::testing::AssertionSuccess();
+  }
+  if (old.is_array()) {
+    if (!now.is_array() || now.size() != old.size()) {
+      return ::testing::AssertionFailure() << path << ": " << now.dump() << " was " << old.dump();
+    }
+    for (std::size_t k = 0; k < old.size(); ++k) {
+      if (auto r = holdsAllOf(now[k], old[k], path + "/" + std::to_string(k)); !r) return r;
+    }
+    return ::testing::AssertionSuccess();
+  }
+  if (now != old) {
+    return ::testing::AssertionFailure() << path << ": " << now.dump() << " was " << old.dump();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// A store the previous version (schema version 2) wrote in tests/store/data: its service caught
+/// a deadlock between two threads (resolved when the process exited) and one between two
+/// processes (open).
+void loadVersion2Store(const std::filesystem::path& file) {
+  std::ifstream in(std::filesystem::path(WCTMON_STORE_DATA_DIR) / "incidents-v2.sql");
+  ASSERT_TRUE(in) << "no " << WCTMON_STORE_DATA_DIR << "/incidents-v2.sql";
+  std::stringstream sql;
+  sql << in.rdbuf();
+  ASSERT_EQ(execSql(file, sql.str()), "");
+  ASSERT_EQ(fileSchema(file),
+            "2 with column chains with column evidence with column processes without column "
+            "detail");
+}
+
+TEST(IncidentStore, AStoreThePreviousVersionWroteIsMigratedWhole) {
+  TempDir dir;
+  loadVersion2Store(dir.file());
+  // What the previous version kept, as it kept it.
+  std::map<std::int64_t, nlohmann::json> before;
+  for (const auto& row : querySql(dir.file(),
+                                  "SELECT json_object('id', id, 'chains', json(chains), "
+                                  "'evidence', json(evidence), 'processes', json(processes)) "
+                                  "FROM incidents")) {
+    const auto j = nlohmann::json::parse(row);
+    before[j["id"].get<std::int64_t>()] = j;
+  }
+  ASSERT_EQ(before.size(), 2U);
+  {
+    // Read-only, as an older service still writing it would leave it: readable as it is.
+    auto reader = std::move(IncidentStore::openReadOnly(dir.file())).value();
+    EXPECT_EQ(reader->schemaVersion(), 2);
+    const auto listed = reader->list({});
+    ASSERT_TRUE(listed.ok()) << listed.error().message;
+    EXPECT_EQ(listed->incidents.size(), 2U);
+    EXPECT_TRUE(listed->unreadable.empty()) << listed->warning;
+  }
+  auto store = IncidentStore::open(dir.file());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ((*store)->schemaVersion(), 3);
+  EXPECT_EQ(fileSchema(dir.file()), "3: every detail in binary");
+  const auto listed = (*store)->list({});
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_TRUE(listed->unreadable.empty()) << listed->warning;
+  ASSERT_EQ(listed->incidents.size(), 2U);
+  for (const auto& i : listed->incidents) {
+    SCOPED_TRACE("incident " + std::to_string(i.id));
+    const auto& old = before.at(i.id);
+    EXPECT_TRUE(holdsAllOf(nlohmann::json::parse(rpc::chainsToJson(i.chains)), old["chains"]));
+    EXPECT_TRUE(
+        holdsAllOf(nlohmann::json::parse(rpc::capturesToJson(i.evidence)), old["evidence"]));
+    EXPECT_TRUE(
+        holdsAllOf(nlohmann::json::parse(rpc::processesToJson(i.processes)), old["processes"]));
+  }
+  // Newest first: the cross-process deadlock, still open, then the resolved one.
+  const auto& across = listed->incidents[0];
+  const auto& within = listed->incidents[1];
+  EXPECT_EQ(across.state, IncidentState::kOpen);
+  ASSERT_EQ(across.processes.size(), 2U);
+  EXPECT_NE(across.processes[0].identity.pid, across.processes[1].identity.pid);
+  EXPECT_EQ(within.state, IncidentState::kResolved);
+  EXPECT_EQ(within.resolution, "the process exited");
+  ASSERT_EQ(within.processes.size(), 1U);
+  EXPECT_EQ(within.processes[0].name, "wctmon-fixture");
+  for (const auto* i : {&across, &within}) {
+    EXPECT_EQ(i->kind, IncidentKind::kDeadlock);
+    ASSERT_EQ(i->chains.size(), 2U);
+    EXPECT_TRUE(i->chains[0].is_cycle);
+    EXPECT_EQ(i->chains[0].nodes.size(), 5U);
+    EXPECT_TRUE(i->chains[0].nodes[0].wait_time.has_value());
+    ASSERT_EQ(i->evidence.size(), 2U);
+    EXPECT_TRUE(i->evidence[0].captured);
+    EXPECT_EQ(i->evidence[0].registers.size(), 27U);
+    EXPECT_NE(i->evidence[0].registers[0].value, 0U);  // rip, from "0x7f…"
+    EXPECT_FALSE(i->evidence[0].frames.empty());
+  }
+  // The next id follows the old ones, and a new incident is stored in the new form.
+  EXPECT_EQ(*(*store)->lastId(), 2);
+  EXPECT_EQ(*(*store)->insert(fullIncident()), 3);
+  EXPECT_EQ(fileSchema(dir.file()), "3: every detail in binary");
+}
+
+TEST(IncidentStore, AMigrationKeepsAndReportsARowWhoseJsonDoesNotParse) {
+  TempDir dir;
+  loadVersion2Store(dir.file());
+  ASSERT_EQ(execSql(dir.file(), "UPDATE incidents SET evidence = '[{\"thread\": ' WHERE id = 1"),
+            "");
+  auto store = IncidentStore::open(dir.file());
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  EXPECT_EQ((*store)->schemaVersion(), 3);
+  // The row is still there, with what it held, and every reader says it cannot be read.
+  EXPECT_EQ(querySql(dir.file(), "SELECT typeof(detail) FROM incidents ORDER BY id"),
+            (std::vector<std::string>{"text", "blob"}));
+  const auto listed = (*store)->list({});
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  ASSERT_EQ(listed->incidents.size(), 1U);
+  EXPECT_EQ(listed->incidents[0].id, 2);
+  EXPECT_EQ(listed->unreadable, std::vector<std::int64_t>{1});
+  EXPECT_EQ(listed->warning.rfind(dir.file().string() +
+                                      ": 1 stored incident cannot be read and is left out (id "
+                                      "1): incident 1: its processes, chains and evidence are "
+                                      "JSON of an older store that does not parse (",
+                                  0),
+            0U)
+      << listed->warning;
+  EXPECT_EQ(listed->warning.find('\n'), std::string::npos) << "one line";
+  const auto got = (*store)->get(1);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().code, ErrorCode::kIo);
 }
 
 }  // namespace

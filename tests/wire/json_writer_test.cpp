@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "model/enum_names.h"
-#include "wire/json_reader.h"
 #include "wire/proto_convert.h"
 #include "wire/utf8.h"
 
@@ -178,32 +177,6 @@ TEST(JsonWriter, IncidentsMatchTheProtobufMapping) {
   ASSERT_EQ(fast["incidents"][0]["processes"].size(), 2U);
   EXPECT_EQ(fast["incidents"][0]["processes"][1]["start_time"], "18446744073709551615");
   EXPECT_EQ(fast["incidents"][1]["state"], "INCIDENT_STATE_RESOLVED");
-}
-
-TEST(JsonReader, ChainsAndCapturesComeBackAsTheyWent) {
-  auto r = sample();
-  r.chains[0].nodes[0].thread_name = "worker 1";  // valid UTF-8 round-trips exactly
-  r.chains[0].nodes[2].thread_name = "second";
-  const auto chains = chainsFromJson(chainsToJson(r.chains));
-  ASSERT_TRUE(chains.ok()) << chains.error().message;
-  EXPECT_EQ(*chains, r.chains);
-  const auto captures = capturesFromJson(capturesToJson(r.captures));
-  ASSERT_TRUE(captures.ok()) << captures.error().message;
-  EXPECT_EQ(*captures, r.captures);
-  EXPECT_FALSE(chainsFromJson("{not json").ok());
-  EXPECT_FALSE(capturesFromJson("[{\"captured\": true}]").ok());
-}
-
-TEST(JsonReader, IncidentProcessesComeBackAsTheyWent) {
-  const std::vector<IncidentProcess> processes{
-      {ProcessIdentity{Pid{42}, 9876543210ULL}, "server"},
-      {ProcessIdentity{Pid{7}, 18446744073709551615ULL}, "python3 \"x\""}};
-  const auto back = processesFromJson(processesToJson(processes));
-  ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(*back, processes);
-  EXPECT_TRUE(processesFromJson("[]")->empty());
-  EXPECT_FALSE(processesFromJson("").ok());
-  EXPECT_FALSE(processesFromJson("[{\"name\": \"no pid\"}]").ok());
 }
 
 /// Byte strings that are not UTF-8, as prctl(PR_SET_NAME) or a path can hold: a surrogate, an

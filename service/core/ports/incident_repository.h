@@ -21,6 +21,17 @@ struct IncidentQuery {
   std::size_t limit = 0;
 };
 
+/// What a listing found: the incidents that match, and the stored ones that could not be read
+/// back (a damaged record), which are left out but never silently.
+struct IncidentListing {
+  std::vector<Incident> incidents;
+  /// The ids of the incidents left out, in the order of the listing.
+  std::vector<std::int64_t> unreadable;
+  /// Empty when every one was read; else one line for people that names where they are kept, how
+  /// many could not be read, their ids and why.
+  std::string warning;
+};
+
 /// Where incidents and runtime target registrations are kept across restarts: a SQLite file in
 /// the service, memory in tests. A write either happens whole or fails with an error that says
 /// what could not be written where. Thread-safe.
@@ -35,7 +46,10 @@ class IncidentRepository {
   [[nodiscard]] virtual Result<std::int64_t> lastId() = 0;
   /// Rewrites a stored incident (by id).
   [[nodiscard]] virtual Status update(const Incident& incident) = 0;
-  [[nodiscard]] virtual Result<std::vector<Incident>> list(const IncidentQuery& query) = 0;
+  /// The incidents that match `query`; an unreadable one is left out and reported, so that one
+  /// damaged record hides no other.
+  [[nodiscard]] virtual Result<IncidentListing> list(const IncidentQuery& query) = 0;
+  /// The incident `id`, or none; a stored one that cannot be read is an error (kIo).
   [[nodiscard]] virtual Result<std::optional<Incident>> get(std::int64_t id) = 0;
 
   /// Deletes resolved incidents older than `max_age` and the oldest beyond `max_count`;
