@@ -1,16 +1,12 @@
 #include "platform/linux/process_reader.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -26,112 +22,11 @@
 namespace wctmon::linux_platform {
 namespace {
 
-constexpr std::uint32_t kPfKthread = 0x00200000;
 constexpr int kFSetLkw = 7;      // F_SETLKW (== F_SETLKW64 on 64-bit)
 constexpr int kFOfdSetLkw = 38;  // F_OFD_SETLKW
 constexpr int kPAll = 0;         // waitid idtypes
 constexpr int kPPid = 1;
 constexpr int kPPgid = 2;
-
-/// One thread as read from /proc, before its wait is resolved.
-struct RawThread {
-  ThreadSample sample;
-  std::optional<SyscallState> syscall;
-  std::string wchan;
-};
-
-/// Lists the thread ids of a process from its task directory.
-std::vector<std::int32_t> listTasks(int task_fd) {
-  std::vector<std::int32_t> out;
-  DIR* dir = ::fdopendir(::dup(task_fd));
-  if (dir == nullptr) return out;
-  // The duplicate shares the offset with a descriptor that may have been listed before.
-  ::rewinddir(dir);
-  while (const dirent* entry = ::readdir(dir)) {
-    if (auto tid = parseInt(entry->d_name)) out.push_back(static_cast<std::int32_t>(*tid));
-  }
-  ::closedir(dir);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-RawThread readThread(int task_fd, Pid pid, std::int32_t tid) {
-  RawThread raw;
-  raw.sample.id = ThreadRef{pid, Tid{tid}};
-  std::array<char, 1024> buf{};
-  std::array<char, 32> path{};
-
-  std::snprintf(path.data(), path.size(), "%d/stat", tid);
-  long n = readSmallFile(task_fd, path.data(), buf);
-  auto stat =
-      n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n))) : std::nullopt;
-  if (!stat) {
-    raw.sample.status = ObjectStatus::kError;
-    raw.sample.name = kExitedThreadName;
-    return raw;
-  }
-  raw.sample.name = std::move(stat->comm);
-  raw.sample.state = stat->state;
-
-  switch (raw.sample.state) {
-    case RunState::kRunning:
-      raw.sample.status = ObjectStatus::kRunning;
-      return raw;
-    case RunState::kSleeping:
-    case RunState::kDiskSleep:
-    case RunState::kStopped:
-    case RunState::kTraced:
-      break;
-    default:
-      raw.sample.status = ObjectStatus::kUnknown;
-      return raw;
-  }
-
-  std::snprintf(path.data(), path.size(), "%d/syscall", tid);
-  n = readSmallFile(task_fd, path.data(), buf);
-  if (n == -EACCES || n == -EPERM) {
-    raw.sample.status = ObjectStatus::kNoAccess;
-    return raw;
-  }
-  if (n == -ESRCH || n == -ENOENT) {
-    // Gone between its stat and its syscall file.
-    raw.sample.status = ObjectStatus::kError;
-    raw.sample.name = kExitedThreadName;
-    return raw;
-  }
-  if (n <= 0) {
-    raw.sample.status = ObjectStatus::kError;
-    return raw;
-  }
-  raw.syscall = parseSyscall(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-  if (!raw.syscall) {
-    raw.sample.status = ObjectStatus::kError;
-    return raw;
-  }
-  if (raw.syscall->kind == SyscallState::Kind::kRunning) {
-    raw.sample.status = ObjectStatus::kRunning;
-    return raw;
-  }
-  raw.sample.status = ObjectStatus::kBlocked;
-  if (raw.sample.state == RunState::kDiskSleep ||
-      raw.syscall->kind == SyscallState::Kind::kNotInSyscall) {
-    std::snprintf(path.data(), path.size(), "%d/wchan", tid);
-    n = readSmallFile(task_fd, path.data(), buf);
-    if (n > 0) raw.wchan.assign(buf.data(), static_cast<std::size_t>(n));
-  }
-  return raw;
-}
-
-/// The run count moves whenever the thread is scheduled in: unchanged between two reads means
-/// the thread did not run, so its wait is the same wait.
-std::optional<std::uint64_t> readRunCount(int task_fd, std::int32_t tid) {
-  std::array<char, 256> buf{};
-  std::array<char, 32> path{};
-  std::snprintf(path.data(), path.size(), "%d/schedstat", tid);
-  const long n = readSmallFile(task_fd, path.data(), buf);
-  if (n <= 0) return std::nullopt;
-  return parseSchedstatRuns(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-}
 
 std::optional<std::chrono::milliseconds> readTimespec(Pid pid, std::uint64_t addr, bool absolute,
                                                       clockid_t clock) {
@@ -176,75 +71,13 @@ WaitObject noOwner(ObjectType type, std::string name, std::string detail) {
   return w;
 }
 
-/// The threads of one process: listed in full when the whole process is read, probed one by one
-/// when only a few threads are re-read (listing thousands of threads to confirm two is waste).
-class TaskList {
- public:
-  explicit TaskList(int task_fd) : task_fd_(task_fd) {}
-
-  const std::vector<std::int32_t>& all() {
-    if (!listed_) {
-      tids_ = listTasks(task_fd_);
-      listed_ = true;
-    }
-    return tids_;
-  }
-
-  bool contains(std::int32_t tid) {
-    if (listed_) return std::binary_search(tids_.begin(), tids_.end(), tid);
-    if (auto it = probed_.find(tid); it != probed_.end()) return it->second;
-    const bool present =
-        tid > 0 && ::faccessat(task_fd_, std::to_string(tid).c_str(), F_OK, 0) == 0;
-    probed_.emplace(tid, present);
-    return present;
-  }
-
- private:
-  int task_fd_;
-  bool listed_ = false;
-  std::vector<std::int32_t> tids_;
-  std::unordered_map<std::int32_t, bool> probed_;
-};
-
-/// Reads the children of a process from task/*/children (every thread may have its own).
-std::vector<Pid> childrenOf(int task_fd, const std::vector<std::int32_t>& tids) {
-  std::vector<Pid> out;
-  std::array<char, 4096> buf{};
-  std::array<char, 32> path{};
-  for (const auto tid : tids) {
-    std::snprintf(path.data(), path.size(), "%d/children", tid);
-    const long n = readSmallFile(task_fd, path.data(), buf);
-    if (n <= 0) continue;
-    std::string_view text(buf.data(), static_cast<std::size_t>(n));
-    while (!text.empty()) {
-      const auto sp = text.find(' ');
-      if (auto child = parseInt(text.substr(0, sp))) {
-        out.push_back(Pid{static_cast<std::int32_t>(*child)});
-      }
-      if (sp == std::string_view::npos) break;
-      text.remove_prefix(sp + 1);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-std::optional<StatFields> processStat(Pid pid) {
-  std::array<char, 1024> buf{};
-  const auto path = "/proc/" + std::to_string(pid.value) + "/stat";
-  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
-  if (n <= 0) return std::nullopt;
-  return parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-}
-
 std::optional<std::int32_t> processGroup(Pid pid) {
-  auto stat = processStat(pid);
+  auto stat = readProcessStat(pid);
   return stat ? std::optional(stat->pgrp) : std::nullopt;
 }
 
 std::optional<Pid> parentOf(Pid pid) {
-  auto stat = processStat(pid);
+  auto stat = readProcessStat(pid);
   return stat ? std::optional(Pid{stat->ppid}) : std::nullopt;
 }
 
@@ -254,8 +87,8 @@ class WaitResolver {
   WaitResolver(SampleContext& context, Pid pid, int task_fd, TaskList& tasks)
       : context_(context), pid_(pid), task_fd_(task_fd), tasks_(tasks) {}
 
-  void resolve(std::vector<RawThread>& threads) {
-    std::vector<RawThread*> futex_waiters;
+  void resolve(std::vector<TaskReading>& threads) {
+    std::vector<TaskReading*> futex_waiters;
     for (auto& raw : threads) {
       if (raw.sample.status != ObjectStatus::kBlocked || !raw.syscall) continue;
       if (raw.sample.state != RunState::kDiskSleep &&
@@ -314,7 +147,7 @@ class WaitResolver {
            "), so nothing here can unlock it";
   }
 
-  void resolveFutexes(const std::vector<RawThread*>& waiters) {
+  void resolveFutexes(const std::vector<TaskReading*>& waiters) {
     if (waiters.empty()) return;
     std::vector<std::uint64_t> uaddrs;
     uaddrs.reserve(waiters.size());
@@ -396,7 +229,7 @@ class WaitResolver {
     }
   }
 
-  WaitObject classify(const RawThread& raw) {
+  WaitObject classify(const TaskReading& raw) {
     const auto& sc = *raw.syscall;
     if (raw.sample.state == RunState::kDiskSleep) {
       auto w = noOwner(ObjectType::kKernelWait, raw.wchan.empty() ? "uninterruptible" : raw.wchan,
@@ -536,7 +369,7 @@ class WaitResolver {
       kind = kPPgid;
       target = id == 0 ? processGroup(pid_).value_or(0) : -id;
     }
-    const auto children = childrenOf(task_fd_, tasks_.all());
+    const auto children = readChildren(task_fd_, tasks_.all());
     WaitObject w;
     w.type = ObjectType::kProcessWait;
     for (const auto child : children) {
@@ -657,50 +490,13 @@ class WaitResolver {
   TaskList& tasks_;
 };
 
-struct ProcessHeader {
-  std::string name;
-  std::uint64_t start_time = 0;
-  std::uint32_t flags = 0;
-};
-
-Result<ProcessHeader> readIdentity(int proc_fd, Pid pid) {
-  std::array<char, 1024> buf{};
-  const long n = readSmallFile(proc_fd, "stat", buf);
-  if (n == -EACCES || n == -EPERM) {
-    return makeError(ErrorCode::kAccessDenied,
-                     "permission denied reading process " + std::to_string(pid.value));
-  }
-  auto stat =
-      n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n))) : std::nullopt;
-  if (!stat)
-    return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
-  return ProcessHeader{stat->comm, stat->start_time, stat->flags};
-}
-
-Error openError(Pid pid) {
-  if (errno == EACCES || errno == EPERM) {
-    return makeError(ErrorCode::kAccessDenied,
-                     "permission denied reading process " + std::to_string(pid.value));
-  }
-  return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
-}
-
-Error exitedDuringRead(Pid pid) {
-  return makeError(ErrorCode::kNoSuchProcess,
-                   "process " + std::to_string(pid.value) + " exited during the read");
-}
-
 /// A kernel thread runs only in the kernel: its syscall file says nothing (all zeros), so it is
 /// named for what it is, with its wait channel, instead of a made-up system call.
-void markKernelThreads(std::vector<RawThread>& raws, int task_fd) {
-  std::array<char, 128> buf{};
-  std::array<char, 32> path{};
+void markKernelThreads(std::vector<TaskReading>& raws, int task_fd) {
   for (auto& raw : raws) {
     if (isExited(raw.sample) || raw.sample.state == RunState::kRunning) continue;
     raw.syscall.reset();
-    std::snprintf(path.data(), path.size(), "%d/wchan", raw.sample.id.tid.value);
-    const long n = readSmallFile(task_fd, path.data(), buf);
-    const std::string wchan = n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : "";
+    const std::string wchan = readWchan(task_fd, raw.sample.id.tid.value);
     raw.sample.status = ObjectStatus::kBlocked;
     raw.sample.wait =
         noOwner(ObjectType::kKernelWait, wchan.empty() || wchan == "0" ? "kernel thread" : wchan,
@@ -710,8 +506,8 @@ void markKernelThreads(std::vector<RawThread>& raws, int task_fd) {
 }
 
 /// A thread that exited between the listing and its read is simply no longer there.
-void dropExited(std::vector<RawThread>& raws) {
-  std::erase_if(raws, [](const RawThread& r) { return isExited(r.sample); });
+void dropExited(std::vector<TaskReading>& raws) {
+  std::erase_if(raws, [](const TaskReading& r) { return isExited(r.sample); });
 }
 
 }  // namespace
@@ -743,34 +539,30 @@ std::optional<Pid> SampleContext::processOfThread(std::int32_t tid) {
 }
 
 bool ProcessReader::isKernelThread(Pid pid) {
-  const auto path = "/proc/" + std::to_string(pid.value);
-  UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) return false;
-  auto identity = readIdentity(fd.get(), pid);
-  return identity.ok() && (identity->flags & kPfKthread) != 0;
+  auto proc_fd = openProcessDirectory(pid);
+  if (!proc_fd) return false;
+  auto identity = readProcessHeader(proc_fd->get(), pid);
+  return identity.ok() && isKernelThreadFlags(identity->flags);
 }
 
 Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
-  const auto path = "/proc/" + std::to_string(pid.value);
-  UniqueFd proc_fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!proc_fd.valid()) return openError(pid);
-  auto identity = readIdentity(proc_fd.get(), pid);
+  auto proc_fd = openProcessDirectory(pid);
+  if (!proc_fd) return proc_fd.error();
+  auto identity = readProcessHeader(proc_fd->get(), pid);
   if (!identity) return identity.error();
-  UniqueFd task_fd(::openat(proc_fd.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!task_fd.valid()) {
-    return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
-  }
+  UniqueFd task_fd(::openat(proc_fd->get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!task_fd.valid()) return noSuchProcess(pid);
   TaskList tasks(task_fd.get());
 
-  std::vector<RawThread> raws;
+  std::vector<TaskReading> raws;
   if (!only.empty()) {
-    for (const auto tid : only) raws.push_back(readThread(task_fd.get(), pid, tid.value));
+    for (const auto tid : only) raws.push_back(readTask(task_fd.get(), pid, tid.value));
   } else {
     raws.reserve(tasks.all().size());
-    for (const auto tid : tasks.all()) raws.push_back(readThread(task_fd.get(), pid, tid));
+    for (const auto tid : tasks.all()) raws.push_back(readTask(task_fd.get(), pid, tid));
     dropExited(raws);
   }
-  if ((identity->flags & kPfKthread) != 0) {
+  if (isKernelThreadFlags(identity->flags)) {
     markKernelThreads(raws, task_fd.get());
   } else {
     WaitResolver(context_, pid, task_fd.get(), tasks).resolve(raws);
@@ -785,7 +577,7 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
   }
 
   // The pid may have been reused while we read: the start time tells.
-  auto after = readIdentity(proc_fd.get(), pid);
+  auto after = readProcessHeader(proc_fd->get(), pid);
   if (!after || after->start_time != identity->start_time) return exitedDuringRead(pid);
   ProcessSample out;
   out.pid = pid;
@@ -802,14 +594,13 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
   const bool owners = cache.samples_ % ThreadCache::kOwnersRefreshEvery == 0;
   if (!cache.task_fd_.valid()) {
     cache.clear();
-    const auto path = "/proc/" + std::to_string(pid.value);
-    UniqueFd proc_fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!proc_fd.valid()) return openError(pid);
-    cache.task_fd_ = UniqueFd(::openat(proc_fd.get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    cache.stat_fd_ = UniqueFd(::openat(proc_fd.get(), "stat", O_RDONLY | O_CLOEXEC));
+    auto proc_fd = openProcessDirectory(pid);
+    if (!proc_fd) return proc_fd.error();
+    cache.task_fd_ = UniqueFd(::openat(proc_fd->get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    cache.stat_fd_ = UniqueFd(::openat(proc_fd->get(), "stat", O_RDONLY | O_CLOEXEC));
     if (!cache.task_fd_.valid() || !cache.stat_fd_.valid()) {
       cache.task_fd_.reset();
-      return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+      return noSuchProcess(pid);
     }
   }
   // Everything below reads through descriptors opened on this very process: once it is gone
@@ -818,10 +609,10 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
   // refreshes, for the name.
   const int task_fd = cache.task_fd_.get();
   if (full || cache.name_.empty()) {
-    auto stat = cache.identity();
+    auto stat = readStatAt(cache.stat_fd_.get());
     if (!stat) {
       cache.task_fd_.reset();
-      return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+      return noSuchProcess(pid);
     }
     if (cache.start_time_ != stat->start_time) {
       const auto samples = cache.samples_;
@@ -864,7 +655,7 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
   // The run count is read before anything else: if the thread runs after it, the next sample
   // sees the count move and reads the thread again.
   std::vector<ThreadSample> reused;
-  std::vector<RawThread> raws;
+  std::vector<TaskReading> raws;
   bool all_known_alive = true;
   auto visit = [&](std::int32_t tid, ThreadCache::Entry& entry) {
     const auto runs = cache.runs(task_fd, tid, entry);
@@ -877,7 +668,7 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
       return;
     }
     entry.runs = runs;
-    auto raw = readThread(task_fd, pid, tid);
+    auto raw = readTask(task_fd, pid, tid);
     raw.sample.context_switches = runs;
     raws.push_back(std::move(raw));
   };
@@ -894,14 +685,10 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
     raws.clear();
     const auto& tids = tasks.all();
     for (const auto tid : tids) visit(tid, cache.threads_[tid]);
-    for (auto it = cache.threads_.begin(); it != cache.threads_.end();) {
-      if (std::binary_search(tids.begin(), tids.end(), it->first)) {
-        ++it;
-      } else {
-        cache.close(it->second);
-        it = cache.threads_.erase(it);
-      }
-    }
+    // A thread gone takes its kept-open descriptor with it.
+    std::erase_if(cache.threads_, [&](const auto& item) {
+      return !std::binary_search(tids.begin(), tids.end(), item.first);
+    });
   }
   dropExited(raws);
   cache.reused_ = reused.size();
@@ -925,7 +712,7 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
   out.start_time = cache.start_time_;
   cache.all_blocked_ =
       std::all_of(raws.begin(), raws.end(),
-                  [](const RawThread& r) { return r.sample.status == ObjectStatus::kBlocked; }) &&
+                  [](const TaskReading& r) { return r.sample.status == ObjectStatus::kBlocked; }) &&
       std::all_of(reused.begin(), reused.end(),
                   [](const ThreadSample& t) { return t.status == ObjectStatus::kBlocked; });
   // Both lists are in tid order already (the cache is ordered, so is the task listing).
@@ -940,68 +727,29 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
   return out;
 }
 
-namespace {
-
-/// Descriptors all caches together may keep open: the soft limit less 2048 left to everything
-/// else the process does (the one-shot reads, the store, logs), and never more than half of a
-/// small limit. Beyond it a cache reads through a fresh descriptor each time, a little slower,
-/// never failing.
-std::atomic<long>& descriptorBudget() {
-  static std::atomic<long> budget = [] {
-    rlimit limit{};
-    ::getrlimit(RLIMIT_NOFILE, &limit);
-    const auto soft = static_cast<long>(limit.rlim_cur);
-    return std::max(soft / 2, soft - 2048);
-  }();
-  return budget;
-}
-
-}  // namespace
-
-ThreadCache::~ThreadCache() { clear(); }
-
-void ThreadCache::close(Entry& entry) {
-  if (entry.schedstat_fd < 0) return;
-  ::close(entry.schedstat_fd);
-  entry.schedstat_fd = -1;
-  ++descriptorBudget();
-}
+ThreadCache::~ThreadCache() = default;
 
 void ThreadCache::clear() {
-  for (auto& [tid, entry] : threads_) close(entry);
   threads_.clear();
   samples_ = 0;
   activity_.reset();
   all_blocked_ = false;
 }
 
-std::optional<StatFields> ThreadCache::identity() const {
-  std::array<char, 1024> buf{};
-  const ssize_t n = ::pread(stat_fd_.get(), buf.data(), buf.size(), 0);
-  if (n <= 0) return std::nullopt;
-  return parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-}
-
 std::size_t ThreadCache::openDescriptors() const {
   return static_cast<std::size_t>(std::count_if(
-      threads_.begin(), threads_.end(), [](const auto& e) { return e.second.schedstat_fd >= 0; }));
+      threads_.begin(), threads_.end(), [](const auto& e) { return e.second.schedstat.valid(); }));
 }
 
 std::optional<std::uint64_t> ThreadCache::runs(int task_fd, std::int32_t tid, Entry& entry) {
-  std::array<char, 128> buf{};
-  if (entry.schedstat_fd < 0 && --descriptorBudget() >= 0) {
+  if (!entry.schedstat.valid()) {
     std::array<char, 32> path{};
     std::snprintf(path.data(), path.size(), "%d/schedstat", tid);
-    entry.schedstat_fd = ::openat(task_fd, path.data(), O_RDONLY | O_CLOEXEC);
-    if (entry.schedstat_fd < 0) ++descriptorBudget();
-  } else if (entry.schedstat_fd < 0) {
-    ++descriptorBudget();
-    return readRunCount(task_fd, tid);
+    entry.schedstat = BudgetedFd::openAt(DescriptorBudget::process(), task_fd, path.data());
+    // Out of budget (or gone): a fresh descriptor for this one read.
+    if (!entry.schedstat.valid()) return readRunCount(task_fd, tid);
   }
-  if (entry.schedstat_fd < 0) return std::nullopt;
-  const ssize_t n = ::pread(entry.schedstat_fd, buf.data(), buf.size(), 0);
-  if (n <= 0) return std::nullopt;
-  return parseSchedstatRuns(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+  return readRunCount(entry.schedstat.get());
 }
 
 }  // namespace wctmon::linux_platform

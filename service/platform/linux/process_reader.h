@@ -10,8 +10,10 @@
 #include "model/ids.h"
 #include "model/result.h"
 #include "model/snapshot.h"
+#include "platform/linux/descriptor_budget.h"
 #include "platform/linux/fd_resolver.h"
 #include "platform/linux/proc_text.h"
+#include "platform/linux/task_reader.h"
 #include "platform/linux/taskstats.h"
 #include "platform/linux/unique_fd.h"
 
@@ -57,16 +59,13 @@ class ThreadCache final : public SampleCache {
  private:
   friend class ProcessReader;
   struct Entry {
-    int schedstat_fd = -1;
+    BudgetedFd schedstat;
     std::optional<std::uint64_t> runs;
     std::optional<ThreadSample> last;
   };
   /// Reads the run count of `tid`, through its kept-open descriptor when the budget allows.
   std::optional<std::uint64_t> runs(int task_fd, std::int32_t tid, Entry& entry);
-  void close(Entry& entry);
   void clear();
-  /// The process's stat, read through the kept-open descriptor; nullopt once it is gone.
-  [[nodiscard]] std::optional<StatFields> identity() const;
 
   std::uint64_t start_time_ = 0;
   std::string name_;

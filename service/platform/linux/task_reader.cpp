@@ -1,0 +1,210 @@
+#include "platform/linux/task_reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+
+namespace wctmon::linux_platform {
+namespace {
+
+constexpr std::uint32_t kPfKthread = 0x00200000;
+
+/// "TID/FILE", the path of one task file relative to the task directory.
+struct TaskPath {
+  TaskPath(std::int32_t tid, const char* file) {
+    std::snprintf(text.data(), text.size(), "%d/%s", tid, file);
+  }
+  std::array<char, 32> text{};
+};
+
+std::string_view textOf(const std::span<const char> buf, long n) {
+  return {buf.data(), static_cast<std::size_t>(n)};
+}
+
+TaskReading exited(TaskReading reading) {
+  reading.sample.status = ObjectStatus::kError;
+  reading.sample.name = kExitedThreadName;
+  return reading;
+}
+
+}  // namespace
+
+TaskReading readTask(int task_fd, Pid pid, std::int32_t tid) {
+  TaskReading out;
+  out.sample.id = ThreadRef{pid, Tid{tid}};
+  std::array<char, 1024> buf{};
+
+  long n = readSmallFile(task_fd, TaskPath(tid, "stat").text.data(), buf);
+  auto stat = n > 0 ? parseStat(textOf(buf, n)) : std::nullopt;
+  if (!stat) return exited(std::move(out));
+  out.sample.name = std::move(stat->comm);
+  out.sample.state = stat->state;
+
+  switch (out.sample.state) {
+    case RunState::kRunning:
+      out.sample.status = ObjectStatus::kRunning;
+      return out;
+    case RunState::kSleeping:
+    case RunState::kDiskSleep:
+    case RunState::kStopped:
+    case RunState::kTraced:
+      break;
+    default:
+      out.sample.status = ObjectStatus::kUnknown;
+      return out;
+  }
+
+  n = readSmallFile(task_fd, TaskPath(tid, "syscall").text.data(), buf);
+  if (n == -EACCES || n == -EPERM) {
+    out.sample.status = ObjectStatus::kNoAccess;
+    return out;
+  }
+  // Gone between its stat and its syscall file.
+  if (n == -ESRCH || n == -ENOENT) return exited(std::move(out));
+  if (n <= 0) {
+    out.sample.status = ObjectStatus::kError;
+    return out;
+  }
+  out.syscall = parseSyscall(textOf(buf, n));
+  if (!out.syscall) {
+    out.sample.status = ObjectStatus::kError;
+    return out;
+  }
+  if (out.syscall->kind == SyscallState::Kind::kRunning) {
+    out.sample.status = ObjectStatus::kRunning;
+    return out;
+  }
+  out.sample.status = ObjectStatus::kBlocked;
+  if (out.sample.state == RunState::kDiskSleep ||
+      out.syscall->kind == SyscallState::Kind::kNotInSyscall) {
+    out.wchan = readWchan(task_fd, tid);
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> readRunCount(int task_fd, std::int32_t tid) {
+  std::array<char, 256> buf{};
+  const long n = readSmallFile(task_fd, TaskPath(tid, "schedstat").text.data(), buf);
+  if (n <= 0) return std::nullopt;
+  return parseSchedstatRuns(textOf(buf, n));
+}
+
+std::optional<std::uint64_t> readRunCount(int schedstat_fd) {
+  std::array<char, 128> buf{};
+  const ssize_t n = ::pread(schedstat_fd, buf.data(), buf.size(), 0);
+  if (n <= 0) return std::nullopt;
+  return parseSchedstatRuns(textOf(buf, n));
+}
+
+std::string readWchan(int task_fd, std::int32_t tid) {
+  std::array<char, 128> buf{};
+  const long n = readSmallFile(task_fd, TaskPath(tid, "wchan").text.data(), buf);
+  return n > 0 ? std::string(textOf(buf, n)) : std::string();
+}
+
+std::vector<Pid> readChildren(int task_fd, std::span<const std::int32_t> tids) {
+  std::vector<Pid> out;
+  std::array<char, 4096> buf{};
+  for (const auto tid : tids) {
+    const long n = readSmallFile(task_fd, TaskPath(tid, "children").text.data(), buf);
+    if (n <= 0) continue;
+    auto text = textOf(buf, n);
+    while (!text.empty()) {
+      const auto sp = text.find(' ');
+      if (auto child = parseInt(text.substr(0, sp))) {
+        out.push_back(Pid{static_cast<std::int32_t>(*child)});
+      }
+      if (sp == std::string_view::npos) break;
+      text.remove_prefix(sp + 1);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::int32_t> listTasks(int task_fd) {
+  std::vector<std::int32_t> out;
+  DIR* dir = ::fdopendir(::dup(task_fd));
+  if (dir == nullptr) return out;
+  // The duplicate shares the offset with a descriptor that may have been listed before.
+  ::rewinddir(dir);
+  while (const dirent* entry = ::readdir(dir)) {
+    if (auto tid = parseInt(entry->d_name)) out.push_back(static_cast<std::int32_t>(*tid));
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const std::vector<std::int32_t>& TaskList::all() {
+  if (!listed_) {
+    tids_ = listTasks(task_fd_);
+    listed_ = true;
+  }
+  return tids_;
+}
+
+bool TaskList::contains(std::int32_t tid) {
+  if (listed_) return std::binary_search(tids_.begin(), tids_.end(), tid);
+  if (auto it = probed_.find(tid); it != probed_.end()) return it->second;
+  const bool present = tid > 0 && ::faccessat(task_fd_, std::to_string(tid).c_str(), F_OK, 0) == 0;
+  probed_.emplace(tid, present);
+  return present;
+}
+
+Result<UniqueFd> openProcessDirectory(Pid pid, std::string_view proc_root) {
+  const auto path = std::string(proc_root) + "/" + std::to_string(pid.value);
+  UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (fd.valid()) return fd;
+  if (errno == EACCES || errno == EPERM) {
+    return makeError(ErrorCode::kAccessDenied,
+                     "permission denied reading process " + std::to_string(pid.value));
+  }
+  return noSuchProcess(pid);
+}
+
+Error noSuchProcess(Pid pid) {
+  return makeError(ErrorCode::kNoSuchProcess, "no such process: " + std::to_string(pid.value));
+}
+
+Error exitedDuringRead(Pid pid) {
+  return makeError(ErrorCode::kNoSuchProcess,
+                   "process " + std::to_string(pid.value) + " exited during the read");
+}
+
+bool isKernelThreadFlags(std::uint32_t flags) { return (flags & kPfKthread) != 0; }
+
+Result<ProcessHeader> readProcessHeader(int proc_fd, Pid pid) {
+  std::array<char, 1024> buf{};
+  const long n = readSmallFile(proc_fd, "stat", buf);
+  if (n == -EACCES || n == -EPERM) {
+    return makeError(ErrorCode::kAccessDenied,
+                     "permission denied reading process " + std::to_string(pid.value));
+  }
+  auto stat = n > 0 ? parseStat(textOf(buf, n)) : std::nullopt;
+  if (!stat) return noSuchProcess(pid);
+  return ProcessHeader{std::move(stat->comm), stat->start_time, stat->flags};
+}
+
+std::optional<StatFields> readStatAt(int stat_fd) {
+  std::array<char, 1024> buf{};
+  const ssize_t n = ::pread(stat_fd, buf.data(), buf.size(), 0);
+  if (n <= 0) return std::nullopt;
+  return parseStat(textOf(buf, n));
+}
+
+std::optional<StatFields> readProcessStat(Pid pid) {
+  std::array<char, 1024> buf{};
+  const auto path = "/proc/" + std::to_string(pid.value) + "/stat";
+  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
+  if (n <= 0) return std::nullopt;
+  return parseStat(textOf(buf, n));
+}
+
+}  // namespace wctmon::linux_platform
