@@ -284,7 +284,7 @@ LockRequest flockRequest(int operation) {
 
 FileLockWait resolveFileLockWait(Pid pid, const FdTarget& target,
                                  const std::optional<LockRequest>& request,
-                                 const std::vector<LockEntry>& locks, FdHolderIndex& index) {
+                                 const std::vector<LockEntry>& locks, FdHolders& index) {
   FileLockWait out;
   out.name = target.link;
   const auto dev_major = static_cast<std::uint32_t>(major(target.dev));

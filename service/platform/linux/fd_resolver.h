@@ -32,19 +32,29 @@ struct FdTarget {
 /// nullopt when `inode` is not a connected Unix socket.
 [[nodiscard]] std::optional<std::uint64_t> unixPeerInode(std::uint64_t inode);
 
-/// Answers "which processes hold this pipe, socket or file", built from /proc/*/fd on first use
-/// and kept for one sample.
-class FdHolderIndex {
+/// Answers "which processes hold this pipe, socket or file, or this lock on it".
+class FdHolders {
  public:
   /// How a holder must have the file open to count.
   enum class Access { kAny, kReadable, kWritable };
 
+  virtual ~FdHolders() = default;
+
   /// Processes holding the object named by `link` ("pipe:[N]", "socket:[N]", or a path whose
   /// device and inode must match).
-  [[nodiscard]] std::vector<Pid> holders(const FdTarget& target, Access access);
+  [[nodiscard]] virtual std::vector<Pid> holders(const FdTarget& target, Access access) = 0;
 
   /// Processes holding a granted lock equal to `lock` on the file `target`, from their fdinfo.
-  [[nodiscard]] std::vector<Pid> lockHolders(const FdTarget& target, const LockEntry& lock);
+  [[nodiscard]] virtual std::vector<Pid> lockHolders(const FdTarget& target,
+                                                     const LockEntry& lock) = 0;
+};
+
+/// FdHolders from /proc/*/fd, indexed on first use and kept for one sample.
+class FdHolderIndex final : public FdHolders {
+ public:
+  [[nodiscard]] std::vector<Pid> holders(const FdTarget& target, Access access) override;
+  [[nodiscard]] std::vector<Pid> lockHolders(const FdTarget& target,
+                                             const LockEntry& lock) override;
 
  private:
   struct Entry {
@@ -100,6 +110,6 @@ struct FileLockWait {
 [[nodiscard]] FileLockWait resolveFileLockWait(Pid pid, const FdTarget& target,
                                                const std::optional<LockRequest>& request,
                                                const std::vector<LockEntry>& locks,
-                                               FdHolderIndex& index);
+                                               FdHolders& index);
 
 }  // namespace wctmon::linux_platform

@@ -11,28 +11,13 @@
 #include "model/result.h"
 #include "model/snapshot.h"
 #include "platform/linux/descriptor_budget.h"
-#include "platform/linux/fd_resolver.h"
 #include "platform/linux/proc_text.h"
+#include "platform/linux/proc_wait_lookup.h"
 #include "platform/linux/task_reader.h"
 #include "platform/linux/taskstats.h"
 #include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
-
-/// What the reads of one sample share: the system-wide indexes, built only when a wait needs
-/// them (a pipe, socket or file lock) and at most once.
-class SampleContext {
- public:
-  [[nodiscard]] FdHolderIndex& fds() { return fds_; }
-  [[nodiscard]] const std::vector<LockEntry>& locks();
-  /// The process a thread id belongs to, from /proc/TID/status; nullopt when no such thread.
-  [[nodiscard]] std::optional<Pid> processOfThread(std::int32_t tid);
-
- private:
-  FdHolderIndex fds_;
-  std::optional<std::vector<LockEntry>> locks_;
-  std::unordered_map<std::int32_t, std::optional<Pid>> tgid_cache_;
-};
 
 /// What a reader keeps between samples of one process: per thread a kept-open schedstat
 /// descriptor (within a process-wide budget of descriptors) and the last reading. A thread whose
@@ -104,6 +89,9 @@ class ProcessReader {
   [[nodiscard]] static bool isKernelThread(Pid pid);
 
  private:
+  /// Sets the waits of the blocked threads among `threads` of `pid`.
+  void classify(Pid pid, int task_fd, TaskList& tasks, std::span<TaskReading> threads);
+
   SampleContext& context_;
 };
 

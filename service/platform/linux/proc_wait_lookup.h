@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "model/ids.h"
+#include "platform/linux/fd_resolver.h"
+#include "platform/linux/proc_text.h"
+#include "platform/linux/task_reader.h"
+#include "platform/linux/wait_classifier.h"
+
+namespace wctmon::linux_platform {
+
+/// What the reads of one sample share: the system-wide indexes, built only when a wait needs
+/// them (a pipe, socket or file lock) and at most once.
+class SampleContext {
+ public:
+  [[nodiscard]] FdHolderIndex& fds() { return fds_; }
+  [[nodiscard]] const std::vector<LockEntry>& locks();
+  /// The process a thread id belongs to, from /proc/TID/status; nullopt when no such thread.
+  [[nodiscard]] std::optional<Pid> processOfThread(std::int32_t tid);
+
+ private:
+  FdHolderIndex fds_;
+  std::optional<std::vector<LockEntry>> locks_;
+  std::unordered_map<std::int32_t, std::optional<Pid>> tgid_cache_;
+};
+
+/// The lookups of a wait classification answered from /proc, process memory and sock_diag, for
+/// process `pid` whose task directory is `task_fd` and threads `tasks`; what every process of a
+/// sample shares comes from `context`.
+class ProcWaitLookup final : public WaitLookup {
+ public:
+  ProcWaitLookup(SampleContext& context, Pid pid, int task_fd, TaskList& tasks)
+      : context_(context), pid_(pid), task_fd_(task_fd), tasks_(tasks) {}
+
+  [[nodiscard]] MemoryAccess readMemory(std::uint64_t addr, std::span<std::byte> out) override;
+  [[nodiscard]] MemoryAccess readFutexWindows(std::span<const std::uint64_t> uaddrs,
+                                              std::vector<FutexWindow>& out) override;
+  [[nodiscard]] std::optional<std::string> readString(std::uint64_t addr) override;
+  [[nodiscard]] std::optional<FdTarget> fdTarget(int fd) override;
+  [[nodiscard]] std::optional<std::uint64_t> fdPosition(int fd) override;
+  [[nodiscard]] std::optional<std::uint64_t> fileSize(int fd) override;
+  [[nodiscard]] std::optional<std::uint64_t> fifoInode(int dirfd, const std::string& path) override;
+  [[nodiscard]] bool hasThread(std::int32_t tid) override { return tasks_.contains(tid); }
+  [[nodiscard]] std::vector<Pid> children() override;
+  [[nodiscard]] std::optional<StatFields> processStat(Pid pid) override;
+  [[nodiscard]] std::optional<Pid> processOfThread(std::int32_t tid) override {
+    return context_.processOfThread(tid);
+  }
+  [[nodiscard]] const std::vector<LockEntry>& locks() override { return context_.locks(); }
+  [[nodiscard]] FdHolders& fdHolders() override { return context_.fds(); }
+  [[nodiscard]] std::optional<std::uint64_t> unixPeer(std::uint64_t inode) override;
+  [[nodiscard]] std::chrono::nanoseconds now(clockid_t clock) override;
+
+ private:
+  SampleContext& context_;
+  Pid pid_;
+  int task_fd_;
+  TaskList& tasks_;
+};
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,479 @@
+#include "platform/linux/wait_classifier.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <functional>
+
+#include "model/format.h"
+#include "platform/linux/syscall_names.h"
+
+namespace wctmon::linux_platform {
+namespace {
+
+constexpr int kFSetLkw = 7;      // F_SETLKW (== F_SETLKW64 on 64-bit)
+constexpr int kFOfdSetLkw = 38;  // F_OFD_SETLKW
+constexpr int kPAll = 0;         // waitid idtypes
+constexpr int kPPid = 1;
+constexpr int kPPgid = 2;
+
+WaitObject noOwner(ObjectType type, std::string name, std::string detail) {
+  WaitObject w;
+  w.type = type;
+  w.status = ObjectStatus::kBlocked;
+  w.name = std::move(name);
+  w.detail = std::move(detail);
+  w.key = std::hash<std::string>{}(w.name);
+  return w;
+}
+
+std::optional<std::chrono::milliseconds> millisecondsArg(std::uint64_t arg) {
+  const auto ms = static_cast<std::int32_t>(arg);
+  if (ms < 0) return std::nullopt;  // infinite
+  return std::chrono::milliseconds(ms);
+}
+
+/// Classifies the waits of the threads of one process.
+class Classifier {
+ public:
+  Classifier(Pid pid, WaitLookup& lookup) : pid_(pid), lookup_(lookup) {}
+
+  void classify(std::span<TaskReading> threads) {
+    std::vector<TaskReading*> futex_waiters;
+    for (auto& thread : threads) {
+      if (thread.sample.status != ObjectStatus::kBlocked || !thread.syscall) continue;
+      if (thread.sample.state != RunState::kDiskSleep &&
+          thread.syscall->kind == SyscallState::Kind::kInSyscall &&
+          thread.syscall->number == SYS_futex) {
+        futex_waiters.push_back(&thread);
+        continue;
+      }
+      thread.sample.wait = classifyOne(thread);
+    }
+    classifyFutexWaits(futex_waiters);
+    for (auto& thread : threads) {
+      if (!thread.sample.wait) continue;
+      if (thread.sample.state == RunState::kSleeping) thread.sample.wait->alertable = true;
+      // A stopped thread waits for SIGCONT (or its tracer), not for the object of the system
+      // call it was in: once continued it may find the pipe drained or the lock free. Its chain
+      // ends here, as a hang that SIGCONT ends, and the call it was in is said alongside.
+      if ((thread.sample.state == RunState::kStopped || thread.sample.state == RunState::kTraced) &&
+          thread.sample.wait->type != ObjectType::kKernelWait) {
+        const auto& was = *thread.sample.wait;
+        const bool job_control = thread.sample.state == RunState::kStopped;
+        auto stopped = noOwner(ObjectType::kKernelWait, job_control ? "stopped" : "tracing stop",
+                               std::string(job_control ? "stopped by a signal; SIGCONT resumes it"
+                                                       : "stopped by a tracer") +
+                                   "; it was in: " + toString(was.type) + " " + was.name);
+        stopped.key = was.key;
+        thread.sample.wait = std::move(stopped);
+      }
+    }
+  }
+
+ private:
+  /// A timeout the process passes in a `struct timespec` at `addr`: relative, or absolute on
+  /// `clock` (then what is left of it now).
+  std::optional<std::chrono::milliseconds> timeoutAt(std::uint64_t addr, bool absolute,
+                                                     clockid_t clock) {
+    if (addr == 0) return std::nullopt;
+    timespec ts{};
+    std::array<std::byte, sizeof(timespec)> bytes{};
+    if (lookup_.readMemory(addr, bytes) != MemoryAccess::kOk) return std::nullopt;
+    std::memcpy(&ts, bytes.data(), sizeof(ts));
+    // Whatever the target's memory holds: a value no kernel would accept is no timeout (and must
+    // not overflow the arithmetic below). 2^40 s is some 35,000 years.
+    constexpr std::int64_t kMaxSeconds = std::int64_t{1} << 40;
+    if (ts.tv_sec < 0 || ts.tv_sec > kMaxSeconds || ts.tv_nsec < 0 || ts.tv_nsec >= 1'000'000'000) {
+      return std::nullopt;
+    }
+    auto value = std::chrono::milliseconds(static_cast<std::int64_t>(ts.tv_sec) * 1000 +
+                                           ts.tv_nsec / 1'000'000);
+    if (absolute) {
+      value -= std::chrono::duration_cast<std::chrono::milliseconds>(lookup_.now(clock));
+      if (value.count() < 0) value = {};
+    }
+    return value;
+  }
+
+  bool isLive(std::int32_t tid, bool process_shared) {
+    if (lookup_.hasThread(tid)) return true;
+    return process_shared && lookup_.processOfThread(tid).has_value();
+  }
+
+  ThreadRef ownerRef(std::int32_t tid) {
+    if (lookup_.hasThread(tid)) return ThreadRef{pid_, Tid{tid}};
+    const auto owner_pid = lookup_.processOfThread(tid);
+    return ThreadRef{owner_pid.value_or(Pid{tid}), Tid{tid}};
+  }
+
+  /// Why a private lock's owner cannot unlock it: gone, or a thread of another process, which
+  /// is what a child that forked while another thread held the lock sees.
+  std::string missingOwner(std::int32_t owner_tid) {
+    const auto owner_pid = lookup_.processOfThread(owner_tid);
+    const auto tid = std::to_string(owner_tid);
+    if (!owner_pid || *owner_pid == pid_) return ", owner thread " + tid + " has exited";
+    const auto where = std::to_string(owner_pid->value);
+    const auto self = lookup_.processStat(pid_);
+    if (self && Pid{self->ppid} == *owner_pid) {
+      return ", inherited locked through fork(): its owner, thread " + tid +
+             ", lives in the parent process " + where +
+             ", not in this one, so nothing here can unlock it";
+    }
+    return ", owner thread " + tid + " is not in this process (it is a thread of process " + where +
+           "), so nothing here can unlock it";
+  }
+
+  void classifyFutexWaits(const std::vector<TaskReading*>& waiters) {
+    if (waiters.empty()) return;
+    std::vector<std::uint64_t> uaddrs;
+    uaddrs.reserve(waiters.size());
+    for (const auto* thread : waiters) uaddrs.push_back(thread->syscall->args[0]);
+    std::sort(uaddrs.begin(), uaddrs.end());
+    uaddrs.erase(std::unique(uaddrs.begin(), uaddrs.end()), uaddrs.end());
+    std::vector<FutexWindow> windows;
+    const auto access = lookup_.readFutexWindows(uaddrs, windows);
+
+    const TidValidator validator = [this](std::int32_t tid, bool shared) {
+      return isLive(tid, shared);
+    };
+    for (auto* thread : waiters) {
+      const auto& args = thread->syscall->args;
+      const std::uint64_t uaddr = args[0];
+      WaitObject w;
+      w.key = uaddr;
+      w.name = hexString(uaddr);
+      if (access != MemoryAccess::kOk) {
+        w.type = ObjectType::kFutex;
+        w.status = access == MemoryAccess::kDenied ? ObjectStatus::kNoAccess : ObjectStatus::kError;
+        w.detail = access == MemoryAccess::kDenied ? "process memory is not readable"
+                                                   : "process exited during the read";
+        thread->sample.wait = std::move(w);
+        continue;
+      }
+      const auto index = static_cast<std::size_t>(
+          std::lower_bound(uaddrs.begin(), uaddrs.end(), uaddr) - uaddrs.begin());
+      const auto op = static_cast<std::uint32_t>(args[1]);
+      const auto decoded = decodeFutexWait(windows[index], op, static_cast<std::uint32_t>(args[2]),
+                                           thread->sample.id.tid.value, validator);
+      w.detail = decoded.detail;
+      w.name = hexString(uaddr + static_cast<std::uint64_t>(decoded.object_offset));
+      switch (decoded.kind) {
+        case FutexWaitKind::kMutex:
+        case FutexWaitKind::kPriorityInheritance:
+          w.type = ObjectType::kMutex;
+          break;
+        case FutexWaitKind::kRwLockWrite:
+        case FutexWaitKind::kRwLockRead:
+          w.type = ObjectType::kRwLock;
+          break;
+        case FutexWaitKind::kJoin:
+          w.type = ObjectType::kThreadWait;
+          w.name = "thread " + std::to_string(decoded.owner_tid);
+          break;
+        case FutexWaitKind::kUnknown:
+          w.type = ObjectType::kFutex;
+          break;
+      }
+      if (decoded.kind == FutexWaitKind::kUnknown) {
+        w.status = ObjectStatus::kBlocked;
+        constexpr std::uint64_t kNearStack = 64 * 1024;
+        if (uaddr >= thread->syscall->sp && uaddr < thread->syscall->sp + kNearStack &&
+            args[2] == 0 && args[3] == 0) {
+          // glibc parks a thread like this, for good, when the kernel refuses a
+          // priority-inheritance lock with EDEADLK; other code may share a stack word on purpose.
+          w.detail =
+              "futex on the thread's own stack, waiting for 0 without a timeout (glibc "
+              "parks a thread so after a priority-inheritance deadlock)";
+        }
+      } else if (decoded.kind == FutexWaitKind::kRwLockRead) {
+        w.status = ObjectStatus::kUnknown;
+      } else if (decoded.owner_gone) {
+        w.status = ObjectStatus::kAbandoned;
+        if (decoded.owner_tid > 0 && decoded.kind == FutexWaitKind::kMutex) {
+          w.detail += missingOwner(decoded.owner_tid);
+        }
+      } else {
+        w.status = ObjectStatus::kOwned;
+        w.owner_threads.push_back(ownerRef(decoded.owner_tid));
+      }
+      // FUTEX_WAIT takes a relative timeout, FUTEX_WAIT_BITSET an absolute one.
+      constexpr std::uint32_t kCmdMask = 127;
+      const bool absolute = (op & kCmdMask) == 9;
+      const clockid_t clock = (op & 256) != 0 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+      w.timeout = timeoutAt(args[3], absolute, clock);
+      thread->sample.wait = std::move(w);
+    }
+  }
+
+  WaitObject classifyOne(const TaskReading& thread) {
+    const auto& sc = *thread.syscall;
+    const auto state = thread.sample.state;
+    if (state == RunState::kDiskSleep) {
+      return noOwner(ObjectType::kKernelWait,
+                     thread.wchan.empty() ? "uninterruptible" : thread.wchan,
+                     sc.kind == SyscallState::Kind::kInSyscall
+                         ? "uninterruptible sleep (D) in syscall " + std::to_string(sc.number)
+                         : "uninterruptible sleep (D) outside a syscall");
+    }
+    if ((state == RunState::kStopped || state == RunState::kTraced) &&
+        sc.kind != SyscallState::Kind::kInSyscall) {
+      return noOwner(ObjectType::kKernelWait,
+                     state == RunState::kStopped ? "stopped" : "tracing stop",
+                     state == RunState::kStopped ? "stopped by a signal; SIGCONT resumes it"
+                                                 : "stopped by a tracer");
+    }
+    if (sc.kind == SyscallState::Kind::kNotInSyscall) {
+      return noOwner(ObjectType::kKernelWait, thread.wchan.empty() ? "kernel" : thread.wchan,
+                     "sleeping outside a syscall");
+    }
+    const auto& a = sc.args;
+    switch (sc.number) {
+      case SYS_wait4:
+        return processWait(static_cast<std::int32_t>(a[0]), kPPid);
+      case SYS_waitid:
+        return processWait(static_cast<std::int32_t>(a[1]), static_cast<int>(a[0]));
+      case SYS_flock:
+        return fileLock(static_cast<int>(a[0]), flockRequest(static_cast<int>(a[1])));
+      case SYS_fcntl: {
+        const auto cmd = static_cast<int>(a[1]);
+        if (cmd == kFSetLkw || cmd == kFOfdSetLkw) {
+          const int fd = static_cast<int>(a[0]);
+          return fileLock(fd, fcntlRequest(fd, cmd == kFOfdSetLkw, a[2]));
+        }
+        break;
+      }
+      case SYS_read:
+      case SYS_readv:
+      case SYS_pread64:
+      case SYS_preadv:
+      case SYS_preadv2:
+      case SYS_recvfrom:
+      case SYS_recvmsg:
+      case SYS_recvmmsg:
+        return fdWait(static_cast<int>(a[0]), true);
+      case SYS_write:
+      case SYS_writev:
+      case SYS_pwrite64:
+      case SYS_pwritev:
+      case SYS_pwritev2:
+      case SYS_sendto:
+      case SYS_sendmsg:
+      case SYS_sendmmsg:
+        return fdWait(static_cast<int>(a[0]), false);
+      case SYS_accept:
+      case SYS_accept4:
+      case SYS_connect:
+        return noOwner(ObjectType::kSocketIo, fdName(static_cast<int>(a[0])),
+                       sc.number == SYS_connect ? "connect" : "accept");
+      case SYS_nanosleep: {
+        auto w = noOwner(ObjectType::kSleep, "nanosleep", "sleeping");
+        w.timeout = timeoutAt(a[0], false, CLOCK_MONOTONIC);
+        return w;
+      }
+      case SYS_clock_nanosleep: {
+        auto w = noOwner(ObjectType::kSleep, "clock_nanosleep", "sleeping");
+        w.timeout = timeoutAt(a[2], (a[1] & 1) != 0, static_cast<clockid_t>(a[0]));
+        return w;
+      }
+      case SYS_poll:
+      case SYS_ppoll:
+      case SYS_select:
+      case SYS_pselect6:
+      case SYS_epoll_wait:
+      case SYS_epoll_pwait:
+      case SYS_epoll_pwait2: {
+        auto w = noOwner(ObjectType::kPoll, "event wait", "waiting for any of its event sources");
+        if (sc.number == SYS_poll) w.timeout = millisecondsArg(a[2]);
+        if (sc.number == SYS_epoll_wait || sc.number == SYS_epoll_pwait) {
+          w.timeout = millisecondsArg(a[3]);
+        }
+        return w;
+      }
+      case SYS_open:
+        return openWait(AT_FDCWD, a[0], static_cast<int>(a[1]));
+      case SYS_openat:
+        return openWait(static_cast<int>(a[0]), a[1], static_cast<int>(a[2]));
+      case SYS_pause:
+      case SYS_rt_sigsuspend:
+      case SYS_rt_sigtimedwait:
+        return noOwner(ObjectType::kSignalWait, "signal", "waiting for a signal");
+      case SYS_futex_waitv:
+        return noOwner(ObjectType::kFutex, "futex_waitv", "waiting on several futexes");
+      default:
+        break;
+    }
+    return noOwner(ObjectType::kUnknown, syscallName(sc.number),
+                   "blocked in a system call wctmon does not model");
+  }
+
+  /// A thread blocked in open(): a FIFO waits there for its other end to be opened; anything
+  /// else (a device, a network file system) is a wait wctmon does not model.
+  WaitObject openWait(int dirfd, std::uint64_t path_addr, int flags) {
+    auto path = lookup_.readString(path_addr);
+    if (!path) {
+      return noOwner(ObjectType::kUnknown, "open", "blocked in open(); the path is not readable");
+    }
+    const auto inode = lookup_.fifoInode(dirfd, *path);
+    if (!inode) return noOwner(ObjectType::kUnknown, *path, "blocked in open()");
+    const bool reading = (flags & O_ACCMODE) == O_RDONLY;
+    auto w = noOwner(ObjectType::kFifoOpen, *path,
+                     reading ? "opening a FIFO for reading: waits until a writer opens it"
+                             : "opening a FIFO for writing: waits until a reader opens it");
+    w.key = *inode;
+    return w;
+  }
+
+  std::string fdName(int fd) {
+    auto target = lookup_.fdTarget(fd);
+    return target ? target->link : "fd " + std::to_string(fd);
+  }
+
+  std::optional<std::int32_t> processGroup(Pid pid) {
+    auto stat = lookup_.processStat(pid);
+    return stat ? std::optional(stat->pgrp) : std::nullopt;
+  }
+
+  WaitObject processWait(std::int32_t id, int idtype) {
+    // wait4's pid argument: > 0 one child, -1 any child, 0 or < -1 a process group.
+    int kind = idtype;
+    std::int32_t target = id;
+    if (idtype == kPPid && id == -1) kind = kPAll;
+    if (idtype == kPPid && id <= 0 && id != -1) {
+      kind = kPPgid;
+      target = id == 0 ? processGroup(pid_).value_or(0) : -id;
+    }
+    WaitObject w;
+    w.type = ObjectType::kProcessWait;
+    for (const auto child : lookup_.children()) {
+      if (kind == kPAll || (kind == kPPid && child.value == target) ||
+          (kind == kPPgid && processGroup(child) == target)) {
+        w.owner_processes.push_back(child);
+      }
+    }
+    w.name = kind == kPPid    ? "process " + std::to_string(target)
+             : kind == kPPgid ? "process group " + std::to_string(target)
+                              : "any child process";
+    w.detail = std::to_string(w.owner_processes.size()) + " child process(es) can end this wait";
+    w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
+    w.key =
+        static_cast<std::uint64_t>(static_cast<std::uint32_t>(target)) | (std::uint64_t{1} << 40);
+    return w;
+  }
+
+  /// What `fcntl(fd, cmd, lock)` asks for, from the `struct flock` in the target's memory.
+  std::optional<LockRequest> fcntlRequest(int fd, bool ofd, std::uint64_t lock_addr) {
+    struct {
+      std::int16_t type;
+      std::int16_t whence;
+      std::int64_t start;
+      std::int64_t len;
+      std::int32_t pid;
+    } raw{};
+    static_assert(sizeof(raw) == 32, "struct flock of x86-64");
+    std::array<std::byte, sizeof(raw)> bytes{};
+    if (lookup_.readMemory(lock_addr, bytes) != MemoryAccess::kOk) return std::nullopt;
+    std::memcpy(&raw, bytes.data(), sizeof(raw));
+    std::uint64_t position = 0;
+    std::uint64_t size = 0;
+    if (raw.whence == SEEK_CUR) position = lookup_.fdPosition(fd).value_or(0);
+    if (raw.whence == SEEK_END) size = lookup_.fileSize(fd).value_or(0);
+    return fcntlLockRequest(ofd, FlockArgument{raw.type, raw.whence, raw.start, raw.len}, position,
+                            size);
+  }
+
+  WaitObject fileLock(int fd, const std::optional<LockRequest>& request) {
+    WaitObject w;
+    w.type = ObjectType::kFileLock;
+    auto target = lookup_.fdTarget(fd);
+    if (!target) {
+      w.status = ObjectStatus::kError;
+      w.name = "fd " + std::to_string(fd);
+      return w;
+    }
+    w.key = target->inode;
+    auto resolved =
+        resolveFileLockWait(pid_, *target, request, lookup_.locks(), lookup_.fdHolders());
+    w.name = resolved.name;
+    w.detail = resolved.found ? resolved.detail : "the blocked request is not in /proc/locks";
+    w.owner_processes = std::move(resolved.holders);
+    w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
+    return w;
+  }
+
+  WaitObject fdWait(int fd, bool reading) {
+    auto target = lookup_.fdTarget(fd);
+    if (!target) {
+      auto w = noOwner(ObjectType::kUnknown, "fd " + std::to_string(fd), "descriptor not readable");
+      w.status = ObjectStatus::kError;
+      return w;
+    }
+    using Kind = FdTarget::Kind;
+    using Access = FdHolders::Access;
+    switch (target->kind) {
+      case Kind::kPipe:
+      case Kind::kFifo: {
+        WaitObject w;
+        w.type = ObjectType::kPipe;
+        w.name = target->link;
+        w.key = target->inode;
+        // A reader waits for whoever can write, a writer for whoever can read.
+        w.owner_processes =
+            lookup_.fdHolders().holders(*target, reading ? Access::kWritable : Access::kReadable);
+        w.detail = reading ? "read on an empty pipe; the holders of its write end can end it"
+                           : "write to a full pipe; the holders of its read end can end it";
+        w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
+        return w;
+      }
+      case Kind::kSocket: {
+        const auto peer = lookup_.unixPeer(target->inode);
+        if (!peer) {
+          return noOwner(ObjectType::kSocketIo, target->link,
+                         reading ? "receive on a socket" : "send on a socket");
+        }
+        WaitObject w;
+        w.type = ObjectType::kUnixSocket;
+        w.key = target->inode;
+        FdTarget peer_target;
+        peer_target.kind = Kind::kSocket;
+        peer_target.link = "socket:[" + std::to_string(*peer) + "]";
+        w.name = target->link + " <-> " + peer_target.link;
+        w.owner_processes = lookup_.fdHolders().holders(peer_target, Access::kAny);
+        w.detail = reading ? "receive on a connected Unix socket; the peer's holders can end it"
+                           : "send on a full Unix socket; the peer's holders can end it";
+        w.status = w.owner_processes.empty() ? ObjectStatus::kUnknown : ObjectStatus::kOwned;
+        return w;
+      }
+      case Kind::kEventfd:
+        return noOwner(ObjectType::kEventfd, target->link, "eventfd: any holder may signal it");
+      case Kind::kSignalfd:
+        return noOwner(ObjectType::kSignalWait, target->link, "waiting for a signal");
+      case Kind::kTimerfd:
+        return noOwner(ObjectType::kSleep, target->link, "waiting for a timer");
+      default:
+        return noOwner(ObjectType::kUnknown, target->link, reading ? "read" : "write");
+    }
+  }
+
+  Pid pid_;
+  WaitLookup& lookup_;
+};
+
+}  // namespace
+
+void classifyWaits(Pid pid, std::span<TaskReading> threads, WaitLookup& lookup) {
+  Classifier(pid, lookup).classify(threads);
+}
+
+WaitObject kernelThreadWait(std::string_view wchan) {
+  return noOwner(ObjectType::kKernelWait,
+                 wchan.empty() || wchan == "0" ? "kernel thread" : std::string(wchan),
+                 "a kernel thread: it runs only in the kernel, there is nothing to "
+                 "analyse in user space");
+}
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <time.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/ids.h"
+#include "model/snapshot.h"
+#include "platform/linux/fd_resolver.h"
+#include "platform/linux/glibc_sync.h"
+#include "platform/linux/proc_text.h"
+#include "platform/linux/process_memory.h"
+#include "platform/linux/task_reader.h"
+
+namespace wctmon::linux_platform {
+
+/// What classifying the waits of one process looks up beyond the threads' own task files: the
+/// process's memory and descriptors, its threads and relatives, and the system's tables. The
+/// Linux answers come from /proc and process memory (ProcWaitLookup); tests answer from canned
+/// text and bytes.
+class WaitLookup {
+ public:
+  virtual ~WaitLookup() = default;
+
+  /// Reads `out.size()` bytes of the process's memory at `addr`.
+  [[nodiscard]] virtual MemoryAccess readMemory(std::uint64_t addr, std::span<std::byte> out) = 0;
+  /// Reads the window around each futex word of `uaddrs` (sorted, unique) into `out`, in order.
+  [[nodiscard]] virtual MemoryAccess readFutexWindows(std::span<const std::uint64_t> uaddrs,
+                                                      std::vector<FutexWindow>& out) = 0;
+  /// The NUL-terminated string at `addr` of the process's memory.
+  [[nodiscard]] virtual std::optional<std::string> readString(std::uint64_t addr) = 0;
+
+  /// What descriptor `fd` of the process refers to; nullopt when it is closed or unreadable.
+  [[nodiscard]] virtual std::optional<FdTarget> fdTarget(int fd) = 0;
+  /// The file offset of descriptor `fd` (the "pos" of its fdinfo).
+  [[nodiscard]] virtual std::optional<std::uint64_t> fdPosition(int fd) = 0;
+  /// The size of the file descriptor `fd` refers to.
+  [[nodiscard]] virtual std::optional<std::uint64_t> fileSize(int fd) = 0;
+  /// The inode of the FIFO `path` names as the process resolves it (relative to directory
+  /// descriptor `dirfd`, or to its working directory for AT_FDCWD); nullopt when it is no FIFO.
+  [[nodiscard]] virtual std::optional<std::uint64_t> fifoInode(int dirfd,
+                                                               const std::string& path) = 0;
+
+  /// Whether `tid` is a thread of the process.
+  [[nodiscard]] virtual bool hasThread(std::int32_t tid) = 0;
+  /// The process's children, sorted.
+  [[nodiscard]] virtual std::vector<Pid> children() = 0;
+  /// The stat of process `pid` (this one or another): its parent and process group.
+  [[nodiscard]] virtual std::optional<StatFields> processStat(Pid pid) = 0;
+
+  /// The process thread `tid` belongs to (the Tgid of its status); nullopt when no such thread.
+  [[nodiscard]] virtual std::optional<Pid> processOfThread(std::int32_t tid) = 0;
+  /// Every file lock and lock waiter of the system (/proc/locks).
+  [[nodiscard]] virtual const std::vector<LockEntry>& locks() = 0;
+  /// Which processes hold a pipe, socket or file, or a lock on a file.
+  [[nodiscard]] virtual FdHolders& fdHolders() = 0;
+  /// The inode of the socket connected to the Unix socket `inode`; nullopt when not connected.
+  [[nodiscard]] virtual std::optional<std::uint64_t> unixPeer(std::uint64_t inode) = 0;
+  /// The time on `clock` now, for absolute timeouts.
+  [[nodiscard]] virtual std::chrono::nanoseconds now(clockid_t clock) = 0;
+};
+
+/// Says what each blocked thread of process `pid` in `threads` waits on (status Blocked, with
+/// its syscall read) and sets its wait: which object, whose, for how long at most. Other threads
+/// are left as they are. The futex waits of all threads are resolved together, from one read of
+/// the process's memory.
+void classifyWaits(Pid pid, std::span<TaskReading> threads, WaitLookup& lookup);
+
+/// The wait of a thread of a kernel thread, from its wait channel.
+[[nodiscard]] WaitObject kernelThreadWait(std::string_view wchan);
+
+}  // namespace wctmon::linux_platform
