@@ -17,20 +17,25 @@ ThreadCache::ThreadCache(std::string proc_root, DescriptorBudget& budget)
 ThreadCache::~ThreadCache() = default;
 
 Result<int> ThreadCache::begin(Pid pid) {
-  full_ = samples_ % kFullRefreshEvery == 0;
-  owners_ = samples_ % kOwnersRefreshEvery == 0;
   if (!task_fd_.valid()) {
+    // First use, or the process was found gone: whatever opens now is read as a new process,
+    // with its own name and start time (which tell the caller when the pid was taken over).
     clear();
+    samples_ = 0;
+    name_.clear();
+    start_time_ = 0;
     auto proc_fd = openProcessDirectory(pid, proc_root_);
     if (!proc_fd) return proc_fd.error();
     task_fd_ = UniqueFd(::openat(proc_fd->get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     stat_fd_ = UniqueFd(::openat(proc_fd->get(), "stat", O_RDONLY | O_CLOEXEC));
     if (!task_fd_.valid() || !stat_fd_.valid()) {
-      task_fd_.reset();
+      close();
       return noSuchProcess(pid);
     }
   }
   pid_ = pid;
+  full_ = samples_ % kFullRefreshEvery == 0;
+  owners_ = samples_ % kOwnersRefreshEvery == 0;
   // Everything below reads through descriptors opened on this very process: once it is gone
   // they fail, and a new process that takes over the pid is out of their reach. The process's
   // own stat (which sums over all its threads) is read only when the cache starts and on full
@@ -38,13 +43,11 @@ Result<int> ThreadCache::begin(Pid pid) {
   if (full_ || name_.empty()) {
     auto stat = readStatAt(stat_fd_.get());
     if (!stat) {
-      task_fd_.reset();
+      close();
       return noSuchProcess(pid);
     }
     if (start_time_ != stat->start_time) {
-      const auto samples = samples_;
       clear();
-      samples_ = samples;
       start_time_ = stat->start_time;
     }
     name_ = std::move(stat->comm);
@@ -94,7 +97,6 @@ ThreadCache::Sweep ThreadCache::sweep(TaskList& tasks) {
       out.reused.push_back(*entry.last);
       return;
     }
-    entry.runs = runs;
     out.stale.push_back(StaleThread{tid, runs});
   };
   // Same number of threads, and every known one still there: no thread came or went, so the
@@ -121,7 +123,12 @@ Result<ProcessSample> ThreadCache::complete(std::vector<ThreadSample> reused,
   reused_ = reused.size();
   reread_ = reread.size();
   for (const auto& reading : reread) {
-    threads_[reading.sample.id.tid.value].last = reading.sample;
+    // The run count is stored with the reading it came before, not by the sweep: a sweep that
+    // starts over (a known thread was gone) would find the new count already stored and reuse
+    // the old reading of a thread that ran.
+    auto& entry = threads_[reading.sample.id.tid.value];
+    entry.runs = reading.sample.context_switches;
+    entry.last = reading.sample;
     // The process's name is its main thread's: a main thread read again (as one that execs
     // is, since it ran) brings a new name at once, not at the next full refresh.
     if (reading.sample.id.tid.value == pid_.value && !isExited(reading.sample)) {
@@ -169,7 +176,6 @@ std::optional<std::uint64_t> ThreadCache::runs(std::int32_t tid, Entry& entry) {
 
 void ThreadCache::clear() {
   threads_.clear();
-  samples_ = 0;
   activity_.reset();
   all_blocked_ = false;
 }

@@ -74,8 +74,9 @@ class ThreadCache final : public SampleCache {
   [[nodiscard]] Sweep sweep(TaskList& tasks);
 
   /// Ends the sample with the `reused` readings of the sweep and the threads read again
-  /// (`reread`: exited ones dropped, waits classified), which are kept for the next sample.
-  /// Returns every thread in tid order; fails with kNoSuchProcess when none is left.
+  /// (`reread`: exited ones dropped, waits classified, each with the run count of its
+  /// StaleThread as context_switches), which are kept for the next sample. Returns every thread
+  /// in tid order; fails with kNoSuchProcess when none is left.
   [[nodiscard]] Result<ProcessSample> complete(std::vector<ThreadSample> reused,
                                                std::span<TaskReading> reread);
 
@@ -93,7 +94,7 @@ class ThreadCache final : public SampleCache {
   };
   /// Reads the run count of `tid`, through its kept-open descriptor when the budget allows.
   std::optional<std::uint64_t> runs(std::int32_t tid, Entry& entry);
-  /// Forgets every thread and when they were refreshed.
+  /// Forgets every thread and the process's activity.
   void clear();
   /// Forgets the process: the next sample opens it anew.
   void close();

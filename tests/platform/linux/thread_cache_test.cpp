@@ -134,6 +134,23 @@ TEST_F(ThreadCacheTest, TheFirstSampleReadsEveryThreadThenOnlyThoseThatRan) {
   EXPECT_EQ(keysOf(*third), keysOf(*second));
 }
 
+TEST_F(ThreadCacheTest, AThreadThatRanIsReadAgainWhenAnotherWentInTheSameSample) {
+  ThreadCache cache(tree_.root(), budget_);
+  ASSERT_TRUE(sample(cache).ok());
+  // As many threads as before, so the known ones are swept first; one of them is gone, so the
+  // task directory is listed and swept again.
+  ran(4243, 9);
+  end(4244);
+  start(4245, 1);
+  auto s = sample(cache);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(reread_, (Tids{4243, 4245}));
+  EXPECT_EQ(tidsOf(*s), (Tids{4242, 4243, 4245}));
+  EXPECT_EQ(keysOf(*s)[4243], 9U);  // its new reading, not the one from before it ran
+  ASSERT_TRUE(sample(cache).ok());
+  EXPECT_TRUE(reread_.empty());
+}
+
 TEST_F(ThreadCacheTest, AThreadThatWasNotBlockedIsReadAgainEvenIfItDidNotRun) {
   ThreadCache cache(tree_.root(), budget_);
   status_[4243] = ObjectStatus::kRunning;
@@ -290,6 +307,24 @@ TEST_F(ThreadCacheTest, AProcessWithNoThreadLeftIsGone) {
   ASSERT_FALSE(absent.ok());
   EXPECT_EQ(absent.error().code, ErrorCode::kNoSuchProcess);
   EXPECT_EQ(absent.error().message, "no such process: 4242");
+}
+
+TEST_F(ThreadCacheTest, ANewProcessUnderTheSamePidIsReadAfresh) {
+  ThreadCache cache(tree_.root(), budget_);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(sample(cache).ok());
+  for (const int tid : {4242, 4243, 4244}) end(tid);
+  ASSERT_FALSE(sample(cache).ok());
+
+  // The pid is taken by another process, started later, whose main thread has exited (so only
+  // its stat names it).
+  tree_.remove("4242");
+  tree_.write("4242/stat", statLine(4242, "newcomer", 'S', kStartTime + 1000));
+  start(4260, 5);
+  auto s = sample(cache);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->start_time, kStartTime + 1000);
+  EXPECT_EQ(s->name, "newcomer");
+  EXPECT_EQ(tidsOf(*s), (Tids{4260}));
 }
 
 }  // namespace
