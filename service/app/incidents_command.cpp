@@ -231,7 +231,7 @@ int runIncidents(const IncidentsArgs& args) {
       return kExitError;
     }
     if (args.json) {
-      std::cout << rpc::incidentToJson(**got);
+      std::cout << wire::incidentToJson(**got);
     } else {
       writeRecord(std::cout, **got);
     }
@@ -249,7 +249,7 @@ int runIncidents(const IncidentsArgs& args) {
   // The incidents that could be read are listed; the others are said, not hidden.
   if (!listed->warning.empty()) std::cerr << "wctmon: warning: " << listed->warning << "\n";
   if (args.json) {
-    std::cout << rpc::incidentsToJson(listed->incidents);
+    std::cout << wire::incidentsToJson(listed->incidents);
   } else {
     writeList(std::cout, listed->incidents);
   }

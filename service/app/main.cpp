@@ -70,7 +70,7 @@ int runAnalyze(const AnalyzeArgs& args) {
   }
   if (args.json) {
     std::cout.flush();
-    wctmon::rpc::writeAnalysisJson(*result, stdout);
+    wctmon::wire::writeAnalysisJson(*result, stdout);
     std::fflush(stdout);
   } else {
     wctmon::app::writeTextReport(std::cout, *result, args.brief || args.all);

@@ -224,9 +224,9 @@ std::string selectColumns(int schema_version) {
 /// binary.
 std::string detailOf(const Incident& i) {
   v1::Incident detail;
-  for (const auto& p : i.processes) *detail.add_processes() = rpc::toProto(p);
-  for (const auto& c : i.chains) *detail.add_chains() = rpc::toProto(c);
-  for (const auto& e : i.evidence) *detail.add_evidence() = rpc::toProto(e);
+  for (const auto& p : i.processes) *detail.add_processes() = wire::toProto(p);
+  for (const auto& c : i.chains) *detail.add_chains() = wire::toProto(c);
+  for (const auto& e : i.evidence) *detail.add_evidence() = wire::toProto(e);
   return detail.SerializeAsString();
 }
 
@@ -299,12 +299,12 @@ Result<Incident> readIncident(const Statement& s) {
     }
   }
   i.processes.reserve(static_cast<std::size_t>(detail.processes_size()));
-  for (const auto& p : detail.processes()) i.processes.push_back(rpc::fromProto(p));
+  for (const auto& p : detail.processes()) i.processes.push_back(wire::fromProto(p));
   if (i.processes.empty()) i.processes = {IncidentProcess{i.process, i.process_name}};
   i.chains.reserve(static_cast<std::size_t>(detail.chains_size()));
-  for (const auto& c : detail.chains()) i.chains.push_back(rpc::fromProto(c));
+  for (const auto& c : detail.chains()) i.chains.push_back(wire::fromProto(c));
   i.evidence.reserve(static_cast<std::size_t>(detail.evidence_size()));
-  for (const auto& e : detail.evidence()) i.evidence.push_back(rpc::fromProto(e));
+  for (const auto& e : detail.evidence()) i.evidence.push_back(wire::fromProto(e));
   return i;
 }
 

@@ -11,7 +11,7 @@
 #include "model/format.h"
 #include "wire/utf8.h"
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 namespace {
 
 /// A small streaming JSON writer with two-space indentation.
@@ -424,4 +424,4 @@ std::string incidentToJson(const Incident& incident) {
   return j.take();
 }
 
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

@@ -8,7 +8,7 @@
 #include "model/incident.h"
 #include "model/wait_model.h"
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 
 /// Writes `result` as the proto3 JSON mapping of wctmon.v1.AnalyzeResult (field names as in the
 /// .proto, every field printed, 64-bit integers as strings), byte-for-byte what
@@ -19,8 +19,8 @@ namespace wctmon::rpc {
 /// The same, streamed to `out` in blocks as it is written.
 void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
 
-/// The proto3 JSON mapping of a list of chains, of captures, of an incident's processes (how
-/// incidents keep them), and of a wctmon.v1.IncidentList.
+/// The proto3 JSON mapping of a list of chains, of captures, of an incident's processes (the
+/// form stores of schema 1 and 2 kept them in), and of a wctmon.v1.IncidentList.
 [[nodiscard]] std::string chainsToJson(const std::vector<WaitChain>& chains);
 [[nodiscard]] std::string capturesToJson(const std::vector<ThreadCapture>& captures);
 [[nodiscard]] std::string processesToJson(const std::vector<IncidentProcess>& processes);
@@ -33,4 +33,4 @@ void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
 [[nodiscard]] std::string_view protoName(ObjectType type);
 [[nodiscard]] std::string_view protoName(ObjectStatus status);
 
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

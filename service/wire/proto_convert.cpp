@@ -9,7 +9,7 @@
 #include "model/format.h"
 #include "wire/utf8.h"
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 namespace {
 
 void fill(const ThreadRef& ref, v1::ThreadRef* out) {
@@ -313,4 +313,4 @@ IncidentProcess fromProto(const v1::IncidentProcess& process) {
   return IncidentProcess{ProcessIdentity{Pid{process.pid()}, process.start_time()}, process.name()};
 }
 
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

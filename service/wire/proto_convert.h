@@ -11,7 +11,7 @@ namespace google::protobuf {
 class Message;
 }
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 
 /// The proto twins of the domain enums.
 [[nodiscard]] v1::ObjectType toProto(ObjectType type);
@@ -35,4 +35,4 @@ namespace wctmon::rpc {
 [[nodiscard]] ThreadCapture fromProto(const v1::ThreadCapture& capture);
 [[nodiscard]] IncidentProcess fromProto(const v1::IncidentProcess& process);
 
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

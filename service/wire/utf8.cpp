@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 namespace {
 
 /// The bytes at the start of a sequence: all of a well-formed one, or its maximal ill-formed
@@ -80,4 +80,4 @@ std::string validUtf8(std::string_view text) {
   return out;
 }
 
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

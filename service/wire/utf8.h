@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 
 /// Whether `text` is well-formed UTF-8 (Unicode Table 3-7), what proto3 `string` fields and
 /// JSON text must be: no overlong forms, no surrogates (U+D800..U+DFFF), nothing past U+10FFFF.
@@ -15,4 +15,4 @@ namespace wctmon::rpc {
 /// client. Well-formed text comes back unchanged.
 [[nodiscard]] std::string validUtf8(std::string_view text);
 
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

@@ -872,11 +872,11 @@ TEST(IncidentStore, AStoreThePreviousVersionWroteIsMigratedWhole) {
   for (const auto& i : listed->incidents) {
     SCOPED_TRACE("incident " + std::to_string(i.id));
     const auto& old = before.at(i.id);
-    EXPECT_TRUE(holdsAllOf(nlohmann::json::parse(rpc::chainsToJson(i.chains)), old["chains"]));
+    EXPECT_TRUE(holdsAllOf(nlohmann::json::parse(wire::chainsToJson(i.chains)), old["chains"]));
     EXPECT_TRUE(
-        holdsAllOf(nlohmann::json::parse(rpc::capturesToJson(i.evidence)), old["evidence"]));
+        holdsAllOf(nlohmann::json::parse(wire::capturesToJson(i.evidence)), old["evidence"]));
     EXPECT_TRUE(
-        holdsAllOf(nlohmann::json::parse(rpc::processesToJson(i.processes)), old["processes"]));
+        holdsAllOf(nlohmann::json::parse(wire::processesToJson(i.processes)), old["processes"]));
   }
   // Newest first: the cross-process deadlock, still open, then the resolved one.
   const auto& across = listed->incidents[0];

@@ -11,7 +11,7 @@
 #include "wire/proto_convert.h"
 #include "wire/utf8.h"
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 namespace {
 
 WaitNode thread(int pid, int tid, std::string name, ObjectStatus status) {
@@ -245,4 +245,4 @@ TEST(JsonWriter, IllFormedUtf8InIncidentsComesOutAsProtobufSays) {
 }
 
 }  // namespace
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

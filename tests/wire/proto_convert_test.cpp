@@ -11,7 +11,7 @@
 #include "wire/json_writer.h"
 #include "wire/utf8.h"
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 namespace {
 
 using namespace std::chrono_literals;
@@ -154,4 +154,4 @@ TEST(ProtoConvert, TheJsonOlderStoresKeptParsesBackThroughProtobuf) {
 }
 
 }  // namespace
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace wctmon::rpc {
+namespace wctmon::wire {
 namespace {
 
 /// `pattern` with each '?' standing for U+FFFD (none of the cases below has a real '?').
@@ -122,4 +122,4 @@ TEST(Utf8, EveryScalarValueIsValidAndNothingElseIs) {
 }
 
 }  // namespace
-}  // namespace wctmon::rpc
+}  // namespace wctmon::wire

@@ -14,12 +14,6 @@
 
 namespace wctmon {
 
-// TRANSITIONAL: the Linux thread cache still derives from this while process_reader.cpp is split.
-class SampleCache {
- public:
-  virtual ~SampleCache() = default;
-};
-
 /// A session on one process (or on the whole system) through which its wait chains are sampled
 /// again and again: WCT's session on Windows (OpenThreadWaitChainSession with
 /// WCT_ASYNC_OPEN_FLAG), on Linux what makes the next /proc sample cheaper (kept-open

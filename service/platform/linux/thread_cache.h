@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "core/ports/wait_chain_source.h"
 #include "model/ids.h"
 #include "model/result.h"
 #include "model/snapshot.h"
@@ -28,7 +27,7 @@ namespace wctmon::linux_platform {
 ///
 /// A sample goes begin() → unchanged() → sweep() → (the caller reads the stale threads and
 /// classifies their waits) → complete(). One sample at a time.
-class ThreadCache final : public SampleCache {
+class ThreadCache final {
  public:
   static constexpr std::uint64_t kOwnersRefreshEvery = 10;
   static constexpr std::uint64_t kFullRefreshEvery = 60;
@@ -52,7 +51,7 @@ class ThreadCache final : public SampleCache {
   /// A cache of a process of `proc_root` (a directory laid out as /proc), its descriptors within
   /// `budget`.
   ThreadCache(std::string proc_root, DescriptorBudget& budget);
-  ~ThreadCache() override;
+  ~ThreadCache();
   ThreadCache(const ThreadCache&) = delete;
   ThreadCache& operator=(const ThreadCache&) = delete;
 
