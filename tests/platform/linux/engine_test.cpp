@@ -157,8 +157,13 @@ TEST_F(EngineTest, SelfDeadlockIsACycleOfOne) {
 TEST_F(EngineTest, ProcessSharedMutexDeadlockAcrossProcesses) {
   FixtureProcess fx("pshared-abba", "normal");
   const int pid = fx.pid(), a = fx.tid("a"), child = fx.child("child");
-  // Without out-of-proc the chain stops at the child, marked PidOnly.
-  auto r = analyze(pid);
+  // Without out-of-proc the chain stops at the child, marked PidOnly (once the fixture has
+  // settled in its waits).
+  auto r = analyzeUntil(pid, [&](const AnalysisResult& x) {
+    return std::any_of(x.chains.begin(), x.chains.end(), [&](const WaitChain& c) {
+      return c.start.tid.value == a && c.nodes.size() == 3;
+    });
+  });
   EXPECT_TRUE(r.deadlocks.empty());
   const auto& in = chainOf(r, a);
   ASSERT_EQ(in.nodes.size(), 3U);
