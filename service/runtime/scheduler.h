@@ -28,8 +28,9 @@ struct SchedulerStats {
 /// Drives a Monitor on the service's worker pool: a steady timer per watched process at its
 /// target's interval, each sample's completions on that process's strand, and a discovery
 /// timer that adds and removes processes. A process whose previous sample still runs skips its
-/// turn (counted), so nothing queues without bound. A sample past its deadline is cancelled: its
-/// completion runs at once and the process's next turn comes as usual, while the platform's work
+/// turn (counted), so nothing queues without bound. A sample past its deadline is cancelled (by
+/// the health check, so within one health interval): its completion runs at once and the
+/// process's next turn comes as usual, while the platform's work
 /// for it (a read stuck in the kernel) is left to end on its own; when every worker but one is
 /// stuck in such work, a worker is added (up to twice the pool) so that a stuck target cannot
 /// stop the others.
@@ -73,16 +74,17 @@ class BasicScheduler {
   using Timer = boost::asio::basic_waitable_timer<TimerClock>;
   struct Job {
     Job(boost::asio::io_context& io, ProcessIdentity id)
-        : process(id), strand(boost::asio::make_strand(io)), timer(io), deadline_timer(io) {}
+        : process(id), strand(boost::asio::make_strand(io)), timer(io) {}
     ProcessIdentity process;
     Strand strand;
     Timer timer;
-    /// Cancels the sample in flight when it runs past the deadline.
-    Timer deadline_timer;
     std::atomic<bool> running{false};
     std::atomic<bool> stopped{false};
-    /// Which sample the deadline timer is for (a late expiry must not cancel the next one).
-    std::atomic<std::uint64_t> generation{0};
+    // The sample in flight (guarded by the scheduler's mutex): when it started, its deadline,
+    // and whether it was cancelled already.
+    typename TimerClock::time_point started{};
+    std::chrono::milliseconds deadline{0};
+    bool cancelled = false;
   };
 
   void scheduleDiscovery(std::chrono::milliseconds delay);

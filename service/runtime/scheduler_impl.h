@@ -4,7 +4,6 @@
 // (runtime/scheduler.cpp) and the tests' with a fake clock.
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <thread>
 
@@ -45,7 +44,6 @@ void BasicScheduler<TimerClock>::stop() {
     for (auto& [id, job] : jobs_) {
       job->stopped = true;
       job->timer.cancel();
-      job->deadline_timer.cancel();
     }
   }
   asio::post(io_, [this] {
@@ -128,7 +126,6 @@ void BasicScheduler<TimerClock>::removeJob(const ProcessIdentity& process) {
   if (it == jobs_.end()) return;
   it->second->stopped = true;
   it->second->timer.cancel();
-  it->second->deadline_timer.cancel();
   jobs_.erase(it);
 }
 
@@ -174,34 +171,23 @@ void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job) {
     return;
   }
   ++active_samples_;
+  // Past its deadline the sample is cancelled by the health check (checkHealth): its
+  // completion comes at once, and no worker waits for the platform. One timer for all jobs
+  // rather than one per sample: the steady state samples hundreds of processes a second.
+  const auto deadline = deadlineOf(job->process);
   {
     std::lock_guard lock(mutex_);
     ++stats_.samples_started;
+    job->started = TimerClock::now();
+    job->deadline = deadline;
+    job->cancelled = false;
   }
-  // Past the deadline the sample is cancelled: its completion comes at once, and no worker
-  // waits for the platform.
-  const auto generation = ++job->generation;
-  const auto deadline = deadlineOf(job->process);
-  job->deadline_timer.expires_after(deadline);
-  job->deadline_timer.async_wait(asio::bind_executor(
-      job->strand, [this, job, generation, deadline](const boost::system::error_code& ec) {
-        if (ec || !job->running || job->generation != generation) return;
-        {
-          std::lock_guard lock(mutex_);
-          ++stats_.samples_overdue;
-        }
-        spdlog::warn("sample of pid {} has run past its {} ms deadline; cancelled",
-                     job->process.pid.value, deadline.count());
-        monitor_.cancelSample(job->process);
-      }));
   monitor_.asyncSample(job->process, WorkerPool::on(job->strand),
                        [this, job](bool alive) { sampleDone(job, alive); });
 }
 
 template <typename TimerClock>
 void BasicScheduler<TimerClock>::sampleDone(const std::shared_ptr<Job>& job, bool alive) {
-  ++job->generation;  // whatever the deadline timer does now is for a sample that has ended
-  job->deadline_timer.cancel();
   job->running = false;
   --active_samples_;
   if (!alive) {
@@ -223,9 +209,22 @@ void BasicScheduler<TimerClock>::scheduleHealth() {
 template <typename TimerClock>
 void BasicScheduler<TimerClock>::checkHealth() {
   std::chrono::milliseconds deadline;
+  std::vector<std::shared_ptr<Job>> overdue;
   {
     std::lock_guard lock(mutex_);
     deadline = options_.deadline.count() > 0 ? options_.deadline : std::chrono::milliseconds(1000);
+    const auto now = TimerClock::now();
+    for (const auto& [id, job] : jobs_) {
+      if (!job->running || job->cancelled || now - job->started <= job->deadline) continue;
+      job->cancelled = true;
+      ++stats_.samples_overdue;
+      overdue.push_back(job);
+    }
+  }
+  for (const auto& job : overdue) {
+    spdlog::warn("sample of pid {} has run past its {} ms deadline; cancelled",
+                 job->process.pid.value, job->deadline.count());
+    monitor_.cancelSample(job->process);
   }
   // Nothing here waits on the monitor's decisions or on a sample: only the pool's own record
   // of work that has run longer than a deadline.

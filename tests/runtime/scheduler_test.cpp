@@ -175,7 +175,7 @@ TEST(Scheduler, AStuckTargetIsCancelledAtItsDeadlineAndDoesNotStopTheOthers) {
   EXPECT_EQ(monitor.stats().samples_cancelled, 1U);
   EXPECT_GE(monitor.stats().samples_refused, 15U);
   // Skipped: only the stuck one's turns before its deadline; nothing piled up behind the read.
-  EXPECT_LE(stats.samples_skipped, 4U);
+  EXPECT_LE(stats.samples_skipped, 5U);
   EXPECT_EQ(stats.jobs, 3U);
   EXPECT_GE(health_checks, 19);
   EXPECT_FALSE(ever_unhealthy);

@@ -150,12 +150,16 @@ struct SessionState {
   OperationSlot slot;
   /// Used by one read at a time (the slot sees to it); absent for a system session.
   std::unique_ptr<ThreadCache> cache;
-  /// Whether the process is a kernel thread, known from the first sample: it has nothing a
+  /// Whether the process is a kernel thread, known from the second sample: it has nothing a
   /// cache would save and is named for what it is, every time.
   std::optional<bool> kernel;
+  std::uint64_t samples = 0;
 
   Result<Snapshot> sample(bool out_of_proc) {
     if (cache == nullptr) return sampleSystem();
+    // The cache is filled from the second sample on: filling it (a kept-open descriptor per
+    // thread) costs more than a plain read, which a one-shot analysis would pay for nothing.
+    if (samples++ == 0) return sampleProcess(pid, out_of_proc, nullptr, nullptr);
     if (!kernel) kernel = ProcessReader::isKernelThread(pid);
     return sampleProcess(pid, out_of_proc, *kernel ? nullptr : cache.get(),
                          taskstats->available() ? taskstats.get() : nullptr);
