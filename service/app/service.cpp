@@ -277,7 +277,7 @@ void Service::stop(std::string_view reason) {
   // running_ changes only here and in start(), both on the caller's thread.
   Running& r = *running_;
   host_->stopping();
-  r.scheduler->stop();
+  const bool clean = r.scheduler->stop();
   sendServiceAlert(*r.alerts, AlertKind::kServiceStopped, AlertSeverity::kInfo,
                    "wctmon service stopped");
   spdlog::info("wctmon service stopped");
@@ -288,7 +288,13 @@ void Service::stop(std::string_view reason) {
     state_ = ServiceState::kStopped;
     restart_note_.clear();
   }
-  released.reset();
+  if (clean) {
+    released.reset();
+  } else {
+    // A worker stuck in the kernel was left behind and may still wake up: the monitor, the
+    // platform's pieces, the pool and the log it would use stay, and die with the process.
+    static_cast<void>(released.release());
+  }
 }
 
 ServiceState Service::state() const {

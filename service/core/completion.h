@@ -4,6 +4,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include "core/executor.h"
@@ -23,20 +25,33 @@ class Completion {
     return std::shared_ptr<Completion>(new Completion(std::move(executor), std::move(handler)));
   }
 
-  /// Posts `result` to the handler, unless the operation has completed already.
-  void complete(Result<T> result) {
-    if (done_.exchange(true)) return;
-    // Only the first caller gets here, so the handler is moved out once.
-    executor_([handler = std::move(handler_), result = std::move(result)]() mutable {
-      handler(std::move(result));
-    });
-  }
+  /// Posts `result` to the handler, unless the operation has completed already. For results
+  /// made within the initiating call or by whoever cancels the operation.
+  void complete(Result<T> result) { deliver(std::move(result), false); }
+
+  /// Dispatches `result` to the handler, unless the operation has completed already: for the
+  /// result of the operation's own work, on a thread that holds no lock of the caller's (see
+  /// Executor::dispatch).
+  void completeFromWork(Result<T> result) { deliver(std::move(result), true); }
 
   [[nodiscard]] bool completed() const { return done_; }
 
  private:
   Completion(Executor executor, Handler handler)
       : executor_(std::move(executor)), handler_(std::move(handler)) {}
+
+  void deliver(Result<T> result, bool from_work) {
+    if (done_.exchange(true)) return;
+    // Only the first caller gets here, so the handler is moved out once.
+    Task task = [handler = std::move(handler_), result = std::move(result)]() mutable {
+      handler(std::move(result));
+    };
+    if (from_work) {
+      executor_.dispatch(std::move(task));
+    } else {
+      executor_.post(std::move(task));
+    }
+  }
 
   Executor executor_;
   Handler handler_;
@@ -91,14 +106,28 @@ class OperationSlot {
   return makeError(ErrorCode::kBusy, what + ": the previous operation has not ended yet");
 }
 
+/// The name of an operation in its errors: a string, or a callable that makes one, so that an
+/// operation started hundreds of times a second builds its name only when it fails.
+template <typename What>
+[[nodiscard]] std::string operationName(const What& what) {
+  if constexpr (std::is_invocable_v<const What&>) {
+    return what();
+  } else {
+    return std::string(what);
+  }
+}
+
 /// Starts an operation on `slot`: completes `completion` with kBusy and returns false when the
-/// slot is taken; otherwise a later cancel() of the slot completes it with kCancelled.
-template <typename T>
+/// slot is taken; otherwise a later cancel() of the slot completes it with kCancelled. `what`
+/// names the operation (see operationName).
+template <typename T, typename What>
 [[nodiscard]] bool beginOperation(OperationSlot& slot,
-                                  const std::shared_ptr<Completion<T>>& completion,
-                                  const std::string& what) {
-  if (slot.begin([completion, what] { completion->complete(cancelledError(what)); })) return true;
-  completion->complete(busyError(what));
+                                  const std::shared_ptr<Completion<T>>& completion, What what) {
+  if (slot.begin(
+          [completion, what] { completion->complete(cancelledError(operationName(what))); })) {
+    return true;
+  }
+  completion->complete(busyError(operationName(what)));
   return false;
 }
 

@@ -62,7 +62,10 @@ class BasicScheduler {
 
   /// Starts the pool's workers and the timers.
   void start();
-  void stop();
+  /// Stops the timers and waits, up to the shutdown grace, for samples and their side effects;
+  /// false when work was left behind still running (stuck in the platform): what it uses must
+  /// then outlive the scheduler.
+  bool stop();
 
   /// Applies new intervals and deadline (targets themselves come from the monitor).
   void setOptions(std::chrono::milliseconds discovery_interval, std::chrono::milliseconds deadline);
@@ -93,12 +96,14 @@ class BasicScheduler {
   void removeJob(const ProcessIdentity& process);
   void arm(const std::shared_ptr<Job>& job, std::chrono::milliseconds delay);
   void tick(const std::shared_ptr<Job>& job);
-  void runSample(const std::shared_ptr<Job>& job);
+  /// Starts a sample of a job whose interval is `interval`.
+  void runSample(const std::shared_ptr<Job>& job, std::chrono::milliseconds interval);
   void sampleDone(const std::shared_ptr<Job>& job, bool alive);
   void scheduleHealth();
   void checkHealth();
   void scheduleRetention();
-  [[nodiscard]] std::chrono::milliseconds deadlineOf(const ProcessIdentity& process) const;
+  /// The deadline of a sample of a job whose interval is `interval`.
+  [[nodiscard]] std::chrono::milliseconds deadlineOf(std::chrono::milliseconds interval) const;
 
   Monitor& monitor_;
   WorkerPool& pool_;

@@ -37,8 +37,8 @@ void BasicScheduler<TimerClock>::start() {
 }
 
 template <typename TimerClock>
-void BasicScheduler<TimerClock>::stop() {
-  if (stopping_.exchange(true)) return;
+bool BasicScheduler<TimerClock>::stop() {
+  if (stopping_.exchange(true)) return true;
   {
     std::lock_guard lock(mutex_);
     for (auto& [id, job] : jobs_) {
@@ -63,7 +63,9 @@ void BasicScheduler<TimerClock>::stop() {
   if (!pool_.stop(std::max(left, std::chrono::milliseconds(0))) || active_samples_ > 0) {
     spdlog::warn("{} sample(s) still running at shutdown; leaving them behind",
                  active_samples_.load());
+    return false;
   }
+  return true;
 }
 
 template <typename TimerClock>
@@ -131,14 +133,9 @@ void BasicScheduler<TimerClock>::removeJob(const ProcessIdentity& process) {
 
 template <typename TimerClock>
 std::chrono::milliseconds BasicScheduler<TimerClock>::deadlineOf(
-    const ProcessIdentity& process) const {
-  std::chrono::milliseconds deadline;
-  {
-    std::lock_guard lock(mutex_);
-    deadline = options_.deadline;
-  }
-  if (deadline.count() > 0) return deadline;
-  return monitor_.intervalOf(process).value_or(std::chrono::milliseconds(1000));
+    std::chrono::milliseconds interval) const {
+  std::lock_guard lock(mutex_);
+  return options_.deadline.count() > 0 ? options_.deadline : interval;
 }
 
 template <typename TimerClock>
@@ -155,17 +152,19 @@ void BasicScheduler<TimerClock>::arm(const std::shared_ptr<Job>& job,
 template <typename TimerClock>
 void BasicScheduler<TimerClock>::tick(const std::shared_ptr<Job>& job) {
   // Fixed rate: the next turn is set before this one runs.
-  arm(job, monitor_.intervalOf(job->process).value_or(std::chrono::milliseconds(1000)));
+  const auto interval = monitor_.intervalOf(job->process).value_or(std::chrono::milliseconds(1000));
+  arm(job, interval);
   if (job->running.exchange(true)) {
     std::lock_guard lock(mutex_);
     ++stats_.samples_skipped;
     return;
   }
-  asio::post(job->strand, [this, job] { runSample(job); });
+  asio::post(job->strand, [this, job, interval] { runSample(job, interval); });
 }
 
 template <typename TimerClock>
-void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job) {
+void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job,
+                                           std::chrono::milliseconds interval) {
   if (job->stopped || stopping_) {
     job->running = false;
     return;
@@ -174,7 +173,7 @@ void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job) {
   // Past its deadline the sample is cancelled by the health check (checkHealth): its
   // completion comes at once, and no worker waits for the platform. One timer for all jobs
   // rather than one per sample: the steady state samples hundreds of processes a second.
-  const auto deadline = deadlineOf(job->process);
+  const auto deadline = deadlineOf(interval);
   {
     std::lock_guard lock(mutex_);
     ++stats_.samples_started;

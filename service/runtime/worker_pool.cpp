@@ -59,7 +59,13 @@ Executor WorkerPool::work() {
 }
 
 Executor WorkerPool::on(const Strand& strand) {
-  return [strand](Task task) { asio::post(strand, std::move(task)); };
+  return Executor::dispatching([strand](Task task, bool may_run_inline) {
+    if (may_run_inline) {
+      asio::dispatch(strand, std::move(task));
+    } else {
+      asio::post(strand, std::move(task));
+    }
+  });
 }
 
 std::size_t WorkerPool::beginWork() {

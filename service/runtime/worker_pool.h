@@ -43,7 +43,8 @@ class WorkerPool {
 
   /// Posts blocking platform work to the pool, timed.
   [[nodiscard]] Executor work();
-  /// Posts to `strand` (completions of one process, in order).
+  /// Runs on `strand` (completions of one process, in order); dispatches run at once on the
+  /// worker that calls them when the strand is free.
   [[nodiscard]] static Executor on(const Strand& strand);
 
   /// Adds a worker, up to twice the base size (plus one).

@@ -101,7 +101,7 @@ class StuckSource final : public WaitChainSource {
         ++source.calls_[pid.value];
         auto finish = [slot, completion, pid] {
           slot->end();
-          completion->complete(
+          completion->completeFromWork(
               SnapshotBuilder().process(pid.value, "idle").ownerless(pid.value + 1).build());
         };
         if (source.stuck_.contains(pid.value)) {
@@ -222,7 +222,21 @@ TEST(Scheduler, ProcessesThatExitAreDroppedAndNewOnesPickedUp) {
   const int before = source.calls(10);
   pass(pool, 200ms);
   EXPECT_EQ(source.calls(10), before);  // no longer sampled
-  scheduler.stop();
+  EXPECT_TRUE(scheduler.stop());
+}
+
+TEST(Scheduler, StopSaysWhenASampleStuckInThePlatformIsLeftBehind) {
+  Watching w({10}, {processInfo(10, "a")});
+  auto& [pool, source, catalog, clock, monitor] = w;
+  TestScheduler::Options options;
+  options.deadline = 10s;
+  options.shutdown_grace = 50ms;  // waited for in real time: kept short
+  TestScheduler scheduler(monitor, pool, options);
+  scheduler.start();
+  pass(pool, 100ms);
+  ASSERT_EQ(source.calls(10), 1);
+  // What the stuck read would use must then outlive the scheduler (the service keeps it).
+  EXPECT_FALSE(scheduler.stop());
 }
 
 }  // namespace

@@ -166,6 +166,15 @@ struct SessionState {
   }
 };
 
+/// "sample of pid 42": the name of an operation of `state`'s session, made only when an error
+/// needs it.
+auto operationOf(const char* operation, const SessionState& state) {
+  return [operation, pid = state.pid, system = state.cache == nullptr] {
+    return system ? std::string(operation) + " of the system"
+                  : std::string(operation) + " of pid " + std::to_string(pid.value);
+  };
+}
+
 class LinuxWaitChainSession final : public WaitChainSession {
  public:
   LinuxWaitChainSession(Executor work, std::shared_ptr<SessionState> state)
@@ -176,14 +185,14 @@ class LinuxWaitChainSession final : public WaitChainSession {
 
   void asyncSample(bool out_of_proc, Executor executor, SampleHandler done) override {
     auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
-    if (!beginOperation(state_->slot, completion, what("sample"))) return;
+    if (!beginOperation(state_->slot, completion, operationOf("sample", *state_))) return;
     work_([state = state_, completion, out_of_proc] {
       // A cancelled sample's read is not started at all when it has not begun yet.
       auto result = completion->completed() ? Result<Snapshot>(cancelledError("sample"))
                                             : state->sample(out_of_proc);
       // Free first, so that the handler may start the next operation (the confirmation).
       state->slot.end();
-      completion->complete(std::move(result));
+      completion->completeFromWork(std::move(result));
     });
   }
 
@@ -191,13 +200,13 @@ class LinuxWaitChainSession final : public WaitChainSession {
                      ThreadsHandler done) override {
     auto completion =
         Completion<std::vector<ThreadSample>>::make(std::move(executor), std::move(done));
-    if (!beginOperation(state_->slot, completion, what("re-read"))) return;
+    if (!beginOperation(state_->slot, completion, operationOf("re-read", *state_))) return;
     work_([state = state_, completion, threads = std::move(threads)] {
       auto result = completion->completed()
                         ? Result<std::vector<ThreadSample>>(cancelledError("re-read"))
                         : Result<std::vector<ThreadSample>>(resampleThreads(threads));
       state->slot.end();
-      completion->complete(std::move(result));
+      completion->completeFromWork(std::move(result));
     });
   }
 
@@ -209,12 +218,6 @@ class LinuxWaitChainSession final : public WaitChainSession {
   }
 
  private:
-  [[nodiscard]] std::string what(const char* operation) const {
-    return state_->cache == nullptr
-               ? std::string(operation) + " of the system"
-               : std::string(operation) + " of pid " + std::to_string(state_->pid.value);
-  }
-
   Executor work_;
   std::shared_ptr<SessionState> state_;
 };
