@@ -201,10 +201,17 @@ class Classifier {
         w.status = ObjectStatus::kOwned;
         w.owner_threads.push_back(ownerRef(decoded.owner_tid));
       }
-      // FUTEX_WAIT takes a relative timeout, FUTEX_WAIT_BITSET an absolute one.
+      // As the kernel reads it (futex(2)): FUTEX_WAIT's timeout is relative; every other
+      // operation's is absolute, on the clock FUTEX_CLOCK_REALTIME picks, except FUTEX_LOCK_PI's,
+      // which is on CLOCK_REALTIME whatever the flags say.
       constexpr std::uint32_t kCmdMask = 127;
-      const bool absolute = (op & kCmdMask) == 9;
-      const clockid_t clock = (op & 256) != 0 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+      constexpr std::uint32_t kFutexWait = 0;
+      constexpr std::uint32_t kFutexLockPi = 6;
+      constexpr std::uint32_t kFutexClockRealtime = 256;
+      const std::uint32_t cmd = op & kCmdMask;
+      const bool absolute = cmd != kFutexWait;
+      const clockid_t clock =
+          cmd == kFutexLockPi || (op & kFutexClockRealtime) != 0 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
       w.timeout = timeoutAt(args[3], absolute, clock);
       thread->sample.wait = std::move(w);
     }

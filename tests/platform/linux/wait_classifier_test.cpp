@@ -34,6 +34,8 @@ constexpr std::uint32_t kFutexWaitBitsetPrivate = 0x89;
 constexpr std::uint32_t kFutexWaitBitsetPrivateRealtime = 0x189;
 constexpr std::uint32_t kFutexWaitBitsetShared = 0x109;
 constexpr std::uint32_t kFutexLockPiPrivate = 0x86;
+constexpr std::uint32_t kFutexLockPi2Private = 0x8d;
+constexpr std::uint32_t kFutexLockPi2PrivateRealtime = 0x18d;
 
 /// A process as canned text and bytes: what /proc and its memory would say.
 class FakeProcess final : public WaitLookup, public FdHolders {
@@ -299,6 +301,21 @@ TEST_F(WaitClassifierTest, APriorityInheritanceMutexOwnerComesFromTheWord) {
   EXPECT_EQ(w.status, ObjectStatus::kOwned);
   EXPECT_EQ(w.owner_threads, (std::vector<ThreadRef>{{kPid, Tid{kOwner}}}));
   EXPECT_EQ(w.detail.str(), "priority-inheritance mutex");
+}
+
+TEST_F(WaitClassifierTest, APriorityInheritanceLockTimesOutAtAnAbsoluteTime) {
+  process_.place(kArena + 0x100, static_cast<std::uint32_t>(kOwner));
+  process_.place(kArena + 0x800, timespec{1003, 250'000'000});
+  process_.clocks[CLOCK_REALTIME] = std::chrono::seconds(1000);
+  process_.clocks[CLOCK_MONOTONIC] = std::chrono::seconds(1002);
+  // FUTEX_LOCK_PI: CLOCK_REALTIME, whatever the flags say (pthread_mutex_timedlock).
+  EXPECT_EQ(waitOf(futex(kArena + 0x100, kFutexLockPiPrivate, 0, kArena + 0x800)).timeout,
+            milliseconds(3250));
+  // FUTEX_LOCK_PI2: the clock its flags name (pthread_mutex_clocklock).
+  EXPECT_EQ(waitOf(futex(kArena + 0x100, kFutexLockPi2Private, 0, kArena + 0x800)).timeout,
+            milliseconds(1250));
+  EXPECT_EQ(waitOf(futex(kArena + 0x100, kFutexLockPi2PrivateRealtime, 0, kArena + 0x800)).timeout,
+            milliseconds(3250));
 }
 
 TEST_F(WaitClassifierTest, ARwlockHeldForWritingIsOwnedByTheWriter) {
