@@ -3,11 +3,12 @@
 
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
-#include <stdlib.h>
 
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "support/temp_dir.h"
 
 namespace wctmon::app {
 namespace {
@@ -15,13 +16,10 @@ namespace {
 class LogDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir[] = "/tmp/wctmon-log-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    config_.state_dir = dir;
+    config_.state_dir = dir_.path();
     config_.log.file = "first.log";
     config_.log.console = false;
   }
-  void TearDown() override { std::filesystem::remove_all(config_.state_dir); }
 
   [[nodiscard]] std::string text(const std::string& file) const {
     std::ifstream in(config_.state_dir / file);
@@ -30,6 +28,7 @@ class LogDir : public ::testing::Test {
     return s.str();
   }
 
+  testing::TempDir dir_{"log"};
   Config config_;
 };
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace wctmon {
 namespace {
@@ -211,14 +212,11 @@ class SyslogSocket {
 class ServiceDir {
  public:
   explicit ServiceDir(const std::string& sink) {
-    char dir[] = "/tmp/wctmon-alerts-service-XXXXXX";
-    dir_ = ::mkdtemp(dir);
-    tag_ = "--tag=" + dir_.filename().string();
+    tag_ = "--tag=" + dir_.name();
     write(sink);
     std::ofstream(dir_ / "query.json")
         << R"({"state_dir": ")" << (dir_ / "state").string() << R"("})";
   }
-  ~ServiceDir() { std::filesystem::remove_all(dir_); }
   ServiceDir(const ServiceDir&) = delete;
   ServiceDir& operator=(const ServiceDir&) = delete;
 
@@ -250,7 +248,7 @@ class ServiceDir {
   }
 
  private:
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"alerts-service"};
   std::string tag_;
 };
 

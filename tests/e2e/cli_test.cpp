@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace wctmon {
 namespace {
@@ -20,6 +21,7 @@ namespace {
 using testing::CommandResult;
 using testing::FixtureProcess;
 using testing::runCommand;
+using testing::TempDir;
 using testing::wctmonPath;
 
 CommandResult analyze(std::vector<std::string> args) {
@@ -184,28 +186,12 @@ TEST(Cli, EveryCommandsHelpListsAllItsOptions) {
   }
 }
 
-/// A temporary directory, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    char dir[] = "/tmp/wctmon-cli-XXXXXX";
-    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = dir;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 /// Parses `json` as a wctmon.v1.AnalyzeResult the way any proto3 client would, from the .proto
 /// alone (compiled here by protoc into a descriptor set), and serializes and parses it back,
 /// which checks every string field for UTF-8 again. Returns what failed, or "".
 std::string protobufClientProblem(const std::string& json, const TempDir& dir) {
   namespace pb = google::protobuf;
-  const auto descriptors = dir.file("wctmon.desc");
+  const auto descriptors = (dir / "wctmon.desc").string();
   const auto protoc = runCommand({WCTMON_PROTOC, "--proto_path=" WCTMON_PROTO_DIR,
                                   "--include_imports", "--descriptor_set_out=" + descriptors,
                                   WCTMON_PROTO_DIR "/wctmon/v1/wait_chain.proto"});
@@ -234,8 +220,8 @@ TEST(Cli, NamesThatAreNotUtf8ComeOutReplacedAndEveryClientParsesTheJson) {
   FixtureProcess fx("ill-formed-names");
   const auto r = analyze({"--pid", std::to_string(fx.pid()), "--json"});
   ASSERT_EQ(r.exit_code, 3) << r.err;
-  TempDir dir;
-  const auto out = dir.file("analysis.json");
+  TempDir dir("cli");
+  const auto out = (dir / "analysis.json").string();
   std::ofstream(out, std::ios::binary) << r.out;
   // Python decodes strictly (any ill-formed byte raises), then parses; it prints each thread's
   // name by tid, and the process's, with every non-ASCII character escaped.
@@ -273,9 +259,9 @@ TEST(Cli, AConfigThatCannotBeReadIsNamedWithTheSystemsReason) {
   EXPECT_EQ(directory.err, "wctmon: cannot read /tmp: Is a directory\n");
 
   // Readable by root only: an unprivileged user is told so.
-  TempDir dir;
+  TempDir dir("cli");
   std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
-  const auto secret = dir.file("secret.json");
+  const auto secret = (dir / "secret.json").string();
   std::ofstream(secret) << "{}";
   std::filesystem::permissions(secret, std::filesystem::perms(0600));
   const testing::WorldExecutables binaries;
@@ -286,8 +272,8 @@ TEST(Cli, AConfigThatCannotBeReadIsNamedWithTheSystemsReason) {
 }
 
 TEST(Cli, AConfigNumberThatIsNotAnIntegerSaysWhichIntegersAreAllowed) {
-  TempDir dir;
-  const auto file = dir.file("wctmon.json");
+  TempDir dir("cli");
+  const auto file = (dir / "wctmon.json").string();
   std::ofstream(file) << R"({"sampling": {"interval_ms": 1e3},
                              "retention": {"max_incidents": 99999999999999999999}})";
   const auto r = runCommand({wctmonPath(), "validate-config", file});

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace wctmon {
 namespace {
@@ -40,26 +41,20 @@ bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeou
 class StateDir {
  public:
   StateDir() {
-    char dir[] = "/tmp/wctmon-incidents-cli-XXXXXX";
-    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
-    dir_ = dir;
-    tag_ = "--tag=" + dir_.filename().string();
+    tag_ = "--tag=" + dir_.name();
     std::ofstream(config()) << R"({"state_dir": ")" << state().string()
                             << R"(", "sampling": {"interval_ms": 300}, "alerts": {"sink": "none"},)"
                             << R"( "targets": [{"name": "fixtures", "cmdline": ")" << tag_
                             << R"(", "out_of_proc": true, "hang_threshold_ms": 1000}]})";
   }
-  ~StateDir() {
-    stop(SIGKILL);
-    std::filesystem::remove_all(dir_);
-  }
+  ~StateDir() { stop(SIGKILL); }
   StateDir(const StateDir&) = delete;
   StateDir& operator=(const StateDir&) = delete;
 
   [[nodiscard]] std::string config() const { return (dir_ / "wctmon.json").string(); }
   [[nodiscard]] std::filesystem::path state() const { return dir_ / "state"; }
   [[nodiscard]] std::filesystem::path store() const { return state() / "incidents.db"; }
-  [[nodiscard]] const std::filesystem::path& path() const { return dir_; }
+  [[nodiscard]] const std::filesystem::path& path() const { return dir_.path(); }
   [[nodiscard]] std::string log() const { return readFile(dir_ / "service.log"); }
 
   [[nodiscard]] std::unique_ptr<FixtureProcess> fixture(const std::string& scenario) const {
@@ -106,7 +101,7 @@ class StateDir {
   }
 
  private:
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"incidents-cli"};
   std::string tag_;
   pid_t pid_ = -1;
 };

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace wctmon {
 namespace {
@@ -44,9 +45,7 @@ class Service {
  public:
   /// `targets` is a JSON array in which "TAG" stands for this service's tag.
   explicit Service(std::string targets) {
-    char dir[] = "/tmp/wctmon-incidents-XXXXXX";
-    dir_ = ::mkdtemp(dir);
-    tag_ = "--tag=" + dir_.filename().string();
+    tag_ = "--tag=" + dir_.name();
     for (auto at = targets.find("TAG"); at != std::string::npos; at = targets.find("TAG"))
       targets.replace(at, 3, tag_);
     std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
@@ -71,7 +70,6 @@ class Service {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
-    std::filesystem::remove_all(dir_);
   }
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
@@ -107,7 +105,7 @@ class Service {
   [[nodiscard]] std::string config() const { return (dir_ / "wctmon.json").string(); }
   [[nodiscard]] std::string query() const { return (dir_ / "query.json").string(); }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"incidents"};
   std::string tag_;
   pid_t pid_ = -1;
   bool started_ = false;

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace wctmon {
 namespace {
@@ -39,9 +40,7 @@ constexpr int kIntervalMs = 300;
 class ServiceDir {
  public:
   ServiceDir() {
-    char dir[] = "/tmp/wctmon-service-XXXXXX";
-    dir_ = ::mkdtemp(dir);
-    tag_ = "--tag=" + dir_.filename().string();
+    tag_ = "--tag=" + dir_.name();
     writeConfig(R"([{"name": "fixtures", "cmdline": ")" + tag_ +
                 R"(", "hang_threshold_ms": 1000}])");
   }
@@ -52,7 +51,6 @@ class ServiceDir {
     return std::make_unique<FixtureProcess>(scenario, arg, tag_);
   }
   [[nodiscard]] const std::string& tag() const { return tag_; }
-  ~ServiceDir() { std::filesystem::remove_all(dir_); }
 
   void writeConfig(const std::string& targets, const std::string& extra = "") const {
     std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
@@ -68,7 +66,7 @@ class ServiceDir {
   [[nodiscard]] std::filesystem::path log() const { return dir_ / "service.log"; }
 
  private:
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"service"};
   std::string tag_;
 };
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace wctmon {
 namespace {
@@ -29,9 +30,6 @@ using testing::wctmonPath;
 class OldStateDir {
  public:
   OldStateDir() {
-    char dir[] = "/tmp/wctmon-store-upgrade-XXXXXX";
-    if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
-    dir_ = dir;
     std::filesystem::create_directory(dir_ / "state");
     // Retention at its longest: the service must keep incidents of 2026 whenever this runs.
     std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
@@ -40,7 +38,6 @@ class OldStateDir {
     sql("import pathlib; db.executescript(pathlib.Path('" WCTMON_STORE_DATA_DIR
         "/incidents-v2.sql').read_text())");
   }
-  ~OldStateDir() { std::filesystem::remove_all(dir_); }
   OldStateDir(const OldStateDir&) = delete;
   OldStateDir& operator=(const OldStateDir&) = delete;
 
@@ -78,7 +75,7 @@ class OldStateDir {
   }
 
  private:
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"store-upgrade"};
 };
 
 TEST(StoreUpgrade, TheServiceUpgradesAStoreThePreviousVersionWroteAndEveryIncidentReadsTheSame) {

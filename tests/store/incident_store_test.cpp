@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/temp_dir.h"
 #include "wire/json_writer.h"
 
 namespace wctmon {
@@ -30,17 +31,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class TempDir {
+/// A state directory of its own for each test.
+class StateDir : public testing::TempDir {
  public:
-  TempDir() {
-    char dir[] = "/tmp/wctmon-store-XXXXXX";
-    path_ = ::mkdtemp(dir);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] std::filesystem::path file() const { return path_ / "incidents.db"; }
-
- private:
-  std::filesystem::path path_;
+  StateDir() : TempDir("store") {}
+  [[nodiscard]] std::filesystem::path file() const { return *this / "incidents.db"; }
 };
 
 const auto kT0 = std::chrono::system_clock::time_point(std::chrono::seconds(1795000000));
@@ -161,7 +156,7 @@ void expectSame(const Incident& a, const Incident& b) {
 }
 
 TEST(IncidentStore, StoresReadsAndUpdatesIncidents) {
-  TempDir dir;
+  StateDir dir;
   auto store = IncidentStore::open(dir.file());
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ((*store)->schemaVersion(), IncidentStore::kSchemaVersion);
@@ -187,7 +182,7 @@ TEST(IncidentStore, StoresReadsAndUpdatesIncidents) {
 }
 
 TEST(IncidentStore, ListsNewestFirstWithFilters) {
-  TempDir dir;
+  StateDir dir;
   auto store = std::move(IncidentStore::open(dir.file())).value();
   for (int i = 0; i < 6; ++i) {
     ASSERT_TRUE(
@@ -212,7 +207,7 @@ TEST(IncidentStore, ListsNewestFirstWithFilters) {
 }
 
 TEST(IncidentStore, IncidentsSurviveAReopen) {
-  TempDir dir;
+  StateDir dir;
   std::int64_t id = 0;
   {
     auto store = std::move(IncidentStore::open(dir.file())).value();
@@ -226,7 +221,7 @@ TEST(IncidentStore, IncidentsSurviveAReopen) {
 }
 
 TEST(IncidentStore, KeepsTheIdsItIsGivenAndNeverReusesOne) {
-  TempDir dir;
+  StateDir dir;
   std::int64_t last = 0;
   {
     auto store = std::move(IncidentStore::open(dir.file())).value();
@@ -246,7 +241,7 @@ TEST(IncidentStore, KeepsTheIdsItIsGivenAndNeverReusesOne) {
 }
 
 TEST(IncidentStore, RetentionDropsOldAndExcessResolvedIncidentsButNeverOpenOnes) {
-  TempDir dir;
+  StateDir dir;
   auto store = std::move(IncidentStore::open(dir.file())).value();
   ASSERT_TRUE(store->insert(makeIncident(1, IncidentState::kResolved, kT0 - 48h)).ok());
   ASSERT_TRUE(store->insert(makeIncident(2, IncidentState::kOpen, kT0 - 48h)).ok());
@@ -266,7 +261,7 @@ TEST(IncidentStore, RetentionDropsOldAndExcessResolvedIncidentsButNeverOpenOnes)
 }
 
 TEST(IncidentStore, RuntimeTargetsPersist) {
-  TempDir dir;
+  StateDir dir;
   const auto defaults = *parseConfig("{}").config;
   {
     auto store = std::move(IncidentStore::open(dir.file())).value();
@@ -290,7 +285,7 @@ TEST(IncidentStore, RuntimeTargetsPersist) {
 }
 
 TEST(IncidentStore, ReadOnlyOpenWorksBesideAWriterAndRefusesNonStores) {
-  TempDir dir;
+  StateDir dir;
   auto writer = std::move(IncidentStore::open(dir.file())).value();
   ASSERT_TRUE(writer->insert(makeIncident(1, IncidentState::kOpen, kT0)).ok());
   auto reader = IncidentStore::openReadOnly(dir.file());
@@ -307,7 +302,7 @@ std::string readOnlyError(const std::filesystem::path& file) {
 }
 
 TEST(IncidentStore, ReadOnlyOpenSaysWhyThereIsNoStoreWithThePath) {
-  TempDir dir;
+  StateDir dir;
   const auto base = dir.file().parent_path();
   EXPECT_EQ(readOnlyError(base / "missing.db"),
             "no incident store at " + (base / "missing.db").string() +
@@ -345,7 +340,7 @@ TEST(IncidentStore, ReadOnlyOpenSaysWhyThereIsNoStoreWithThePath) {
 TEST(IncidentStore, AReaderNeverSeesAStoreHalfMade) {
   // The service creates its store while `wctmon incidents` may already poll for it: every read
   // finds either no store or a whole one, never "not a wctmon incident store".
-  TempDir dir;
+  StateDir dir;
   constexpr int kStores = 100;
   std::atomic<int> created{0};
   std::thread writer([&] {
@@ -382,7 +377,7 @@ TEST(IncidentStore, AReaderNeverSeesAStoreHalfMade) {
 }
 
 TEST(IncidentStore, ReadingLeavesNoFileBehindAndSeesWhatARunningWriterCommitted) {
-  TempDir dir;
+  StateDir dir;
   const auto wal = dir.file().string() + "-wal";
   const auto shm = dir.file().string() + "-shm";
   {
@@ -421,7 +416,7 @@ int asNobody(const std::function<int()>& body) {
 }
 
 TEST(IncidentStore, AReadOnlyStateDirectoryCanBeReadWithOrWithoutTheWriter) {
-  TempDir dir;
+  StateDir dir;
   const auto state = dir.file().parent_path();
   {
     auto writer = std::move(IncidentStore::open(dir.file())).value();
@@ -450,7 +445,7 @@ TEST(IncidentStore, AReadOnlyStateDirectoryCanBeReadWithOrWithoutTheWriter) {
 }
 
 TEST(IncidentStore, TheServiceMakesAStoreOfAnEmptyFile) {
-  TempDir dir;
+  StateDir dir;
   { std::ofstream(dir.file()) << ""; }
   auto store = IncidentStore::open(dir.file());
   ASSERT_TRUE(store.ok()) << store.error().message;
@@ -460,7 +455,7 @@ TEST(IncidentStore, TheServiceMakesAStoreOfAnEmptyFile) {
 }
 
 TEST(IncidentStore, ANewerSchemaIsRefused) {
-  TempDir dir;
+  StateDir dir;
   { auto store = std::move(IncidentStore::open(dir.file())).value(); }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(dir.file().c_str(), &db), SQLITE_OK);
@@ -475,7 +470,7 @@ TEST(IncidentStore, ANewerSchemaIsRefused) {
 TEST(IncidentStore, KillNineMidWriteLosesNothingCommittedAndCorruptsNothing) {
   std::mt19937 random(42);
   for (int round = 0; round < 8; ++round) {
-    TempDir dir;
+    StateDir dir;
     int committed[2];
     ASSERT_EQ(::pipe(committed), 0);
     const pid_t writer = ::fork();
@@ -527,7 +522,7 @@ TEST(IncidentStore, KillNineMidWriteLosesNothingCommittedAndCorruptsNothing) {
 }
 
 TEST(IncidentStore, EveryProcessOfAnIncidentComesBack) {
-  TempDir dir;
+  StateDir dir;
   auto store = std::move(IncidentStore::open(dir.file())).value();
   auto incident = makeIncident(10, IncidentState::kOpen, kT0);
   incident.processes = {{incident.process, "proc10"},
@@ -596,7 +591,7 @@ INSERT INTO incidents (kind, state, pid, process_start_time, process_name, targe
 }
 
 TEST(IncidentStore, AVersion1StoreIsMigratedAndKeepsItsIncidents) {
-  TempDir dir;
+  StateDir dir;
   writeVersion1Store(dir.file());
   {
     // Read-only (an older service still writes it): readable as it is.
@@ -672,7 +667,7 @@ Incident fullIncident() {
 }
 
 TEST(IncidentStore, EveryFieldComesBackThroughTheBinaryForm) {
-  TempDir dir;
+  StateDir dir;
   auto incident = fullIncident();
   {
     auto store = std::move(IncidentStore::open(dir.file())).value();
@@ -694,7 +689,7 @@ TEST(IncidentStore, EveryFieldComesBackThroughTheBinaryForm) {
 }
 
 TEST(IncidentStore, ARowThatCannotBeReadIsReportedNotDropped) {
-  TempDir dir;
+  StateDir dir;
   std::int64_t damaged = 0;
   {
     auto store = std::move(IncidentStore::open(dir.file())).value();
@@ -739,7 +734,7 @@ TEST(IncidentStore, ARowThatCannotBeReadIsReportedNotDropped) {
 }
 
 TEST(IncidentStore, ErrorsNameTheFileAndSayWhatKindOfFailureItIs) {
-  TempDir dir;
+  StateDir dir;
   auto store = std::move(IncidentStore::open(dir.file())).value();
   auto incident = makeIncident(1, IncidentState::kOpen, kT0);
   incident.id = 12;
@@ -840,7 +835,7 @@ void loadVersion2Store(const std::filesystem::path& file) {
 }
 
 TEST(IncidentStore, AStoreThePreviousVersionWroteIsMigratedWhole) {
-  TempDir dir;
+  StateDir dir;
   loadVersion2Store(dir.file());
   // What the previous version kept, as it kept it.
   std::map<std::int64_t, nlohmann::json> before;
@@ -907,7 +902,7 @@ TEST(IncidentStore, AStoreThePreviousVersionWroteIsMigratedWhole) {
 }
 
 TEST(IncidentStore, AMigrationKeepsAndReportsARowWhoseJsonDoesNotParse) {
-  TempDir dir;
+  StateDir dir;
   loadVersion2Store(dir.file());
   ASSERT_EQ(execSql(dir.file(), "UPDATE incidents SET evidence = '[{\"thread\": ' WHERE id = 1"),
             "");

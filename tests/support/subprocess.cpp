@@ -205,22 +205,13 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
   return result;
 }
 
-WorldExecutables::WorldExecutables() {
-  char dir[] = "/tmp/wctmon-bin-XXXXXX";
-  if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
-  dir_ = dir;
-  wctmon_ = dir_ + "/wctmon";
+WorldExecutables::WorldExecutables() : wctmon_((dir_ / "wctmon").string()) {
   const auto service = std::filesystem::path(wctmonPath()).parent_path() / "wctmond";
   std::filesystem::copy_file(wctmonPath(), wctmon_);
-  std::filesystem::copy_file(service, dir_ + "/wctmond");
-  std::filesystem::permissions(dir_, std::filesystem::perms(0755));
+  std::filesystem::copy_file(service, dir_ / "wctmond");
+  std::filesystem::permissions(dir_.path(), std::filesystem::perms(0755));
   std::filesystem::permissions(wctmon_, std::filesystem::perms(0755));
-  std::filesystem::permissions(dir_ + "/wctmond", std::filesystem::perms(0755));
-}
-
-WorldExecutables::~WorldExecutables() {
-  std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
+  std::filesystem::permissions(dir_ / "wctmond", std::filesystem::perms(0755));
 }
 
 }  // namespace wctmon::testing

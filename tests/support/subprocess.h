@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
+
 namespace wctmon::testing {
 
 /// Path of the fixture program and of the wctmon binary under test (set by CMake).
@@ -89,14 +91,13 @@ CommandResult runCommand(const std::vector<std::string>& argv);
 class WorldExecutables {
  public:
   WorldExecutables();
-  ~WorldExecutables();
   WorldExecutables(const WorldExecutables&) = delete;
   WorldExecutables& operator=(const WorldExecutables&) = delete;
 
   [[nodiscard]] const std::string& wctmon() const { return wctmon_; }
 
  private:
-  std::string dir_;
+  TempDir dir_{"bin"};
   std::string wctmon_;
 };
 

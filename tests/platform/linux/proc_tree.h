@@ -6,27 +6,19 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "support/temp_dir.h"
+
 namespace wctmon::linux_platform::testing {
 
+/// A /proc of canned files in a temporary directory of its own.
 class ProcTree {
  public:
-  ProcTree() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "wctmon-proc-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    root_ = pattern;
-  }
-  ~ProcTree() {
-    std::error_code ignored;
-    std::filesystem::remove_all(root_, ignored);
-  }
-  ProcTree(const ProcTree&) = delete;
-  ProcTree& operator=(const ProcTree&) = delete;
+  ProcTree() : root_(dir_.path().string()) {}
 
   [[nodiscard]] const std::string& root() const { return root_; }
   [[nodiscard]] std::string path(std::string_view relative) const {
@@ -57,6 +49,7 @@ class ProcTree {
   }
 
  private:
+  wctmon::testing::TempDir dir_{"proc"};
   std::string root_;
 };
 
