@@ -13,28 +13,30 @@
 namespace wctmon {
 namespace {
 
-/// Read-only lookups over a snapshot. Sorted vectors rather than hash maps: the service builds
-/// one index per sample of every watched process, and a node allocated per thread would cost
-/// more than the lookups it saves.
+/// Read-only lookups over a snapshot.
 class SnapshotIndex {
  public:
   SnapshotIndex(const Snapshot& snapshot, std::chrono::milliseconds timed_wait_bound)
       : timed_wait_bound_(timed_wait_bound) {
-    processes_.reserve(snapshot.processes.size());
     std::size_t threads = 0;
     for (const auto& process : snapshot.processes) threads += process.threads.size();
     threads_.reserve(threads);
+    processes_.reserve(snapshot.processes.size());
     for (const auto& process : snapshot.processes) {
-      processes_.emplace_back(process.pid, &process);
-      for (const auto& thread : process.threads) threads_.emplace_back(thread.id, &thread);
+      processes_.emplace(process.pid, &process);
+      for (const auto& thread : process.threads) threads_.emplace(thread.id, &thread);
     }
-    sortUnique(processes_);
-    sortUnique(threads_);
   }
 
-  [[nodiscard]] const ThreadSample* thread(ThreadRef ref) const { return find(threads_, ref); }
+  [[nodiscard]] const ThreadSample* thread(ThreadRef ref) const {
+    auto it = threads_.find(ref);
+    return it == threads_.end() ? nullptr : it->second;
+  }
 
-  [[nodiscard]] const ProcessSample* process(Pid pid) const { return find(processes_, pid); }
+  [[nodiscard]] const ProcessSample* process(Pid pid) const {
+    auto it = processes_.find(pid);
+    return it == processes_.end() ? nullptr : it->second;
+  }
 
   /// The threads that can end the wait of `sample`, or nullopt when one of them is outside the
   /// snapshot (and so may well make progress).
@@ -60,7 +62,6 @@ class SnapshotIndex {
     return out;
   }
 
-  /// Every thread, in order.
   [[nodiscard]] const auto& threads() const { return threads_; }
 
   [[nodiscard]] static bool isStopped(const ThreadSample& sample) {
@@ -68,29 +69,9 @@ class SnapshotIndex {
   }
 
  private:
-  template <typename Key, typename Value>
-  using Table = std::vector<std::pair<Key, const Value*>>;
-
-  /// Sorts by key and keeps the first entry of each key, as a map's emplace would.
-  template <typename Key, typename Value>
-  static void sortUnique(Table<Key, Value>& table) {
-    std::stable_sort(table.begin(), table.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    table.erase(std::unique(table.begin(), table.end(),
-                            [](const auto& a, const auto& b) { return a.first == b.first; }),
-                table.end());
-  }
-
-  template <typename Key, typename Value>
-  static const Value* find(const Table<Key, Value>& table, const Key& key) {
-    auto it = std::lower_bound(table.begin(), table.end(), key,
-                               [](const auto& entry, const Key& k) { return entry.first < k; });
-    return it != table.end() && it->first == key ? it->second : nullptr;
-  }
-
   std::chrono::milliseconds timed_wait_bound_;
-  Table<ThreadRef, ThreadSample> threads_;
-  Table<Pid, ProcessSample> processes_;
+  std::unordered_map<ThreadRef, const ThreadSample*> threads_;
+  std::unordered_map<Pid, const ProcessSample*> processes_;
 };
 
 using Edges = std::unordered_map<ThreadRef, std::vector<ThreadRef>>;
