@@ -5,7 +5,7 @@
    in the store (polled in SQLite every 2 ms), over --runs deadlocks; p50/p99 against the goal
    of one interval + 100 ms;
 2. steady state: --processes idle processes of --threads threads each, sampled every interval:
-   CPU % of one core and RSS of the service over --seconds.
+   CPU % of one core and RSS of the service over --seconds, median of --rounds.
 
 With --baseline BUILD, an earlier version is measured the same way in the same run (the same
 fixture processes for the steady state, one service after the other), so that the figures
@@ -124,25 +124,33 @@ def measure_steady(args, wctmon, tag):
 def steady(args, builds, fixture):
     tag = f"--tag=steady-{os.getpid()}"
     fixtures = []
-    results = []
+    results = {label: [] for label, _ in builds}
     try:
         for _ in range(args.processes):
             fixtures.append(subprocess.Popen([fixture, "idle", str(args.threads), tag],
                                              stdout=subprocess.PIPE, start_new_session=True))
         for fx in fixtures:
             fx.stdout.readline()
-        for label, wctmon in builds:
-            results.append((label, measure_steady(args, wctmon, tag)))
+        # Rounds interleave the builds: a noisy minute weighs on each of them alike.
+        for _ in range(args.rounds):
+            for label, wctmon in builds:
+                results[label].append(measure_steady(args, wctmon, tag))
     finally:
         for fx in fixtures:
             os.killpg(fx.pid, signal.SIGKILL)
         for fx in fixtures:
             fx.wait()
     threads = args.processes * (args.threads + 1)
-    for label, (cpu, rss, hwm, fds) in results:
+    for label, runs in results.items():
+        cpu = statistics.median(r[0] for r in runs)
+        rss = statistics.median(r[1] for r in runs)
+        hwm = max(r[2] for r in runs)
+        fds = runs[-1][3]
+        each = ", ".join(f"{r[0]:.1f}" for r in runs)
         print(f"{label}steady state: {args.processes} processes / {threads} threads at "
-              f"{args.interval} ms: CPU {cpu:.1f} % of one core (goal <= 5 %), RSS {rss:.1f} MB, "
-              f"peak {hwm:.1f} MB (goal <= 50 MB), {fds} descriptors open")
+              f"{args.interval} ms: CPU median {cpu:.1f} % of one core over {len(runs)} rounds "
+              f"({each}; goal <= 5 %), RSS {rss:.1f} MB, peak {hwm:.1f} MB (goal <= 50 MB), "
+              f"{fds} descriptors open")
 
 
 def main():
@@ -155,6 +163,8 @@ def main():
     parser.add_argument("--threads", type=int, default=40)
     parser.add_argument("--warmup", type=float, default=10)
     parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="steady-state measurements of each build, interleaved")
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-steady", action="store_true")
     args = parser.parse_args()
