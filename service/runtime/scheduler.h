@@ -96,14 +96,12 @@ class BasicScheduler {
   void removeJob(const ProcessIdentity& process);
   void arm(const std::shared_ptr<Job>& job, std::chrono::milliseconds delay);
   void tick(const std::shared_ptr<Job>& job);
-  /// Starts a sample of a job whose interval is `interval`.
+  /// Starts a sample of a job whose interval is `interval` (its deadline unless one is set).
   void runSample(const std::shared_ptr<Job>& job, std::chrono::milliseconds interval);
   void sampleDone(const std::shared_ptr<Job>& job, bool alive);
   void scheduleHealth();
   void checkHealth();
   void scheduleRetention();
-  /// The deadline of a sample of a job whose interval is `interval`.
-  [[nodiscard]] std::chrono::milliseconds deadlineOf(std::chrono::milliseconds interval) const;
 
   Monitor& monitor_;
   WorkerPool& pool_;

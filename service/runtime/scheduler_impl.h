@@ -132,13 +132,6 @@ void BasicScheduler<TimerClock>::removeJob(const ProcessIdentity& process) {
 }
 
 template <typename TimerClock>
-std::chrono::milliseconds BasicScheduler<TimerClock>::deadlineOf(
-    std::chrono::milliseconds interval) const {
-  std::lock_guard lock(mutex_);
-  return options_.deadline.count() > 0 ? options_.deadline : interval;
-}
-
-template <typename TimerClock>
 void BasicScheduler<TimerClock>::arm(const std::shared_ptr<Job>& job,
                                      std::chrono::milliseconds delay) {
   if (job->stopped || stopping_) return;
@@ -173,12 +166,11 @@ void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job,
   // Past its deadline the sample is cancelled by the health check (checkHealth): its
   // completion comes at once, and no worker waits for the platform. One timer for all jobs
   // rather than one per sample: the steady state samples hundreds of processes a second.
-  const auto deadline = deadlineOf(interval);
   {
     std::lock_guard lock(mutex_);
     ++stats_.samples_started;
     job->started = TimerClock::now();
-    job->deadline = deadline;
+    job->deadline = options_.deadline.count() > 0 ? options_.deadline : interval;
     job->cancelled = false;
   }
   monitor_.asyncSample(job->process, WorkerPool::on(job->strand),

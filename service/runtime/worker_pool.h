@@ -41,7 +41,8 @@ class WorkerPool {
 
   [[nodiscard]] boost::asio::io_context& context() { return io_; }
 
-  /// Posts blocking platform work to the pool, timed.
+  /// Posts blocking platform work to the pool, timed. A completion the work dispatches runs
+  /// within it, and is timed with it.
   [[nodiscard]] Executor work();
   /// Runs on `strand` (completions of one process, in order); dispatches run at once on the
   /// worker that calls them when the strand is free.
