@@ -29,6 +29,11 @@ std::string showValue(const std::vector<ObjectType>& v) {
   for (const auto type : v) out += (out.size() > 1 ? ", " : "") + waitTypeKey(type);
   return out + "]";
 }
+std::string showValue(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (const auto& item : v) out += (out.size() > 1 ? ", " : "") + item;
+  return out + "]";
+}
 std::string showValue(const std::vector<TargetConfig>& v) {
   return std::to_string(v.size()) + " target(s)";
 }
@@ -54,6 +59,8 @@ constexpr ConfigKey key(std::string_view name, KeyChange change, std::string_vie
           [](Config& to, const Config& from) { to.*Group.*Field = from.*Group.*Field; },
           [](const Config& c) { return showValue(c.*Group.*Field); }};
 }
+
+constexpr std::string_view kApiAtStart = "the API's listeners, tokens and TLS are set up at start";
 
 constexpr auto kLive = KeyChange::kLive;
 constexpr auto kRestart = KeyChange::kRestart;
@@ -87,6 +94,13 @@ constexpr std::array kKeys{
     key<&C::log, &C::Log::queue_size>("log.queue_size", kRestart,
                                       "the log queue is allocated at start"),
     key<&C::log, &C::Log::console>("log.console", kLive),
+    key<&C::api, &C::Api::enabled>("api.enabled", kRestart, kApiAtStart),
+    key<&C::api, &C::Api::listen>("api.listen", kRestart, kApiAtStart),
+    key<&C::api, &C::Api::admin_token_file>("api.admin_token_file", kRestart, kApiAtStart),
+    key<&C::api, &C::Api::reader_token_file>("api.reader_token_file", kRestart, kApiAtStart),
+    key<&C::api, &C::Api::tls_cert_file>("api.tls.cert_file", kRestart, kApiAtStart),
+    key<&C::api, &C::Api::tls_key_file>("api.tls.key_file", kRestart, kApiAtStart),
+    key<&C::api, &C::Api::tls_client_ca_file>("api.tls.client_ca_file", kRestart, kApiAtStart),
     topKey<&C::targets>("targets", kLive),
 };
 

@@ -1,6 +1,8 @@
 #include "core/config.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <fstream>
@@ -193,6 +195,9 @@ class ObjectReader {
     out = std::move(types);
   }
 
+  /// Where this reader reports problems (for a nested object's reader).
+  [[nodiscard]] std::vector<ConfigError>& errors() { return errors_; }
+
   void fail(std::string pointer, std::string reason) {
     errors_.push_back(ConfigError{std::move(pointer), std::move(reason)});
   }
@@ -249,6 +254,124 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
                   : target.pid ? "pid " + std::to_string(target.pid->value)
                   : target.exe ? *target.exe
                                : *target.cmdline;
+  }
+}
+
+/// The 16 bytes of an IPv6 literal without brackets ("::1", "fe80::1"); nullopt when it is none.
+/// Embedded IPv4 forms ("::ffff:1.2.3.4") are not accepted.
+std::optional<std::array<std::uint16_t, 8>> parseIpv6(std::string_view text) {
+  std::array<std::uint16_t, 8> out{};
+  std::vector<std::uint16_t> head;
+  std::vector<std::uint16_t> tail;
+  bool gap = false;
+  const auto groups = [](std::string_view part, std::vector<std::uint16_t>& into) {
+    if (part.empty()) return true;
+    std::size_t start = 0;
+    while (true) {
+      const auto end = part.find(':', start);
+      const auto group = part.substr(start, end == std::string_view::npos ? end : end - start);
+      if (group.empty() || group.size() > 4) return false;
+      unsigned value = 0;
+      for (char ch : group) {
+        const int digit = std::isdigit(static_cast<unsigned char>(ch))    ? ch - '0'
+                          : std::isxdigit(static_cast<unsigned char>(ch)) ? (ch | 0x20) - 'a' + 10
+                                                                          : -1;
+        if (digit < 0) return false;
+        value = value * 16 + static_cast<unsigned>(digit);
+      }
+      into.push_back(static_cast<std::uint16_t>(value));
+      if (end == std::string_view::npos) return true;
+      start = end + 1;
+    }
+  };
+  if (const auto at = text.find("::"); at != std::string_view::npos) {
+    gap = true;
+    if (!groups(text.substr(0, at), head) || !groups(text.substr(at + 2), tail)) {
+      return std::nullopt;
+    }
+  } else if (!groups(text, head)) {
+    return std::nullopt;
+  }
+  const std::size_t n = head.size() + tail.size();
+  if ((gap && n > 7) || (!gap && n != 8)) return std::nullopt;
+  std::copy(head.begin(), head.end(), out.begin());
+  std::copy(tail.begin(), tail.end(), out.end() - static_cast<std::ptrdiff_t>(tail.size()));
+  return out;
+}
+
+/// The four bytes of a dotted IPv4 literal; nullopt when it is none.
+std::optional<std::array<int, 4>> parseIpv4(std::string_view text) {
+  std::array<int, 4> out{};
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto end = text.find('.', start);
+    if ((i < 3) == (end == std::string_view::npos)) return std::nullopt;
+    const auto part = text.substr(start, end == std::string_view::npos ? end : end - start);
+    if (part.empty() || part.size() > 3 || !std::all_of(part.begin(), part.end(), [](char ch) {
+          return std::isdigit(static_cast<unsigned char>(ch));
+        })) {
+      return std::nullopt;
+    }
+    out[i] = std::stoi(std::string(part));
+    if (out[i] > 255) return std::nullopt;
+    start = end + 1;
+  }
+  return out;
+}
+
+/// Reads the api section; a listener that is not loopback needs TLS.
+void readApi(ObjectReader& r, Config::Api& api) {
+  r.boolean("enabled", api.enabled);
+  if (const json* l = r.find("listen")) {
+    const std::string pointer = r.child("listen");
+    if (!l->is_array()) {
+      r.fail(pointer, "must be an array of addresses, not " + typeName(*l));
+    } else {
+      api.listen.clear();
+      for (std::size_t i = 0; i < l->size(); ++i) {
+        const auto& item = (*l)[i];
+        const std::string at = pointer + "/" + std::to_string(i);
+        if (!item.is_string()) {
+          r.fail(at,
+                 "must be a string such as \"unix:/run/wctmon/api.sock\" or "
+                 "\"127.0.0.1:7787\", not " +
+                     typeName(item));
+          continue;
+        }
+        std::string why;
+        if (!parseListenAddress(item.get<std::string>(), why)) {
+          r.fail(at, why);
+          continue;
+        }
+        api.listen.push_back(item.get<std::string>());
+      }
+    }
+  }
+  const auto path = [&](std::string_view key, std::filesystem::path& out) {
+    std::string value = out.string();
+    if (r.string(key, value, true)) out = value;
+  };
+  path("admin_token_file", api.admin_token_file);
+  path("reader_token_file", api.reader_token_file);
+  if (const json* t = r.find("tls")) {
+    ObjectReader tls(*t, r.child("tls"), r.errors());
+    std::string cert = api.tls_cert_file.string();
+    std::string key = api.tls_key_file.string();
+    std::string ca = api.tls_client_ca_file.string();
+    if (tls.string("cert_file", cert, true)) api.tls_cert_file = cert;
+    if (tls.string("key_file", key, true)) api.tls_key_file = key;
+    if (tls.string("client_ca_file", ca, true)) api.tls_client_ca_file = ca;
+  }
+  const bool tls = !api.tls_cert_file.empty() && !api.tls_key_file.empty();
+  for (std::size_t i = 0; i < api.listen.size(); ++i) {
+    std::string why;
+    const auto address = parseListenAddress(api.listen[i], why);
+    if (address && !address->isLocal() && !tls) {
+      r.fail(r.child("listen") + "/" + std::to_string(i),
+             "\"" + api.listen[i] +
+                 "\" is not a loopback address: listening there needs TLS (api.tls.cert_file "
+                 "and api.tls.key_file), or listen on a Unix socket, 127.0.0.1 or [::1]");
+    }
   }
 }
 
@@ -309,6 +432,10 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
     r.unsignedValue("queue_size", c.log.queue_size, 16, 1 << 20);
     r.boolean("console", c.log.console);
   }
+  if (const json* a = root.find("api")) {
+    ObjectReader r(*a, "/api", errors);
+    if (r.ok()) readApi(r, c.api);
+  }
   if (const json* t = root.find("targets")) {
     if (!t->is_array()) {
       root.fail("/targets", "must be an array of targets, not " + typeName(*t));
@@ -323,6 +450,56 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
 }
 
 }  // namespace
+
+bool ListenAddress::isLocal() const {
+  if (isUnix()) return true;
+  if (const auto v4 = parseIpv4(host)) return (*v4)[0] == 127;
+  const auto v6 = parseIpv6(host);
+  return v6 && *v6 == std::array<std::uint16_t, 8>{0, 0, 0, 0, 0, 0, 0, 1};
+}
+
+std::optional<ListenAddress> parseListenAddress(std::string_view text, std::string& why) {
+  ListenAddress out;
+  if (text.starts_with("unix:")) {
+    const auto path = text.substr(5);
+    if (path.empty() || path.front() != '/') {
+      why = "a Unix socket needs an absolute path (\"unix:/run/wctmon/api.sock\"), got \"" +
+            std::string(text) + "\"";
+      return std::nullopt;
+    }
+    // sun_path holds 108 bytes with its terminating zero.
+    if (path.size() > 107) {
+      why = "the Unix socket path is longer than the 107 bytes a socket address holds";
+      return std::nullopt;
+    }
+    out.unix_path = std::string(path);
+    return out;
+  }
+  const auto colon = text.rfind(':');
+  const auto bad = [&](const std::string& reason) {
+    why = "\"" + std::string(text) + "\": " + reason +
+          " (expected \"unix:/PATH\", \"IPV4:PORT\" or \"[IPV6]:PORT\")";
+    return std::nullopt;
+  };
+  if (colon == std::string_view::npos) return bad("no port");
+  const auto port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(),
+                   [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }) ||
+      std::stoi(std::string(port)) > 65535) {
+    return bad("the port must be a number from 0 to 65535");
+  }
+  out.port = std::stoi(std::string(port));
+  auto host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    if (!parseIpv6(host)) return bad("not an IPv6 address");
+  } else if (!parseIpv4(host)) {
+    return bad("the host must be an IP address (an IPv6 one in brackets)");
+  }
+  out.host = std::string(host);
+  return out;
+}
 
 std::vector<ObjectType> defaultIgnoredWaits() {
   // Long waits of these kinds are how idle programs look: event loops, worker pools parked on

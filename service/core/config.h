@@ -13,6 +13,25 @@
 
 namespace wctmon {
 
+/// Where the API listens unless the configuration says otherwise: a Unix socket in the service's
+/// runtime directory and the loopback address on a fixed port.
+inline constexpr std::string_view kDefaultApiSocket = "unix:/run/wctmon/api.sock";
+inline constexpr std::string_view kDefaultApiAddress = "127.0.0.1:7787";
+
+/// One place the API listens, parsed: a Unix socket path, or a TCP host and port.
+struct ListenAddress {
+  std::filesystem::path unix_path;  // set for "unix:/path"
+  std::string host;                 // "127.0.0.1", "::1" (without brackets)
+  int port = 0;
+  [[nodiscard]] bool isUnix() const { return !unix_path.empty(); }
+  /// A Unix socket, or a TCP address in 127.0.0.0/8 or ::1.
+  [[nodiscard]] bool isLocal() const;
+};
+
+/// Parses "unix:/path", "1.2.3.4:PORT" or "[::1]:PORT"; nullopt with `why` set when malformed.
+[[nodiscard]] std::optional<ListenAddress> parseListenAddress(std::string_view text,
+                                                              std::string& why);
+
 /// Where alerts go.
 enum class AlertSinkKind { kJournald, kSyslog, kNone };
 
@@ -95,6 +114,26 @@ struct Config {
 
     friend bool operator==(const Log&, const Log&) = default;
   } log;
+
+  /// The gRPC API (wctctl, dashboards).
+  struct Api {
+    bool enabled = true;
+    /// Where it listens: "unix:/ABSOLUTE/PATH", "IPV4:PORT" or "[IPV6]:PORT". An address that
+    /// is not loopback needs TLS.
+    std::vector<std::string> listen = {std::string(kDefaultApiSocket),
+                                       std::string(kDefaultApiAddress)};
+    /// Bearer tokens, one per role; relative paths are under state_dir. Made (mode 0600, a
+    /// random 256-bit token) when missing at start.
+    std::filesystem::path admin_token_file = "api-admin.token";
+    std::filesystem::path reader_token_file = "api-reader.token";
+    /// TLS for TCP listeners: the server's certificate and key (PEM); with a client CA, clients
+    /// must present a certificate it signed (mutual TLS). Empty: no TLS.
+    std::filesystem::path tls_cert_file;
+    std::filesystem::path tls_key_file;
+    std::filesystem::path tls_client_ca_file;
+
+    friend bool operator==(const Api&, const Api&) = default;
+  } api;
 
   std::vector<TargetConfig> targets;
 

@@ -31,13 +31,14 @@ constexpr std::size_t fieldCount() {
 
 // A field added to Config (or one of its groups) fails here first: add its key to the table in
 // service/app/config_keys.cpp (live or restart), to the schema and the README, then count it.
-static_assert(fieldCount<Config>() == 8, "state_dir, 6 groups, targets");
+static_assert(fieldCount<Config>() == 9, "state_dir, 7 groups, targets");
 static_assert(fieldCount<Config::Sampling>() == 4);
 static_assert(fieldCount<Config::Detection>() == 2);
 static_assert(fieldCount<Config::Capture>() == 2);
 static_assert(fieldCount<Config::Retention>() == 2);
 static_assert(fieldCount<Config::Alerts>() == 3);
 static_assert(fieldCount<Config::Log>() == 6);
+static_assert(fieldCount<Config::Api>() == 7);
 
 json schema() {
   std::ifstream in(std::string(WCTMON_SOURCE_DIR) + "/config/wctmon.schema.json");
@@ -79,6 +80,8 @@ json otherValue(const json& node) {
   if (type == "string") return node.value("pattern", "") == "^/" ? "/tmp/elsewhere" : "other";
   if (type == "array") {
     const auto& items = node.at("items");
+    // Strings (api.listen): the schema's last example, which no default holds.
+    if (items.value("type", "") == "string") return json::array({items.at("examples").back()});
     if (items.contains("enum")) {
       for (const auto& v : items["enum"]) {
         if (!fallback.is_array() ||

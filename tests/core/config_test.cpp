@@ -187,5 +187,66 @@ TEST(Config, ErrorsInAFileArePrefixedWithItsPath) {
             "/etc/wctmon/wctmon.json: /sampling/interval_ms: must be an integer, not a string");
 }
 
+TEST(Config, TheApiListensOnTheRuntimeSocketAndLoopbackByDefault) {
+  const auto config = *parseConfig("{}").config;
+  EXPECT_TRUE(config.api.enabled);
+  EXPECT_EQ(config.api.listen,
+            (std::vector<std::string>{"unix:/run/wctmon/api.sock", "127.0.0.1:7787"}));
+  EXPECT_EQ(config.api.admin_token_file, "api-admin.token");
+  EXPECT_EQ(config.api.reader_token_file, "api-reader.token");
+  const auto other = parseConfig(R"({"api": {"listen": ["[::1]:9000", "unix:/tmp/w.sock"],
+                                            "tls": {"cert_file": "/c.pem", "key_file": "/k.pem"}}})");
+  ASSERT_TRUE(other.config) << other.errors.front().toString();
+  EXPECT_EQ(other.config->api.listen, (std::vector<std::string>{"[::1]:9000", "unix:/tmp/w.sock"}));
+  EXPECT_EQ(other.config->api.tls_cert_file, "/c.pem");
+}
+
+TEST(Config, ListenAddressesAreCheckedAndOnlyLoopbackGoesWithoutTls) {
+  EXPECT_EQ(errorsOf(R"({"api": {"listen": ["0.0.0.0:7787"]}})"),
+            (std::vector<std::string>{
+                "/api/listen/0: \"0.0.0.0:7787\" is not a loopback address: listening there needs "
+                "TLS (api.tls.cert_file and api.tls.key_file), or listen on a Unix socket, "
+                "127.0.0.1 or [::1]"}));
+  EXPECT_EQ(
+      errorsOf(R"({"api": {"listen": ["[fe80::1]:7787"], "tls": {"cert_file": "/c"}}})").size(),
+      1U);  // a certificate without its key is no TLS
+  EXPECT_TRUE(errorsOf(R"({"api": {"listen": ["10.0.0.1:7787"],
+                                   "tls": {"cert_file": "/c", "key_file": "/k"}}})")
+                  .empty());
+  EXPECT_TRUE(errorsOf(R"({"api": {"listen": ["127.1.2.3:1", "[0:0:0:0:0:0:0:1]:2"]}})").empty());
+  EXPECT_EQ(errorsOf(R"({"api": {"listen": ["localhost:7787", "unix:relative", "1.2.3.4",
+                                            "[::1]:70000", 5]}})"),
+            (std::vector<std::string>{
+                "/api/listen/0: \"localhost:7787\": the host must be an IP address (an IPv6 one "
+                "in brackets) (expected \"unix:/PATH\", \"IPV4:PORT\" or \"[IPV6]:PORT\")",
+                "/api/listen/1: a Unix socket needs an absolute path "
+                "(\"unix:/run/wctmon/api.sock\"), got \"unix:relative\"",
+                "/api/listen/2: \"1.2.3.4\": no port (expected \"unix:/PATH\", \"IPV4:PORT\" or "
+                "\"[IPV6]:PORT\")",
+                "/api/listen/3: \"[::1]:70000\": the port must be a number from 0 to 65535 "
+                "(expected \"unix:/PATH\", \"IPV4:PORT\" or \"[IPV6]:PORT\")",
+                "/api/listen/4: must be a string such as \"unix:/run/wctmon/api.sock\" or "
+                "\"127.0.0.1:7787\", not a number"}));
+  EXPECT_EQ(errorsOf(R"({"api": {"tls": {"cert": "/c"}}})"),
+            (std::vector<std::string>{"/api/tls/cert: unknown key"}));
+}
+
+TEST(Config, ListenAddressesParse) {
+  std::string why;
+  auto a = parseListenAddress("unix:/run/wctmon/api.sock", why);
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(a->isUnix());
+  EXPECT_EQ(a->unix_path, "/run/wctmon/api.sock");
+  a = parseListenAddress("[::1]:7787", why);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "::1");
+  EXPECT_EQ(a->port, 7787);
+  EXPECT_TRUE(a->isLocal());
+  EXPECT_FALSE(parseListenAddress("[::2]:1", why)->isLocal());
+  EXPECT_FALSE(parseListenAddress("128.0.0.1:1", why)->isLocal());
+  EXPECT_FALSE(parseListenAddress("[1::2::3]:1", why));
+  EXPECT_FALSE(parseListenAddress("256.0.0.1:1", why));
+  EXPECT_FALSE(parseListenAddress("unix:/" + std::string(200, 'x'), why));
+}
 }  // namespace
 }  // namespace wctmon
