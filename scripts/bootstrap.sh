@@ -9,6 +9,7 @@ packages=(
   libboost-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev  # spdlog's CMake package finds fmt's
   libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc  # the API (wctmond's server, wctctl)
   libgtest-dev
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev

@@ -1,0 +1,137 @@
+#include "api/tokens.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace wctmon::api {
+namespace {
+
+constexpr std::string_view kBearer = "Bearer ";
+
+/// Compares in time that depends on the lengths only, not on where the first difference is.
+bool sameSecret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = static_cast<unsigned char>(i < a.size() ? a[i] : 0);
+    const auto y = static_cast<unsigned char>(i < b.size() ? b[i] : 0);
+    diff = static_cast<unsigned char>(diff | (x ^ y));
+  }
+  return diff == 0;
+}
+
+std::string_view trim(std::string_view text) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+Error fileError(const std::filesystem::path& file, const std::string& what, int err) {
+  return makeError(ErrorCode::kIo,
+                   "API token file " + file.string() + ": " + what + ": " + std::strerror(err));
+}
+
+/// A new token: 256 random bits from the kernel, in hex.
+Result<std::string> randomToken() {
+  std::array<unsigned char, 32> bytes{};
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const auto n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return makeError(ErrorCode::kIo, std::string("getrandom: ") + std::strerror(errno));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const auto b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view roleName(Role role) { return role == Role::kAdmin ? "admin" : "reader"; }
+
+Result<std::string> readOrMakeToken(const std::filesystem::path& file) {
+  // Made with O_EXCL: two services starting at once never overwrite each other's token.
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) {
+    auto token = randomToken();
+    if (!token) {
+      ::close(fd);
+      ::unlink(file.c_str());
+      return token.error();
+    }
+    const std::string line = *token + "\n";
+    const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    const int err = errno;
+    const bool synced = written && ::fsync(fd) == 0;
+    ::close(fd);
+    if (!written || !synced) {
+      ::unlink(file.c_str());
+      return fileError(file, "cannot write a new token", err);
+    }
+    return token;
+  }
+  if (errno != EEXIST) return fileError(file, "cannot create it", errno);
+  std::ifstream in(file);
+  if (!in) return fileError(file, "cannot read it", errno);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string content = text.str();
+  const auto token = trim(content);
+  if (token.empty()) {
+    return makeError(ErrorCode::kInvalidArgument, "API token file " + file.string() +
+                                                      " is empty: write a token in it, or "
+                                                      "delete it to have a new one made");
+  }
+  return std::string(token);
+}
+
+Result<Tokens> Tokens::load(const std::filesystem::path& admin_file,
+                            const std::filesystem::path& reader_file) {
+  auto admin = readOrMakeToken(admin_file);
+  if (!admin) return admin.error();
+  auto reader = readOrMakeToken(reader_file);
+  if (!reader) return reader.error();
+  if (sameSecret(*admin, *reader)) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "API token files " + admin_file.string() + " and " + reader_file.string() +
+                         " hold the same token: the reader token would grant admin calls");
+  }
+  return Tokens(std::move(*admin), std::move(*reader));
+}
+
+Tokens::Tokens(std::string admin, std::string reader)
+    : admin_(std::move(admin)), reader_(std::move(reader)) {}
+
+std::optional<Role> Tokens::roleOf(std::string_view token) const {
+  // Both comparisons always run: the time taken says nothing of which token came close.
+  const bool admin = sameSecret(token, admin_);
+  const bool reader = sameSecret(token, reader_);
+  if (admin) return Role::kAdmin;
+  if (reader) return Role::kReader;
+  return std::nullopt;
+}
+
+Refusal Tokens::check(std::optional<std::string_view> authorization, Role required) const {
+  if (!authorization || !authorization->starts_with(kBearer)) return Refusal::kUnauthenticated;
+  const auto role = roleOf(trim(authorization->substr(kBearer.size())));
+  if (!role) return Refusal::kUnauthenticated;
+  if (required == Role::kAdmin && *role != Role::kAdmin) return Refusal::kPermissionDenied;
+  return Refusal::kNone;
+}
+
+}  // namespace wctmon::api
