@@ -17,6 +17,7 @@ packages=(
   util-linux                # setpriv and flock in the tests
   clang-format              # scripts/check-format.sh
   python3                   # tests and benchmarks
+  python3-grpcio            # the API's tests drive it from an independent client
   systemd                   # systemd-journald and journalctl: the alerts tests run a private one
 )
 

@@ -26,10 +26,21 @@ import tempfile
 import time
 
 
+def has_api(wctmon):
+    """Whether this build serves the API (earlier ones refuse the api key as unknown)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(json.dumps({"api": {"enabled": False}}))
+        f.flush()
+        return subprocess.run([wctmon, "validate-config", f.name], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0
+
+
 def start_service(wctmon, state, interval_ms, tag, extra=""):
     config = os.path.join(state, "wctmon.json")
+    # Its own API socket: the default address is for one service per host.
+    api = {"api": {"listen": ["unix:" + os.path.join(state, "api.sock")]}} if has_api(wctmon) else {}
     with open(config, "w") as f:
-        f.write(json.dumps({
+        f.write(json.dumps({**api,
             "state_dir": state,
             "sampling": {"interval_ms": interval_ms},
             "alerts": {"sink": "none"},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/server.h"
 #include "app/config_keys.h"
 #include "app/logging.h"
 #include "core/monitor.h"
@@ -28,6 +29,74 @@ struct Service::Running {
   SystemClock clock;
   std::unique_ptr<Monitor> monitor;
   std::unique_ptr<Scheduler> scheduler;
+  std::chrono::system_clock::time_point started_at;
+  /// Where alerts go, as chosen at start and at the last reload.
+  AlertRoute alert_route;
+  std::unique_ptr<Control> control;
+  /// Declared last: released first, while everything its calls use is still there.
+  std::unique_ptr<api::ApiServer> api;
+};
+
+/// The service as the API sees it.
+class Service::Control final : public api::ServiceControl {
+ public:
+  Control(Service& service, Running& running) : service_(service), running_(running) {}
+
+  [[nodiscard]] api::ServiceFacts facts() const override {
+    api::ServiceFacts f;
+    f.version = WCTMON_VERSION;
+#ifdef _WIN32
+    f.platform = "windows";
+#else
+    f.platform = "linux";
+#endif
+    f.started_at = running_.started_at;
+    const auto source = running_.source->availability();
+    f.source = source.name;
+    f.source_available = source.available;
+    f.source_reason = source.reason;
+    const auto config = running_.monitor->config();
+    f.alerts_configured = sinkName(config.alerts.sink);
+    {
+      std::lock_guard lock(service_.mutex_);
+      f.alerts_route = running_.alert_route.description;
+      f.alerts_deliver = running_.alert_route.delivered;
+      if (!service_.restart_note_.empty()) f.restart_needed = service_.restart_keys_;
+    }
+    const auto stats = running_.scheduler->stats();
+    f.samples_skipped = stats.samples_skipped;
+    f.samples_overdue = stats.samples_overdue;
+    f.last_sample = stats.last_sample;
+    f.p99_sample = stats.p99_sample;
+    f.healthy = stats.healthy;
+    return f;
+  }
+
+  [[nodiscard]] api::ReloadOutcome reload() override {
+    auto report = service_.reload();
+    api::ReloadOutcome out;
+    out.errors = std::move(report.errors);
+    out.applied = std::move(report.applied);
+    out.needs_restart = std::move(report.needs_restart);
+    for (auto& f : report.failed) out.failed[f.key] = std::move(f.reason);
+    return out;
+  }
+
+ private:
+  static std::string sinkName(AlertSinkKind kind) {
+    switch (kind) {
+      case AlertSinkKind::kJournald:
+        return "journald";
+      case AlertSinkKind::kSyslog:
+        return "syslog";
+      case AlertSinkKind::kNone:
+        break;
+    }
+    return "none";
+  }
+
+  Service& service_;
+  Running& running_;
 };
 
 namespace {
@@ -144,7 +213,8 @@ Status Service::start(const std::filesystem::path& config_path) {
     r->inspector = makeThreadInspector();
     r->catalog = makeProcessCatalog();
     r->alerts = makeAlertSink();
-    logAlertRoute(r->alerts->route(config.alerts.sink));
+    r->alert_route = r->alerts->route(config.alerts.sink);
+    logAlertRoute(r->alert_route);
     r->monitor = std::make_unique<Monitor>(
         Monitor::Dependencies{*r->source, r->inspector.get(), *r->catalog, r->store.get(),
                               r->alerts.get(), r->clock, r->pool->work()},
@@ -161,11 +231,24 @@ Status Service::start(const std::filesystem::path& config_path) {
           options.health_interval,
           std::chrono::duration_cast<std::chrono::milliseconds>(*interval / 3));
     }
-    options.on_health = [this, monitor = r->monitor.get()](bool healthy, const SchedulerStats& s) {
+    options.on_health = [this, running = r.get()](bool healthy, const SchedulerStats& s) {
       if (healthy) host_->watchdog();
-      host_->status(withRestartNote(statusLine(monitor->stats(), s)));
+      if (running->api) running->api->setServing(healthy);
+      host_->status(withRestartNote(statusLine(running->monitor->stats(), s)));
     };
     r->scheduler = std::make_unique<Scheduler>(*r->monitor, *r->pool, std::move(options));
+    r->started_at = std::chrono::system_clock::now();
+    r->control = std::make_unique<Control>(*this, *r);
+    if (config.api.enabled) {
+      auto api = api::ApiServer::start(
+          config.api, config.state_dir,
+          api::ApiServer::Dependencies{*r->monitor, r->store.get(), *r->control, r->pool->work()});
+      if (!api) return failed(api.error());
+      r->api = std::move(api).value();
+      std::string where;
+      for (const auto& l : r->api->listening()) where += (where.empty() ? "" : ", ") + l;
+      spdlog::info("API listening on {}", where);
+    }
 
     Running& running = *r;
     {
@@ -174,6 +257,7 @@ Status Service::start(const std::filesystem::path& config_path) {
       running_ = std::move(r);
       state_ = ServiceState::kRunning;
       restart_note_.clear();
+      restart_keys_.clear();
     }
     running.scheduler->start();
     host_->ready(status());
@@ -195,6 +279,8 @@ Status Service::start(const std::filesystem::path& config_path) {
 }
 
 ReloadReport Service::reload() {
+  // SIGHUP and the API's ReloadConfig may come at once: one reload at a time.
+  std::lock_guard reloading(reload_mutex_);
   ReloadReport report;
   Running* r = nullptr;
   {
@@ -234,7 +320,12 @@ ReloadReport Service::reload() {
   // Whatever changed, the alert route is chosen again: the system log may have come up or gone
   // away since the last time.
   r->monitor->reconfigure(plan.next);
-  logAlertRoute(r->alerts->route(plan.next.alerts.sink));
+  auto route = r->alerts->route(plan.next.alerts.sink);
+  logAlertRoute(route);
+  {
+    std::lock_guard lock(mutex_);
+    r->alert_route = std::move(route);
+  }
   r->scheduler->setOptions(discoveryInterval(plan.next), plan.next.sampling.deadline);
 
   for (const ConfigKey* k : plan.restart) {
@@ -262,6 +353,7 @@ ReloadReport Service::reload() {
     std::lock_guard lock(mutex_);
     restart_note_ =
         report.needs_restart.empty() ? "" : "restart needed for " + join(report.needs_restart);
+    restart_keys_ = report.needs_restart;
   }
   host_->ready(status());
   return report;
@@ -277,6 +369,9 @@ void Service::stop(std::string_view reason) {
   // running_ changes only here and in start(), both on the caller's thread.
   Running& r = *running_;
   host_->stopping();
+  // The API first, while the pool still runs the calls in flight: they end, streams included,
+  // within a second, and no new one starts.
+  if (r.api) r.api->stop(std::chrono::seconds(1));
   const bool clean = r.scheduler->stop();
   sendServiceAlert(*r.alerts, AlertKind::kServiceStopped, AlertSeverity::kInfo,
                    "wctmon service stopped");
@@ -287,6 +382,7 @@ void Service::stop(std::string_view reason) {
     released = std::move(running_);
     state_ = ServiceState::kStopped;
     restart_note_.clear();
+    restart_keys_.clear();
   }
   if (clean) {
     released.reset();

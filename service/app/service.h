@@ -85,6 +85,7 @@ class Service {
 
  private:
   struct Running;
+  class Control;
 
   /// `line`, with the keys waiting for a restart when there are any.
   [[nodiscard]] std::string withRestartNote(std::string line) const;
@@ -94,8 +95,10 @@ class Service {
 
   mutable std::mutex mutex_;  // guards state_, restart_note_ and the pointer running_
   ServiceState state_ = ServiceState::kStopped;
-  /// "restart needed for sampling.threads, state_dir", or empty.
+  /// "restart needed for sampling.threads, state_dir", or empty, and those keys.
   std::string restart_note_;
+  std::vector<std::string> restart_keys_;
+  std::mutex reload_mutex_;  // one reload at a time (SIGHUP, the API)
   std::unique_ptr<Running> running_;
 };
 

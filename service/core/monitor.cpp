@@ -63,7 +63,7 @@ Monitor::Discovery Monitor::discover() {
         continue;
       }
       WatchedProcess w{p, std::make_shared<const TargetConfig>(*target),
-                       std::shared_ptr<WaitChainSession>(std::move(session).value())};
+                       std::shared_ptr<WaitChainSession>(std::move(session).value()), std::nullopt};
       watched_.emplace(p.identity, w);
       out.added.push_back(std::move(w));
       spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value,
@@ -180,12 +180,19 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   // resolved then, and this late sample must not open them again.
   auto watched = watched_.find(process);
   if (watched == watched_.end()) return false;
+  const auto last = [&](std::string state, std::uint32_t threads) {
+    auto& was = watched->second.last_sample;
+    if (threads == 0 && was) threads = was->threads;  // unknown this time: as last time
+    was = WatchedProcess::LastSample{deps_.clock.now(), threads, std::move(state)};
+  };
   if (!analysis && analysis.error().code == ErrorCode::kCancelled) {
     ++counters_.samples_cancelled;
+    last("overdue", 0);
     return true;
   }
   if (!analysis && analysis.error().code == ErrorCode::kBusy) {
     ++counters_.samples_refused;
+    last("busy", 0);
     return true;
   }
   ++counters_.samples;
@@ -202,6 +209,7 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   if (!analysis) {
     ++counters_.sample_errors;
     spdlog::warn("sampling pid {} failed: {}", process.pid.value, analysis.error().message);
+    last("error: " + analysis.error().message, 0);
     return true;
   }
   auto& result = analysis->result;
@@ -215,11 +223,24 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   o.hang_threshold = target.hang_threshold;
   o.ignore_waits = target.ignore_waits;
   o.sees_other_processes = target.out_of_proc;
+  const auto threads = static_cast<std::uint32_t>(
+      std::count_if(analysis->threads.begin(), analysis->threads.end(),
+                    [&](const ThreadSample& t) { return t.id.pid == process.pid; }));
   o.threads = std::move(analysis->threads);
   o.deadlocks = std::move(result.deadlocks);
   o.chains = std::move(result.chains);
   o.peers = std::move(peers);
   handle(tracker_.observe(o));
+  std::string state = "ok";
+  for (const auto& incident : tracker_.openIncidents()) {
+    if (incident.process != process) continue;
+    if (incident.kind == IncidentKind::kDeadlock) {
+      state = "deadlocked";
+      break;
+    }
+    state = "hung";
+  }
+  last(std::move(state), threads);
   lock.unlock();
   runEffects();
   return true;
@@ -416,6 +437,22 @@ Result<bool> Monitor::removeTarget(const std::string& name) {
   return erased > 0;
 }
 
+std::vector<TargetConfig> Monitor::runtimeTargets() const {
+  std::lock_guard lock(mutex_);
+  return runtime_targets_;
+}
+
+void Monitor::asyncAnalyzeProcess(Pid pid, AnalyzeOptions options, Executor executor,
+                                  WaitChainAnalyzer::Handler done) {
+  auto session = deps_.source.open(pid);
+  if (!session) {
+    executor([done = std::move(done), error = session.error()] { done(error); });
+    return;
+  }
+  analyzer_.asyncAnalyze(std::shared_ptr<WaitChainSession>(std::move(*session)), std::move(options),
+                         std::move(executor), std::move(done));
+}
+
 std::vector<TargetConfig> Monitor::targets() const {
   std::lock_guard lock(mutex_);
   return matcher_->targets();
@@ -488,8 +525,7 @@ void Monitor::applyRetention() {
 
 void Monitor::adoptStoredIncidents() {
   if (deps_.store == nullptr) return;
-  auto open =
-      deps_.store->list(IncidentQuery{.state = IncidentState::kOpen, .process = {}, .limit = 0});
+  auto open = deps_.store->list(IncidentQuery::by(IncidentState::kOpen));
   if (!open) {
     spdlog::error("{}", open.error().message);
     return;

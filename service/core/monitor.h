@@ -33,6 +33,17 @@ struct WatchedProcess {
   /// The platform's session on the process: what makes its next sample cheap (Linux), its WCT
   /// session (Windows).
   std::shared_ptr<WaitChainSession> session;
+
+  /// What the last sample of the process found.
+  struct LastSample {
+    Clock::TimePoint at;
+    std::uint32_t threads = 0;
+    /// "ok", "deadlocked", "hung", "overdue" (cancelled past its deadline), "busy" (the platform
+    /// still in a cancelled read), or "error: why".
+    std::string state;
+  };
+  /// None before the first sample.
+  std::optional<LastSample> last_sample;
 };
 
 /// Counters the service reports about itself.
@@ -101,6 +112,11 @@ class Monitor {
   /// cancelled; the platform's work for it is left to end on its own.
   void cancelSample(const ProcessIdentity& process);
 
+  /// Analyzes any process on demand (the API's AnalyzeProcess): a session of its own, the
+  /// analysis as completions on `executor`, `done` once with the result.
+  void asyncAnalyzeProcess(Pid pid, AnalyzeOptions options, Executor executor,
+                           WaitChainAnalyzer::Handler done);
+
   /// Installs a new configuration (targets, thresholds); the next discovery applies it.
   void reconfigure(Config config);
 
@@ -110,6 +126,8 @@ class Monitor {
   [[nodiscard]] Result<bool> removeTarget(const std::string& name);
 
   [[nodiscard]] std::vector<TargetConfig> targets() const;
+  /// The targets added at run time (part of targets()).
+  [[nodiscard]] std::vector<TargetConfig> runtimeTargets() const;
   [[nodiscard]] std::vector<WatchedProcess> watched() const;
   [[nodiscard]] std::optional<WatchedProcess> watchedProcess(const ProcessIdentity& process) const;
   /// The sampling interval of a watched process (cheaper than watchedProcess()).

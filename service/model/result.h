@@ -10,6 +10,8 @@ namespace wctmon {
 enum class ErrorCode {
   kNoSuchProcess,
   kNoSuchThread,
+  /// What was asked for (an incident, a target) does not exist.
+  kNotFound,
   kAccessDenied,
   kInvalidArgument,
   kIo,

@@ -23,6 +23,12 @@ struct SchedulerStats {
   std::uint64_t samples_overdue = 0;  // ran past the deadline and were cancelled
   std::size_t jobs = 0;
   std::size_t threads = 0;
+  /// How long a sample took from its start to its decisions: the last one, and the 99th
+  /// percentile of the recent ones (kRecentSamples).
+  std::chrono::microseconds last_sample{0};
+  std::chrono::microseconds p99_sample{0};
+  /// The last health check's verdict: not every worker stuck in the platform.
+  bool healthy = true;
 };
 
 /// Drives a Monitor on the service's worker pool: a steady timer per watched process at its
@@ -113,9 +119,15 @@ class BasicScheduler {
   std::atomic<bool> stopping_{false};
   std::atomic<int> active_samples_{0};
 
+  /// How many recent sample durations the p99 is taken over.
+  static constexpr std::size_t kRecentSamples = 1024;
+
   mutable std::mutex mutex_;
   std::map<ProcessIdentity, std::shared_ptr<Job>> jobs_;
   SchedulerStats stats_;
+  /// The durations of the last kRecentSamples samples, a ring (guarded by mutex_).
+  std::vector<std::chrono::microseconds> recent_;
+  std::size_t next_recent_ = 0;
 };
 
 /// The service's scheduler.

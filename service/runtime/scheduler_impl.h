@@ -4,6 +4,7 @@
 // (runtime/scheduler.cpp) and the tests' with a fake clock.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <thread>
 
@@ -83,6 +84,14 @@ SchedulerStats BasicScheduler<TimerClock>::stats() const {
   auto s = stats_;
   s.jobs = jobs_.size();
   s.threads = threads;
+  if (!recent_.empty()) {
+    auto sorted = recent_;
+    // The nearest rank: of fewer than 100 samples, the slowest.
+    const auto rank = (sorted.size() * 99 + 99) / 100;
+    const auto at = sorted.begin() + static_cast<std::ptrdiff_t>(rank - 1);
+    std::nth_element(sorted.begin(), at, sorted.end());
+    s.p99_sample = *at;
+  }
   return s;
 }
 
@@ -179,6 +188,18 @@ void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job,
 
 template <typename TimerClock>
 void BasicScheduler<TimerClock>::sampleDone(const std::shared_ptr<Job>& job, bool alive) {
+  {
+    std::lock_guard lock(mutex_);
+    const auto took =
+        std::chrono::duration_cast<std::chrono::microseconds>(TimerClock::now() - job->started);
+    stats_.last_sample = took;
+    if (recent_.size() < kRecentSamples) {
+      recent_.push_back(took);
+    } else {
+      recent_[next_recent_] = took;
+      next_recent_ = (next_recent_ + 1) % kRecentSamples;
+    }
+  }
   job->running = false;
   --active_samples_;
   if (!alive) {
@@ -228,6 +249,10 @@ void BasicScheduler<TimerClock>::checkHealth() {
     threads = pool_.threads();
   }
   const bool healthy = stuck == 0 || stuck < threads;
+  {
+    std::lock_guard lock(mutex_);
+    stats_.healthy = healthy;
+  }
   if (options_.on_health) options_.on_health(healthy, stats());
 }
 

@@ -634,6 +634,11 @@ Result<IncidentListing> IncidentStore::list(const IncidentQuery& query) {
   std::string sql = "SELECT " + selectColumns(schema_version_) + " FROM incidents WHERE 1 = 1";
   if (query.state) sql += " AND state = ?1";
   if (query.process) sql += " AND pid = ?2 AND process_start_time = ?3";
+  if (query.kind) sql += " AND kind = ?4";
+  if (query.pid) sql += " AND pid = ?5";
+  if (query.target) sql += " AND target = ?6";
+  if (query.since) sql += " AND opened_at_ns >= ?7";
+  if (query.after) sql += " AND (opened_at_ns < ?8 OR (opened_at_ns = ?8 AND id < ?9))";
   sql += " ORDER BY opened_at_ns DESC, id DESC";
   if (query.limit > 0) sql += " LIMIT " + std::to_string(query.limit);
   Statement s(db_, sql.c_str());
@@ -642,6 +647,14 @@ Result<IncidentListing> IncidentStore::list(const IncidentQuery& query) {
   if (query.process) {
     s.bind(2, static_cast<std::int64_t>(query.process->pid.value));
     s.bind(3, static_cast<std::int64_t>(query.process->start_time));
+  }
+  if (query.kind) s.bind(4, std::string(toString(*query.kind)));
+  if (query.pid) s.bind(5, static_cast<std::int64_t>(query.pid->value));
+  if (query.target) s.bind(6, *query.target);
+  if (query.since) s.bind(7, toNs(*query.since));
+  if (query.after) {
+    s.bind(8, toNs(query.after->opened_at));
+    s.bind(9, query.after->id);
   }
   IncidentListing out;
   std::string first_reason;

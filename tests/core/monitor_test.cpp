@@ -275,8 +275,7 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
         clock_.advance(1s);
       }
     }
-    auto stored =
-        store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents;
+    auto stored = store_.list(IncidentQuery::by(IncidentState::kOpen, {}, 0))->incidents;
     ASSERT_EQ(store_.list({})->incidents.size(), before + 1);
     ASSERT_EQ(stored.size(), 1U);
     const auto& i = stored[0];
@@ -302,12 +301,9 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
     // one alert.
     setSnapshot(SnapshotBuilder().process(second, "x").running(second).build());
     ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{second}, 0}));
-    EXPECT_EQ(
-        store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents.size(),
-        1U);
+    EXPECT_EQ(store_.list(IncidentQuery::by(IncidentState::kOpen, {}, 0))->incidents.size(), 1U);
     ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{second}, 0}));
-    EXPECT_TRUE(
-        store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents.empty());
+    EXPECT_TRUE(store_.list(IncidentQuery::by(IncidentState::kOpen, {}, 0))->incidents.empty());
     ASSERT_EQ(alerts_.sent.size(), 2U);
     EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
     clock_.advance(120s);  // past the alert window
@@ -354,8 +350,7 @@ TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
     setSnapshot(crossCycle(pid));
     ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{pid}, 0}));
   }
-  const auto open =
-      store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents;
+  const auto open = store_.list(IncidentQuery::by(IncidentState::kOpen, {}, 0))->incidents;
   ASSERT_EQ(open.size(), 1U);
   EXPECT_EQ(open[0].process.pid, Pid{10});  // the older record goes on
   EXPECT_EQ(open[0].processes.size(), 2U);
@@ -559,8 +554,7 @@ TEST_F(MonitorTest, IdsFollowTheHighestTheStoreEverGave) {
   (void)monitor->discover();
   setSnapshot(abba());
   ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{10}, 0}));
-  const auto open =
-      store_.list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents;
+  const auto open = store_.list(IncidentQuery::by(IncidentState::kOpen, {}, 0))->incidents;
   ASSERT_EQ(open.size(), 1U);
   EXPECT_EQ(open[0].id, 42);
 }

@@ -222,7 +222,8 @@ class ServiceDir {
 
   void write(const std::string& sink) const {
     std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
-                            << R"(", "sampling": {"interval_ms": 300}, "alerts": {"sink": ")"
+                            << R"(", "api": {"listen": ["unix:)" << (dir_ / "api.sock").string()
+                            << R"("]}, "sampling": {"interval_ms": 300}, "alerts": {"sink": ")"
                             << sink << R"("}, "targets": [{"name": "alert-fixtures", "cmdline": ")"
                             << tag_ << R"(", "hang_threshold_ms": 1000}]})";
   }

@@ -42,10 +42,12 @@ class StateDir {
  public:
   StateDir() {
     tag_ = "--tag=" + dir_.name();
-    std::ofstream(config()) << R"({"state_dir": ")" << state().string()
-                            << R"(", "sampling": {"interval_ms": 300}, "alerts": {"sink": "none"},)"
-                            << R"( "targets": [{"name": "fixtures", "cmdline": ")" << tag_
-                            << R"(", "out_of_proc": true, "hang_threshold_ms": 1000}]})";
+    std::ofstream(config())
+        << R"({"state_dir": ")" << state().string() << R"(", "api": {"listen": ["unix:)"
+        << (dir_ / "api.sock").string()
+        << R"("]}, "sampling": {"interval_ms": 300}, "alerts": {"sink": "none"},)"
+        << R"( "targets": [{"name": "fixtures", "cmdline": ")" << tag_
+        << R"(", "out_of_proc": true, "hang_threshold_ms": 1000}]})";
   }
   ~StateDir() { stop(SIGKILL); }
   StateDir(const StateDir&) = delete;

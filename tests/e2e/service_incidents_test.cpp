@@ -49,7 +49,8 @@ class Service {
     for (auto at = targets.find("TAG"); at != std::string::npos; at = targets.find("TAG"))
       targets.replace(at, 3, tag_);
     std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
-                            << R"(", "sampling": {"interval_ms": )" << kIntervalMs
+                            << R"(", "api": {"listen": ["unix:)" << (dir_ / "api.sock").string()
+                            << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
                             << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)"
                             << R"( "targets": )" << targets << "}";
     std::ofstream(query()) << R"({"state_dir": ")" << (dir_ / "state").string() << R"("})";

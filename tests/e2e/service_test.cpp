@@ -54,7 +54,8 @@ class ServiceDir {
 
   void writeConfig(const std::string& targets, const std::string& extra = "") const {
     std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
-                            << R"(", "sampling": {"interval_ms": )" << kIntervalMs
+                            << R"(", "api": {"listen": ["unix:)" << (dir_ / "api.sock").string()
+                            << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
                             << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)"
                             << extra << R"( "targets": )" << targets << "}";
     // `wctmon incidents` reads its own copy, so that it works while the service's is broken.
@@ -402,8 +403,11 @@ TEST(Service, AReloadAppliesWhatCanChangeLiveAndNamesWhatNeedsARestart) {
 
   // Live: the log level and file, a threshold. Restart only: the workers, the state directory.
   const auto elsewhere = base / "elsewhere";
+  // The API where it was: a change of api.listen would need a restart too.
+  const auto socket = std::filesystem::path(dir.config()).parent_path() / "api.sock";
   std::ofstream(dir.config()) << R"({"state_dir": ")" << elsewhere.string()
-                              << R"(", "sampling": {"interval_ms": )" << kIntervalMs
+                              << R"(", "api": {"listen": ["unix:)" << socket.string()
+                              << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
                               << R"(, "threads": 3}, "detection": {"hang_threshold_ms": 2000},)"
                               << R"( "alerts": {"sink": "none"},)"
                               << R"( "log": {"level": "info", "file": "reloaded.log"},)"

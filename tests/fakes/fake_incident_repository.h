@@ -51,9 +51,7 @@ class FakeIncidentRepository final : public IncidentRepository {
     std::lock_guard lock(mutex_);
     std::vector<Incident> matching;
     for (const auto& [id, i] : incidents_) {
-      if (query.state && i.state != *query.state) continue;
-      if (query.process && i.process != *query.process) continue;
-      matching.push_back(i);
+      if (query.matches(i)) matching.push_back(i);
     }
     std::sort(matching.begin(), matching.end(), [](const Incident& a, const Incident& b) {
       return a.opened_at != b.opened_at ? a.opened_at > b.opened_at : a.id > b.id;

@@ -53,6 +53,7 @@ class FakeWaitChainSource final : public WaitChainSource {
     return std::unique_ptr<WaitChainSession>(std::make_unique<Session>(state_, pid));
   }
   Result<std::unique_ptr<WaitChainSession>> openSystem() override { return open(Pid{0}); }
+  [[nodiscard]] Availability availability() const override { return {"fake", true, {}}; }
 
   [[nodiscard]] int resampleCalls() const {
     std::lock_guard lock(state_->mutex);

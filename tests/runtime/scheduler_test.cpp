@@ -79,6 +79,7 @@ class StuckSource final : public WaitChainSource {
     return std::unique_ptr<WaitChainSession>(std::make_unique<Session>(*this, pid));
   }
   Result<std::unique_ptr<WaitChainSession>> openSystem() override { return open(Pid{0}); }
+  [[nodiscard]] Availability availability() const override { return {"fake", true, {}}; }
 
   int calls(int pid) { return calls_[pid]; }
 
@@ -203,6 +204,10 @@ TEST(Scheduler, ATurnWhoseSampleStillRunsIsSkipped) {
   pass(pool, 100ms);
   EXPECT_GE(source.calls(10), 2);
   EXPECT_EQ(monitor.stats().samples, static_cast<std::uint64_t>(source.calls(10)));
+  // The held sample took the half second it was held; the later ones no time at all.
+  EXPECT_EQ(scheduler.stats().last_sample, 0us);
+  EXPECT_GE(scheduler.stats().p99_sample, 490ms);
+  EXPECT_TRUE(scheduler.stats().healthy);
   scheduler.stop();
 }
 

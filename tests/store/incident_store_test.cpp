@@ -194,14 +194,10 @@ TEST(IncidentStore, ListsNewestFirstWithFilters) {
   const auto all = store->list({})->incidents;
   ASSERT_EQ(all.size(), 6U);
   EXPECT_EQ(all[0].process.pid, Pid{5});
-  EXPECT_EQ(
-      store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents.size(),
-      2U);
-  EXPECT_EQ(
-      store->list({.state = IncidentState::kResolved, .process = {}, .limit = 3})->incidents.size(),
-      3U);
+  EXPECT_EQ(store->list(IncidentQuery::by(IncidentState::kOpen, {}, 0))->incidents.size(), 2U);
+  EXPECT_EQ(store->list(IncidentQuery::by(IncidentState::kResolved, {}, 3))->incidents.size(), 3U);
   const auto one =
-      store->list({.state = {}, .process = ProcessIdentity{Pid{4}, 1004}, .limit = 0})->incidents;
+      store->list(IncidentQuery::by(std::nullopt, ProcessIdentity{Pid{4}, 1004}))->incidents;
   ASSERT_EQ(one.size(), 1U);
   EXPECT_EQ(one[0].process_name, "proc4");
 }
@@ -214,8 +210,7 @@ TEST(IncidentStore, IncidentsSurviveAReopen) {
     id = *store->insert(makeIncident(3, IncidentState::kOpen, kT0));
   }
   auto store = std::move(IncidentStore::open(dir.file())).value();
-  const auto open =
-      store->list({.state = IncidentState::kOpen, .process = {}, .limit = 0})->incidents;
+  const auto open = store->list(IncidentQuery::by(IncidentState::kOpen, {}, 0))->incidents;
   ASSERT_EQ(open.size(), 1U);
   EXPECT_EQ(open[0].id, id);
 }

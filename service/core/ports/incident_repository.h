@@ -17,8 +17,41 @@ namespace wctmon {
 struct IncidentQuery {
   std::optional<IncidentState> state;
   std::optional<ProcessIdentity> process;
+  std::optional<IncidentKind> kind;
+  /// Any process with this pid (whatever its start time).
+  std::optional<Pid> pid;
+  std::optional<std::string> target;
+  /// Opened at or after this time.
+  std::optional<Incident::TimePoint> since;
+  /// Where the previous page ended: only incidents listed after this one (older, or as old with
+  /// a lower id). Incidents opened since are never on later pages.
+  struct Position {
+    Incident::TimePoint opened_at;
+    std::int64_t id = 0;
+  };
+  std::optional<Position> after;
   /// Most recent first, at most this many; 0 = all.
   std::size_t limit = 0;
+
+  /// The incidents in `state` (any when unset) of `process` (any when unset), at most `limit`.
+  [[nodiscard]] static IncidentQuery by(std::optional<IncidentState> state,
+                                        std::optional<ProcessIdentity> process = {},
+                                        std::size_t limit = 0) {
+    IncidentQuery query;
+    query.state = state;
+    query.process = process;
+    query.limit = limit;
+    return query;
+  }
+
+  /// Whether `incident` is one this query lists (for repositories that filter in memory).
+  [[nodiscard]] bool matches(const Incident& incident) const {
+    return (!state || incident.state == *state) && (!process || incident.process == *process) &&
+           (!kind || incident.kind == *kind) && (!pid || incident.process.pid == *pid) &&
+           (!target || incident.target == *target) && (!since || incident.opened_at >= *since) &&
+           (!after || incident.opened_at < after->opened_at ||
+            (incident.opened_at == after->opened_at && incident.id < after->id));
+  }
 };
 
 /// What a listing found: the incidents that match, and the stored ones that could not be read

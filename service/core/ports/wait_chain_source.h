@@ -68,6 +68,16 @@ class WaitChainSource {
 
   /// A session over every process of the system (chains followed across processes).
   [[nodiscard]] virtual Result<std::unique_ptr<WaitChainSession>> openSystem() = 0;
+
+  /// What the source is ("linux-proc", "windows-wct") and whether it works on this host: not
+  /// at all (WCT missing), or only in part (no privilege to read other users' processes).
+  struct Availability {
+    std::string name;
+    bool available = true;
+    /// Why it is unavailable, or what it cannot do here; empty when nothing is amiss.
+    std::string reason;
+  };
+  [[nodiscard]] virtual Availability availability() const = 0;
 };
 
 }  // namespace wctmon

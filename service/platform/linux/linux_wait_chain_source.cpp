@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -241,6 +242,19 @@ Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::openSystem() {
   state->taskstats = taskstats_;
   return std::unique_ptr<WaitChainSession>(
       std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));
+}
+
+WaitChainSource::Availability LinuxWaitChainSource::availability() const {
+  Availability out{"linux-proc", true, {}};
+  if (::access("/proc/self/task", R_OK) != 0) {
+    out.available = false;
+    out.reason = "/proc is not mounted or not readable";
+  } else if (::geteuid() != 0) {
+    out.reason =
+        "not running as root: threads of other users' processes read as NoAccess, and no "
+        "registers are captured";
+  }
+  return out;
 }
 
 }  // namespace wctmon::linux_platform

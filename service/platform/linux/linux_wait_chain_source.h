@@ -22,6 +22,7 @@ class LinuxWaitChainSource final : public WaitChainSource {
   /// the last reading of each thread (ThreadCache).
   [[nodiscard]] Result<std::unique_ptr<WaitChainSession>> open(Pid pid) override;
   [[nodiscard]] Result<std::unique_ptr<WaitChainSession>> openSystem() override;
+  [[nodiscard]] Availability availability() const override;
 
  private:
   Executor work_;

@@ -1,0 +1,398 @@
+#include "api/monitor_service.h"
+
+#include <google/protobuf/util/time_util.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "api/grpc_errors.h"
+#include "wire/proto_convert.h"
+#include "wire/utf8.h"
+
+namespace wctmon::api {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+constexpr int kDefaultPageSize = 100;
+constexpr int kMaxPageSize = 1000;
+
+google::protobuf::Timestamp timestamp(std::chrono::system_clock::time_point t) {
+  return TimeUtil::NanosecondsToTimestamp(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+google::protobuf::Duration duration(std::chrono::microseconds d) {
+  return TimeUtil::MicrosecondsToDuration(d.count());
+}
+
+std::chrono::system_clock::time_point timePoint(const google::protobuf::Timestamp& t) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(TimeUtil::TimestampToNanoseconds(t))));
+}
+
+v1::Target toProto(const TargetConfig& t, bool runtime) {
+  v1::Target out;
+  out.set_name(wire::validUtf8(t.name));
+  if (t.exe) out.set_exe(wire::validUtf8(*t.exe));
+  if (t.cmdline) out.set_cmdline(wire::validUtf8(*t.cmdline));
+  if (t.pid) out.set_pid(t.pid->value);
+  if (t.all) out.set_all(true);
+  out.set_interval_ms(static_cast<std::uint32_t>(t.interval.count()));
+  out.set_hang_threshold_ms(static_cast<std::uint32_t>(t.hang_threshold.count()));
+  out.set_out_of_proc(t.out_of_proc);
+  out.set_capture(t.capture);
+  for (const auto type : t.ignore_waits) out.add_ignore_waits(waitTypeKey(type));
+  out.set_origin(runtime ? v1::TARGET_ORIGIN_RUNTIME : v1::TARGET_ORIGIN_CONFIG);
+  return out;
+}
+
+/// A target as the configuration file writes it, so that it is checked by the same rules and
+/// its errors name the same JSON pointers.
+std::string targetJson(const v1::Target& t) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!t.name().empty()) j["name"] = t.name();
+  if (t.has_exe()) j["exe"] = t.exe();
+  if (t.has_cmdline()) j["cmdline"] = t.cmdline();
+  if (t.has_pid()) j["pid"] = t.pid();
+  if (t.has_all()) j["all"] = t.all();
+  if (t.has_interval_ms()) j["interval_ms"] = t.interval_ms();
+  if (t.has_hang_threshold_ms()) j["hang_threshold_ms"] = t.hang_threshold_ms();
+  if (t.has_out_of_proc()) j["out_of_proc"] = t.out_of_proc();
+  if (t.has_capture()) j["capture"] = t.capture();
+  if (t.ignore_waits_size() > 0) {
+    j["ignore_waits"] = std::vector<std::string>(t.ignore_waits().begin(), t.ignore_waits().end());
+  }
+  return j.dump();
+}
+
+/// "OPENED_AT_NS:ID", the position of the last incident of a page.
+std::string pageToken(const Incident& last) {
+  return std::to_string(
+             std::chrono::duration_cast<std::chrono::nanoseconds>(last.opened_at.time_since_epoch())
+                 .count()) +
+         ":" + std::to_string(last.id);
+}
+
+std::optional<IncidentQuery::Position> parsePageToken(const std::string& token) {
+  const auto colon = token.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::int64_t ns = 0;
+  std::int64_t id = 0;
+  const char* begin = token.data();
+  const char* end = begin + token.size();
+  auto a = std::from_chars(begin, begin + colon, ns);
+  auto b = std::from_chars(begin + colon + 1, end, id);
+  if (a.ec != std::errc() || a.ptr != begin + colon || b.ec != std::errc() || b.ptr != end) {
+    return std::nullopt;
+  }
+  return IncidentQuery::Position{
+      std::chrono::system_clock::time_point(
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+              std::chrono::nanoseconds(ns))),
+      id};
+}
+
+grpc::Status invalid(const std::string& message) {
+  return {grpc::StatusCode::INVALID_ARGUMENT, message};
+}
+
+}  // namespace
+
+MonitorService::MonitorService(Dependencies deps) : deps_(std::move(deps)) {}
+
+grpc::ServerUnaryReactor* MonitorService::refuse(grpc::CallbackServerContext* context,
+                                                 Role required) {
+  const auto& metadata = context->client_metadata();
+  std::optional<std::string_view> authorization;
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    authorization = std::string_view(it->second.data(), it->second.size());
+  }
+  const auto refusal = deps_.tokens.check(authorization, required);
+  if (refusal == Refusal::kNone) return nullptr;
+  // At most one line per interval, with the count of the others: a client that keeps trying
+  // cannot fill the log. The token presented is never written.
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  auto last = last_refusal_log_.load();
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(kRefusalLogInterval).count();
+  if ((last == 0 || now - last >= interval) &&
+      last_refusal_log_.compare_exchange_strong(last, now)) {
+    const auto others = unlogged_refusals_.exchange(0);
+    spdlog::warn(
+        "API call from {} refused: {}{}", context->peer(),
+        refusal == Refusal::kPermissionDenied ? "reader token on an admin call" : "no valid token",
+        others > 0 ? " (" + std::to_string(others) + " more refused since the last such line)"
+                   : "");
+  } else {
+    ++unlogged_refusals_;
+  }
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(refusalStatus(refusal, required));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MonitorService::onPool(grpc::CallbackServerContext* context,
+                                                 std::function<grpc::Status()> body) {
+  auto* reactor = context->DefaultReactor();
+  deps_.work([reactor, body = std::move(body)] { reactor->Finish(body()); });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext* context,
+                                                    const v1::GetStatusRequest* /*request*/,
+                                                    v1::ServiceStatus* response) {
+  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  const auto facts = deps_.control.facts();
+  const auto stats = deps_.monitor.stats();
+  response->set_version(facts.version);
+  response->set_platform(facts.platform);
+  *response->mutable_started_at() = timestamp(facts.started_at);
+  *response->mutable_uptime() = duration(std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now() - facts.started_at));
+  auto* source = response->mutable_source();
+  source->set_name(facts.source);
+  source->set_available(facts.source_available);
+  source->set_reason(facts.source_reason);
+  auto* alerts = response->mutable_alerts();
+  alerts->set_configured(facts.alerts_configured);
+  alerts->set_route(facts.alerts_route);
+  alerts->set_delivers(facts.alerts_deliver);
+  response->set_targets(static_cast<std::uint32_t>(deps_.monitor.targets().size()));
+  std::uint64_t threads = 0;
+  const auto watched = deps_.monitor.watched();
+  for (const auto& w : watched) threads += w.last_sample ? w.last_sample->threads : 0;
+  response->set_watched_processes(static_cast<std::uint32_t>(watched.size()));
+  response->set_watched_threads(threads);
+  response->set_samples(stats.samples);
+  response->set_samples_skipped(facts.samples_skipped);
+  response->set_samples_overdue(facts.samples_overdue);
+  response->set_sample_errors(stats.sample_errors);
+  *response->mutable_last_sample_duration() = duration(facts.last_sample);
+  *response->mutable_p99_sample_duration() = duration(facts.p99_sample);
+  std::uint64_t deadlocks = 0;
+  std::uint64_t hangs = 0;
+  for (const auto& incident : *deps_.monitor.openIncidents()) {
+    ++(incident.kind == IncidentKind::kDeadlock ? deadlocks : hangs);
+  }
+  auto* open_deadlocks = response->add_open_incidents();
+  open_deadlocks->set_kind(v1::INCIDENT_KIND_DEADLOCK);
+  open_deadlocks->set_count(deadlocks);
+  auto* open_hangs = response->add_open_incidents();
+  open_hangs->set_kind(v1::INCIDENT_KIND_HANG);
+  open_hangs->set_count(hangs);
+  response->set_incidents_opened(stats.incidents_opened);
+  response->set_incidents_resolved(stats.incidents_resolved);
+  response->set_api_watchers(watchers_);
+  response->set_healthy(facts.healthy);
+  for (const auto& key : facts.restart_needed) response->add_restart_needed(key);
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MonitorService::ListTargets(grpc::CallbackServerContext* context,
+                                                      const v1::ListTargetsRequest* /*request*/,
+                                                      v1::ListTargetsResponse* response) {
+  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  const auto runtime = deps_.monitor.runtimeTargets();
+  for (const auto& t : deps_.monitor.targets()) {
+    const bool added = std::any_of(runtime.begin(), runtime.end(),
+                                   [&](const TargetConfig& r) { return r.name == t.name; });
+    *response->add_targets() = toProto(t, added);
+  }
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MonitorService::AddTarget(grpc::CallbackServerContext* context,
+                                                    const v1::AddTargetRequest* request,
+                                                    v1::Target* response) {
+  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  return onPool(context, [this, target = request->target(), response] {
+    std::vector<ConfigError> errors;
+    auto parsed = parseTarget(targetJson(target), deps_.monitor.config(), errors);
+    if (!parsed) {
+      std::string message = "invalid target:";
+      for (const auto& e : errors) message += " " + e.toString() + ";";
+      message.pop_back();
+      return invalid(message);
+    }
+    if (auto added = deps_.monitor.addTarget(*parsed); !added) {
+      return toGrpcStatus(added.error());
+    }
+    spdlog::info("target \"{}\" added through the API", parsed->name);
+    *response = toProto(*parsed, true);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* MonitorService::RemoveTarget(grpc::CallbackServerContext* context,
+                                                       const v1::RemoveTargetRequest* request,
+                                                       v1::RemoveTargetResponse* /*response*/) {
+  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  return onPool(context, [this, name = request->name()] {
+    auto removed = deps_.monitor.removeTarget(name);
+    if (!removed) return toGrpcStatus(removed.error());
+    if (!*removed) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          "no runtime target named \"" + wire::validUtf8(name) +
+                              "\" (targets of the configuration file are changed there)");
+    }
+    spdlog::info("target \"{}\" removed through the API", name);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* MonitorService::AnalyzeProcess(grpc::CallbackServerContext* context,
+                                                         const v1::AnalyzeProcessRequest* request,
+                                                         v1::AnalyzeResult* response) {
+  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  auto* reactor = context->DefaultReactor();
+  if (request->pid() <= 0) {
+    reactor->Finish(
+        invalid("pid must be a process id above 0 (got " + std::to_string(request->pid()) + ")"));
+    return reactor;
+  }
+  AnalyzeOptions options;
+  options.out_of_proc = request->out_of_proc();
+  options.capture = request->capture();
+  if (request->max_nodes() > 0) options.max_nodes = request->max_nodes();
+  deps_.monitor.asyncAnalyzeProcess(Pid{request->pid()}, std::move(options), deps_.work,
+                                    [reactor, response](Result<Analysis> analysis) {
+                                      if (!analysis) {
+                                        reactor->Finish(toGrpcStatus(analysis.error()));
+                                        return;
+                                      }
+                                      *response = wire::toProto(analysis->result);
+                                      reactor->Finish(grpc::Status::OK);
+                                    });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MonitorService::ListProcesses(grpc::CallbackServerContext* context,
+                                                        const v1::ListProcessesRequest* /*request*/,
+                                                        v1::ListProcessesResponse* response) {
+  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  for (const auto& w : deps_.monitor.watched()) {
+    auto* p = response->add_processes();
+    p->set_pid(w.process.identity.pid.value);
+    p->set_start_time(w.process.identity.start_time);
+    p->set_name(wire::validUtf8(w.process.comm));
+    p->set_target(wire::validUtf8(w.target->name));
+    if (w.last_sample) {
+      p->set_threads(w.last_sample->threads);
+      *p->mutable_last_sample_at() = timestamp(w.last_sample->at);
+      p->set_state(wire::validUtf8(w.last_sample->state));
+    } else {
+      p->set_state("not sampled yet");
+    }
+  }
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MonitorService::ListIncidents(grpc::CallbackServerContext* context,
+                                                        const v1::ListIncidentsRequest* request,
+                                                        v1::ListIncidentsResponse* response) {
+  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  IncidentQuery query;
+  if (request->state() == v1::INCIDENT_STATE_OPEN) query.state = IncidentState::kOpen;
+  if (request->state() == v1::INCIDENT_STATE_RESOLVED) query.state = IncidentState::kResolved;
+  if (request->kind() == v1::INCIDENT_KIND_DEADLOCK) query.kind = IncidentKind::kDeadlock;
+  if (request->kind() == v1::INCIDENT_KIND_HANG) query.kind = IncidentKind::kHang;
+  if (request->pid() != 0) query.pid = Pid{request->pid()};
+  if (!request->target().empty()) query.target = request->target();
+  if (request->has_since()) query.since = timePoint(request->since());
+  auto* reactor = context->DefaultReactor();
+  if (request->page_size() < 0) {
+    reactor->Finish(invalid("page_size must not be negative"));
+    return reactor;
+  }
+  const int page =
+      request->page_size() == 0 ? kDefaultPageSize : std::min(request->page_size(), kMaxPageSize);
+  if (!request->page_token().empty()) {
+    query.after = parsePageToken(request->page_token());
+    if (!query.after) {
+      reactor->Finish(invalid("page_token is not one this service gave"));
+      return reactor;
+    }
+  }
+  // One more than a page: whether there is a next one.
+  query.limit = static_cast<std::size_t>(page) + 1;
+  deps_.work([this, reactor, response, query, page] {
+    std::vector<Incident> incidents;
+    if (deps_.store != nullptr) {
+      auto listed = deps_.store->list(query);
+      if (!listed) {
+        reactor->Finish(toGrpcStatus(listed.error()));
+        return;
+      }
+      if (!listed->warning.empty()) spdlog::warn("{}", listed->warning);
+      incidents = std::move(listed->incidents);
+    } else {
+      for (const auto& i : *deps_.monitor.openIncidents()) {
+        if (query.matches(i)) incidents.push_back(i);
+      }
+    }
+    const bool more = incidents.size() > static_cast<std::size_t>(page);
+    if (more) incidents.resize(static_cast<std::size_t>(page));
+    for (auto& incident : incidents) {
+      // The list is for finding incidents: their chains and evidence come with GetIncident.
+      incident.chains.clear();
+      incident.evidence.clear();
+      *response->add_incidents() = wire::toProto(incident);
+    }
+    if (more) response->set_next_page_token(pageToken(incidents.back()));
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MonitorService::GetIncident(grpc::CallbackServerContext* context,
+                                                      const v1::GetIncidentRequest* request,
+                                                      v1::Incident* response) {
+  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  return onPool(context, [this, id = request->id(), response] {
+    std::optional<Incident> found;
+    if (deps_.store != nullptr) {
+      auto got = deps_.store->get(id);
+      if (!got) return toGrpcStatus(got.error());
+      found = std::move(*got);
+    } else {
+      for (const auto& i : *deps_.monitor.openIncidents()) {
+        if (i.id == id) found = i;
+      }
+    }
+    if (!found) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no incident " + std::to_string(id));
+    }
+    *response = wire::toProto(*found);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* MonitorService::ReloadConfig(grpc::CallbackServerContext* context,
+                                                       const v1::ReloadConfigRequest* /*request*/,
+                                                       v1::ReloadConfigResponse* response) {
+  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  return onPool(context, [this, response] {
+    const auto outcome = deps_.control.reload();
+    if (!outcome.errors.empty()) {
+      std::string message = "the configuration file was refused, the running one is kept:";
+      for (const auto& e : outcome.errors) message += "\n" + e;
+      return invalid(message);
+    }
+    for (const auto& key : outcome.applied) response->add_applied(key);
+    for (const auto& key : outcome.needs_restart) response->add_needs_restart(key);
+    for (const auto& [key, why] : outcome.failed) (*response->mutable_failed())[key] = why;
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace wctmon::api

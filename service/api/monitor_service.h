@@ -1,0 +1,88 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "api/service_control.h"
+#include "api/tokens.h"
+#include "core/executor.h"
+#include "core/monitor.h"
+#include "core/ports/incident_repository.h"
+// The callback service below overrides each method's callback form, which hides the synchronous
+// form of the same name that gRPC's generated base also declares: by design, not a mistake here.
+// GCC reports it where the hidden method is declared, so the warning is off for that header.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverloaded-virtual"
+#include "wctmon/v1/monitor.grpc.pb.h"
+#pragma GCC diagnostic pop
+
+namespace wctmon::api {
+
+/// The calls of wctmon.v1.Monitor on gRPC's callback API: thin adapters over the monitor, the
+/// store and the service, after a check of the caller's token. Calls that may block (the store,
+/// an analysis, a reload) run on the service's pool and finish from there; none runs on gRPC's
+/// own threads longer than a lookup.
+class MonitorService final : public v1::Monitor::CallbackService {
+ public:
+  struct Dependencies {
+    Monitor& monitor;
+    IncidentRepository* store;  // nullptr: the open incidents are all there is
+    ServiceControl& control;
+    const Tokens& tokens;
+    /// Where blocking work runs (the service's pool).
+    Executor work;
+  };
+
+  explicit MonitorService(Dependencies deps);
+
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context,
+                                      const v1::GetStatusRequest* request,
+                                      v1::ServiceStatus* response) override;
+  grpc::ServerUnaryReactor* ListTargets(grpc::CallbackServerContext* context,
+                                        const v1::ListTargetsRequest* request,
+                                        v1::ListTargetsResponse* response) override;
+  grpc::ServerUnaryReactor* AddTarget(grpc::CallbackServerContext* context,
+                                      const v1::AddTargetRequest* request,
+                                      v1::Target* response) override;
+  grpc::ServerUnaryReactor* RemoveTarget(grpc::CallbackServerContext* context,
+                                         const v1::RemoveTargetRequest* request,
+                                         v1::RemoveTargetResponse* response) override;
+  grpc::ServerUnaryReactor* AnalyzeProcess(grpc::CallbackServerContext* context,
+                                           const v1::AnalyzeProcessRequest* request,
+                                           v1::AnalyzeResult* response) override;
+  grpc::ServerUnaryReactor* ListProcesses(grpc::CallbackServerContext* context,
+                                          const v1::ListProcessesRequest* request,
+                                          v1::ListProcessesResponse* response) override;
+  grpc::ServerUnaryReactor* ListIncidents(grpc::CallbackServerContext* context,
+                                          const v1::ListIncidentsRequest* request,
+                                          v1::ListIncidentsResponse* response) override;
+  grpc::ServerUnaryReactor* GetIncident(grpc::CallbackServerContext* context,
+                                        const v1::GetIncidentRequest* request,
+                                        v1::Incident* response) override;
+  grpc::ServerUnaryReactor* ReloadConfig(grpc::CallbackServerContext* context,
+                                         const v1::ReloadConfigRequest* request,
+                                         v1::ReloadConfigResponse* response) override;
+
+  /// Clients in WatchIncidents now.
+  [[nodiscard]] unsigned watchers() const { return watchers_; }
+
+ private:
+  /// The reactor of a call refused for its token, or nullptr when the caller may go on.
+  grpc::ServerUnaryReactor* refuse(grpc::CallbackServerContext* context, Role required);
+  /// Runs `body` on the pool and finishes the call with its status.
+  grpc::ServerUnaryReactor* onPool(grpc::CallbackServerContext* context,
+                                   std::function<grpc::Status()> body);
+
+  /// Refused calls are logged at most once in this time.
+  static constexpr std::chrono::seconds kRefusalLogInterval{10};
+
+  Dependencies deps_;
+  std::atomic<unsigned> watchers_{0};
+  /// When a refusal was last logged (steady clock ticks; 0 = never), and how many were not.
+  std::atomic<std::int64_t> last_refusal_log_{0};
+  std::atomic<std::uint64_t> unlogged_refusals_{0};
+};
+
+}  // namespace wctmon::api

@@ -1,0 +1,153 @@
+#include "api/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace wctmon::api {
+namespace {
+
+constexpr int kMaxRequestBytes = 64 * 1024;
+constexpr int kMaxResponseBytes = 64 * 1024 * 1024;
+constexpr const char* kServiceName = "wctmon.v1.Monitor";
+
+std::filesystem::path underStateDir(const std::filesystem::path& state_dir,
+                                    const std::filesystem::path& file) {
+  return file.is_absolute() ? file : state_dir / file;
+}
+
+Result<std::string> readPem(const std::filesystem::path& file, const char* what) {
+  std::ifstream in(file);
+  if (!in) {
+    return makeError(ErrorCode::kIo, std::string("cannot read the API's ") + what + " " +
+                                         file.string() + ": " +
+                                         std::error_code(errno, std::generic_category()).message());
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The credentials of TCP listeners: TLS when configured, else none (loopback only, which the
+/// configuration enforces).
+Result<std::shared_ptr<grpc::ServerCredentials>> tcpCredentials(const Config::Api& config) {
+  if (config.tls_cert_file.empty() && config.tls_key_file.empty()) {
+    return grpc::InsecureServerCredentials();
+  }
+  if (config.tls_cert_file.empty() || config.tls_key_file.empty()) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "api.tls.cert_file and api.tls.key_file go together: set both for TLS");
+  }
+  auto cert = readPem(config.tls_cert_file, "certificate (api.tls.cert_file)");
+  if (!cert) return cert.error();
+  auto key = readPem(config.tls_key_file, "private key (api.tls.key_file)");
+  if (!key) return key.error();
+  grpc::SslServerCredentialsOptions options;
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!config.tls_client_ca_file.empty()) {
+    auto ca = readPem(config.tls_client_ca_file, "client CA (api.tls.client_ca_file)");
+    if (!ca) return ca.error();
+    options.pem_root_certs = *ca;
+    options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
+                                                    const std::filesystem::path& state_dir,
+                                                    Dependencies deps) {
+  std::unique_ptr<ApiServer> server(new ApiServer());
+  auto tokens = Tokens::load(underStateDir(state_dir, config.admin_token_file),
+                             underStateDir(state_dir, config.reader_token_file));
+  if (!tokens) return tokens.error();
+  server->tokens_ = std::make_unique<Tokens>(std::move(*tokens));
+  server->service_ = std::make_unique<MonitorService>(MonitorService::Dependencies{
+      deps.monitor, deps.store, deps.control, *server->tokens_, std::move(deps.work)});
+
+  auto tcp = tcpCredentials(config);
+  if (!tcp) return tcp.error();
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+  builder.SetMaxSendMessageSize(kMaxResponseBytes);
+  builder.RegisterService(server->service_.get());
+  std::vector<int> ports(config.listen.size(), 0);
+  for (std::size_t i = 0; i < config.listen.size(); ++i) {
+    std::string why;
+    const auto address = parseListenAddress(config.listen[i], why);
+    if (!address) return makeError(ErrorCode::kInvalidArgument, "api.listen: " + why);
+    if (address->isUnix()) {
+      std::error_code ec;
+      std::filesystem::create_directories(address->unix_path.parent_path(), ec);
+      if (ec) {
+        return makeError(ErrorCode::kIo, "cannot make the directory of the API socket " +
+                                             address->unix_path.string() + ": " + ec.message());
+      }
+      // A socket left by a service that did not stop cleanly would refuse the bind.
+      std::filesystem::remove(address->unix_path, ec);
+      builder.AddListeningPort(config.listen[i], grpc::InsecureServerCredentials());
+      server->sockets_.push_back(address->unix_path);
+    } else {
+      builder.AddListeningPort(config.listen[i], *tcp, &ports[i]);
+    }
+  }
+  server->server_ = builder.BuildAndStart();
+  if (!server->server_) {
+    std::string all;
+    for (const auto& l : config.listen) all += (all.empty() ? "" : ", ") + l;
+    return makeError(ErrorCode::kIo, "the API cannot listen on " + all +
+                                         " (an address in use, or not this host's?)");
+  }
+  for (std::size_t i = 0; i < config.listen.size(); ++i) {
+    std::string why;
+    const auto address = parseListenAddress(config.listen[i], why);
+    if (address->isUnix()) {
+      ::chmod(address->unix_path.c_str(), 0660);
+      server->listening_.push_back(config.listen[i]);
+    } else {
+      if (ports[i] == 0) {
+        server->stop(std::chrono::milliseconds(0));
+        return makeError(ErrorCode::kIo, "the API cannot listen on " + config.listen[i]);
+      }
+      const bool v6 = address->host.find(':') != std::string::npos;
+      server->listening_.push_back((v6 ? "[" + address->host + "]" : address->host) + ":" +
+                                   std::to_string(ports[i]));
+    }
+  }
+  server->setServing(true);
+  return server;
+}
+
+ApiServer::~ApiServer() { stop(std::chrono::milliseconds(0)); }
+
+void ApiServer::setServing(bool serving) {
+  if (server_ == nullptr) return;
+  if (auto* health = server_->GetHealthCheckService()) {
+    health->SetServingStatus(serving);
+    health->SetServingStatus(kServiceName, serving);
+  }
+}
+
+void ApiServer::stop(std::chrono::milliseconds deadline) {
+  if (server_ == nullptr) return;
+  server_->Shutdown(std::chrono::system_clock::now() + deadline);
+  server_->Wait();
+  server_.reset();
+  for (const auto& socket : sockets_) {
+    std::error_code ignored;
+    std::filesystem::remove(socket, ignored);
+  }
+}
+
+}  // namespace wctmon::api

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/monitor_service.h"
+#include "api/tokens.h"
+#include "core/config.h"
+#include "model/result.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace wctmon::api {
+
+/// The gRPC server of wctmond: wctmon.v1.Monitor, the standard grpc.health.v1.Health (serving
+/// while the scheduler is healthy) and server reflection, on every address of `api.listen`.
+/// Unix sockets get mode 0660 (their directory is made when missing); TCP listeners use TLS
+/// when a certificate and key are configured, and require client certificates when a client CA
+/// is. Requests are limited to 64 KiB, responses to 64 MiB.
+class ApiServer {
+ public:
+  struct Dependencies {
+    Monitor& monitor;
+    IncidentRepository* store;
+    ServiceControl& control;
+    Executor work;
+  };
+
+  /// Reads the tokens (making missing token files), binds every address and starts serving.
+  /// An address that cannot be bound, or TLS files that cannot be read, fail the start with a
+  /// message naming them.
+  [[nodiscard]] static Result<std::unique_ptr<ApiServer>> start(
+      const Config::Api& config, const std::filesystem::path& state_dir, Dependencies deps);
+
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  /// What health checks answer: SERVING or NOT_SERVING.
+  void setServing(bool serving);
+  /// Stops taking calls and ends those in flight (streams included) by `deadline`.
+  void stop(std::chrono::milliseconds deadline);
+
+  /// Where it listens, as configured ("127.0.0.1:7787", "unix:/run/wctmon/api.sock"), with the
+  /// port a ":0" address was given.
+  [[nodiscard]] const std::vector<std::string>& listening() const { return listening_; }
+  [[nodiscard]] unsigned watchers() const { return service_->watchers(); }
+
+ private:
+  ApiServer() = default;
+
+  std::unique_ptr<Tokens> tokens_;
+  std::unique_ptr<MonitorService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::vector<std::string> listening_;
+  std::vector<std::filesystem::path> sockets_;
+};
+
+}  // namespace wctmon::api
