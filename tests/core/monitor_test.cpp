@@ -111,6 +111,12 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_EQ(stored[0].evidence.size(), 2U);
   ASSERT_EQ(alerts_.sent.size(), 1U);
   EXPECT_EQ(alerts_.sent[0].kind, AlertKind::kDeadlockDetected);
+  // What the API lists of the process: its last sample.
+  auto last = monitor->watchedProcess(id)->last_sample;
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->state, "deadlocked");
+  EXPECT_EQ(last->at, clock_.now());
+  EXPECT_GE(last->threads, 2U);
 
   for (int i = 0; i < 5; ++i) {
     clock_.advance(1s);
@@ -126,6 +132,7 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
+  EXPECT_EQ(monitor->watchedProcess(id)->last_sample->state, "ok");
   EXPECT_EQ(stored[0].evidence.size(), 2U);  // kept through the resolve
   ASSERT_EQ(alerts_.sent.size(), 2U);
   EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);

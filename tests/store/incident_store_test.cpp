@@ -202,6 +202,47 @@ TEST(IncidentStore, ListsNewestFirstWithFilters) {
   EXPECT_EQ(one[0].process_name, "proc4");
 }
 
+TEST(IncidentStore, ListsByKindPidTargetAndTimeAndPagesStayStableAsIncidentsArrive) {
+  StateDir dir;
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  // Two at the same instant: pages are ordered by time, then by id.
+  const int seconds[] = {0, 1, 2, 2, 3, 4};
+  for (int i = 0; i < 6; ++i) {
+    auto incident = makeIncident(i, IncidentState::kOpen, kT0 + std::chrono::seconds(seconds[i]));
+    incident.target = i < 3 ? "db" : "web";
+    ASSERT_TRUE(store->insert(incident).ok());
+  }
+  const auto pids = [](const std::vector<Incident>& incidents) {
+    std::vector<int> out;
+    for (const auto& i : incidents) out.push_back(i.process.pid.value);
+    return out;
+  };
+  IncidentQuery q;
+  q.kind = IncidentKind::kDeadlock;
+  EXPECT_EQ(pids(store->list(q)->incidents), (std::vector<int>{4, 2, 0}));
+  q = {};
+  q.pid = Pid{3};
+  EXPECT_EQ(pids(store->list(q)->incidents), (std::vector<int>{3}));
+  q = {};
+  q.target = "web";
+  EXPECT_EQ(pids(store->list(q)->incidents), (std::vector<int>{5, 4, 3}));
+  q = {};
+  q.since = kT0 + 2s;
+  EXPECT_EQ(pids(store->list(q)->incidents), (std::vector<int>{5, 4, 3, 2}));
+
+  // Pages of two; an incident opened between the pages is not on the later ones.
+  q = {};
+  q.limit = 2;
+  const auto first = store->list(q)->incidents;
+  EXPECT_EQ(pids(first), (std::vector<int>{5, 4}));
+  ASSERT_TRUE(store->insert(makeIncident(6, IncidentState::kOpen, kT0 + 10s)).ok());
+  q.after = IncidentQuery::Position{first.back().opened_at, first.back().id};
+  const auto second = store->list(q)->incidents;
+  EXPECT_EQ(pids(second), (std::vector<int>{3, 2}));
+  q.after = IncidentQuery::Position{second.back().opened_at, second.back().id};
+  EXPECT_EQ(pids(store->list(q)->incidents), (std::vector<int>{1, 0}));
+}
+
 TEST(IncidentStore, IncidentsSurviveAReopen) {
   StateDir dir;
   std::int64_t id = 0;
