@@ -13,17 +13,7 @@ std::string showValue(bool v) { return v ? "true" : "false"; }
 std::string showValue(const std::string& v) { return "\"" + v + "\""; }
 std::string showValue(std::chrono::milliseconds v) { return std::to_string(v.count()) + " ms"; }
 std::string showValue(std::chrono::hours v) { return std::to_string(v.count()) + " h"; }
-std::string showValue(AlertSinkKind v) {
-  switch (v) {
-    case AlertSinkKind::kJournald:
-      return "journald";
-    case AlertSinkKind::kSyslog:
-      return "syslog";
-    case AlertSinkKind::kNone:
-      return "none";
-  }
-  return "?";
-}
+std::string showValue(AlertSinkKind v) { return std::string(alertSinkName(v)); }
 std::string showValue(const std::vector<ObjectType>& v) {
   std::string out = "[";
   for (const auto type : v) out += (out.size() > 1 ? ", " : "") + waitTypeKey(type);

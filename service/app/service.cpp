@@ -56,7 +56,7 @@ class Service::Control final : public api::ServiceControl {
     f.source_available = source.available;
     f.source_reason = source.reason;
     const auto config = running_.monitor->config();
-    f.alerts_configured = sinkName(config.alerts.sink);
+    f.alerts_configured = alertSinkName(config.alerts.sink);
     {
       std::lock_guard lock(service_.mutex_);
       f.alerts_route = running_.alert_route.description;
@@ -83,18 +83,6 @@ class Service::Control final : public api::ServiceControl {
   }
 
  private:
-  static std::string sinkName(AlertSinkKind kind) {
-    switch (kind) {
-      case AlertSinkKind::kJournald:
-        return "journald";
-      case AlertSinkKind::kSyslog:
-        return "syslog";
-      case AlertSinkKind::kNone:
-        break;
-    }
-    return "none";
-  }
-
   Service& service_;
   Running& running_;
 };

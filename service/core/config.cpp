@@ -413,13 +413,9 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   }
   if (const json* a = root.find("alerts")) {
     ObjectReader r(*a, "/alerts", errors);
-    std::string sink = c.alerts.sink == AlertSinkKind::kJournald ? "journald"
-                       : c.alerts.sink == AlertSinkKind::kSyslog ? "syslog"
-                                                                 : "none";
+    std::string sink(alertSinkName(c.alerts.sink));
     r.choice("sink", sink, {"journald", "syslog", "none"});
-    c.alerts.sink = sink == "journald" ? AlertSinkKind::kJournald
-                    : sink == "syslog" ? AlertSinkKind::kSyslog
-                                       : AlertSinkKind::kNone;
+    c.alerts.sink = alertSinkFromName(sink).value_or(c.alerts.sink);
     r.milliseconds("window_ms", c.alerts.window, 1000);
     r.unsignedValue("max_per_window", c.alerts.max_per_window, 1, 100000);
   }
@@ -499,6 +495,25 @@ std::optional<ListenAddress> parseListenAddress(std::string_view text, std::stri
   }
   out.host = std::string(host);
   return out;
+}
+
+std::string_view alertSinkName(AlertSinkKind kind) {
+  switch (kind) {
+    case AlertSinkKind::kJournald:
+      return "journald";
+    case AlertSinkKind::kSyslog:
+      return "syslog";
+    case AlertSinkKind::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::optional<AlertSinkKind> alertSinkFromName(std::string_view name) {
+  for (const auto kind : {AlertSinkKind::kJournald, AlertSinkKind::kSyslog, AlertSinkKind::kNone}) {
+    if (alertSinkName(kind) == name) return kind;
+  }
+  return std::nullopt;
 }
 
 std::vector<ObjectType> defaultIgnoredWaits() {

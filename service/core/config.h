@@ -165,6 +165,10 @@ struct ConfigParse {
   std::vector<ConfigError> errors;
 };
 
+/// The configuration's name of an alert sink ("journald", "syslog", "none"), and back.
+[[nodiscard]] std::string_view alertSinkName(AlertSinkKind kind);
+[[nodiscard]] std::optional<AlertSinkKind> alertSinkFromName(std::string_view name);
+
 /// The waits that are ignored for hangs unless a target says otherwise.
 [[nodiscard]] std::vector<ObjectType> defaultIgnoredWaits();
 
