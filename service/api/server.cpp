@@ -4,9 +4,12 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -60,6 +63,20 @@ Result<std::shared_ptr<grpc::ServerCredentials>> tcpCredentials(const Config::Ap
   return grpc::SslServerCredentials(options);
 }
 
+/// Whether something accepts connections on the Unix socket at `path` (another service).
+bool socketAnswers(const std::filesystem::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const auto text = path.string();
+  std::copy_n(text.c_str(), std::min(text.size() + 1, sizeof(address.sun_path)), address.sun_path);
+  const bool answers =
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(fd);
+  return answers;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
@@ -94,7 +111,13 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
         return makeError(ErrorCode::kIo, "cannot make the directory of the API socket " +
                                              address->unix_path.string() + ": " + ec.message());
       }
-      // A socket left by a service that did not stop cleanly would refuse the bind.
+      // A socket left by a service that did not stop cleanly would refuse the bind; one that a
+      // running service answers on is that service's, and stays.
+      if (socketAnswers(address->unix_path)) {
+        return makeError(ErrorCode::kBusy, "another service answers on the API socket " +
+                                               address->unix_path.string() +
+                                               " (api.listen): stop it, or listen elsewhere");
+      }
       std::filesystem::remove(address->unix_path, ec);
       builder.AddListeningPort(config.listen[i], grpc::InsecureServerCredentials());
       server->sockets_.push_back(address->unix_path);

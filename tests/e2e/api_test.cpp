@@ -123,6 +123,20 @@ TEST(Api, StatusOverTheSocketAndLoopbackWithEitherTokenAndNothingWithout) {
   EXPECT_EQ(st.st_mode & 0777, 0660U);
 }
 
+TEST(Api, ASecondServiceOnTheSameSocketIsRefusedAndTheFirstKeepsIt) {
+  ApiService first;
+  testing::TempDir dir("api-second");
+  std::ofstream(dir / "wctmon.json")
+      << R"({"state_dir": ")" << (dir / "state").string() << R"(", "api": {"listen": ["unix:)"
+      << first.socket() << R"("]}, "alerts": {"sink": "none"}, "targets": []})";
+  const auto second = runCommand({wctmonPath(), "run", "--config", (dir / "wctmon.json").string()});
+  EXPECT_NE(second.exit_code, 0);
+  EXPECT_NE(second.err.find("another service answers on the API socket " + first.socket()),
+            std::string::npos)
+      << second.err;
+  EXPECT_EQ(first.call(first.unixTarget(), first.readerToken(), "GetStatus")["code"], "OK");
+}
+
 TEST(Api, HealthAndReflectionNeedNoToken) {
   ApiService service;
   const auto health = service.call(service.unixTarget(), "-", "health");
