@@ -19,19 +19,8 @@ using google::protobuf::util::TimeUtil;
 constexpr int kDefaultPageSize = 100;
 constexpr int kMaxPageSize = 1000;
 
-google::protobuf::Timestamp timestamp(std::chrono::system_clock::time_point t) {
-  return TimeUtil::NanosecondsToTimestamp(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
-}
-
 google::protobuf::Duration duration(std::chrono::microseconds d) {
   return TimeUtil::MicrosecondsToDuration(d.count());
-}
-
-std::chrono::system_clock::time_point timePoint(const google::protobuf::Timestamp& t) {
-  return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(
-          std::chrono::nanoseconds(TimeUtil::TimestampToNanoseconds(t))));
 }
 
 v1::Target toProto(const TargetConfig& t, bool runtime) {
@@ -150,7 +139,7 @@ grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext*
   const auto stats = deps_.monitor.stats();
   response->set_version(facts.version);
   response->set_platform(facts.platform);
-  *response->mutable_started_at() = timestamp(facts.started_at);
+  *response->mutable_started_at() = wire::toTimestamp(facts.started_at);
   *response->mutable_uptime() = duration(std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::system_clock::now() - facts.started_at));
   auto* source = response->mutable_source();
@@ -286,7 +275,7 @@ grpc::ServerUnaryReactor* MonitorService::ListProcesses(grpc::CallbackServerCont
     p->set_target(wire::validUtf8(w.target->name));
     if (w.last_sample) {
       p->set_threads(w.last_sample->threads);
-      *p->mutable_last_sample_at() = timestamp(w.last_sample->at);
+      *p->mutable_last_sample_at() = wire::toTimestamp(w.last_sample->at);
       p->set_state(wire::validUtf8(w.last_sample->state));
     } else {
       p->set_state("not sampled yet");
@@ -308,7 +297,7 @@ grpc::ServerUnaryReactor* MonitorService::ListIncidents(grpc::CallbackServerCont
   if (request->kind() == v1::INCIDENT_KIND_HANG) query.kind = IncidentKind::kHang;
   if (request->pid() != 0) query.pid = Pid{request->pid()};
   if (!request->target().empty()) query.target = request->target();
-  if (request->has_since()) query.since = timePoint(request->since());
+  if (request->has_since()) query.since = wire::fromTimestamp(request->since());
   auto* reactor = context->DefaultReactor();
   if (request->page_size() < 0) {
     reactor->Finish(invalid("page_size must not be negative"));

@@ -61,11 +61,6 @@ void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
   out->set_tracer_pid(capture.tracer_pid);
 }
 
-google::protobuf::Timestamp toTimestamp(std::chrono::system_clock::time_point t) {
-  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
-}
-
 void fill(const WaitChain& chain, v1::WaitChain* c) {
   c->set_pid(chain.start.pid.value);
   c->set_tid(chain.start.tid.value);
@@ -76,6 +71,17 @@ void fill(const WaitChain& chain, v1::WaitChain* c) {
 }
 
 }  // namespace
+
+google::protobuf::Timestamp toTimestamp(std::chrono::system_clock::time_point t) {
+  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+std::chrono::system_clock::time_point fromTimestamp(const google::protobuf::Timestamp& t) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(google::protobuf::util::TimeUtil::TimestampToNanoseconds(t))));
+}
 
 v1::ObjectType toProto(ObjectType type) {
   switch (type) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "model/incident.h"
@@ -12,6 +13,11 @@ class Message;
 }
 
 namespace wctmon::wire {
+
+/// A wall-clock time as a protobuf Timestamp, and back.
+[[nodiscard]] google::protobuf::Timestamp toTimestamp(std::chrono::system_clock::time_point t);
+[[nodiscard]] std::chrono::system_clock::time_point fromTimestamp(
+    const google::protobuf::Timestamp& t);
 
 /// The proto twins of the domain enums.
 [[nodiscard]] v1::ObjectType toProto(ObjectType type);
