@@ -7,7 +7,7 @@
 #include <optional>
 #include <sstream>
 
-#include "app/text_report.h"
+#include "wire/text_report.h"
 #include "core/config.h"
 #include "model/format.h"
 #include "store/incident_store.h"
@@ -143,7 +143,7 @@ void writeList(std::ostream& out, const std::vector<Incident>& incidents) {
     if (i.resolved_at)
       out << ", resolved " << localTime(*i.resolved_at) << " (" << i.resolution << ")";
     out << "\n    " << i.summary << "\n";
-    for (const auto& chain : i.chains) writeChain(out, chain, 4);
+    for (const auto& chain : i.chains) wire::writeChain(out, chain, 4);
     if (!i.evidence.empty()) {
       writeEvidenceSummary(out, i.evidence);
       any_evidence = true;
@@ -190,13 +190,13 @@ void writeRecord(std::ostream& out, const Incident& i) {
   out << "  summary: " << i.summary << "\n";
   out << "  signature: " << i.signature << "\n";
   out << "  chains: " << i.chains.size() << "\n";
-  for (const auto& chain : i.chains) writeChain(out, chain, 4);
+  for (const auto& chain : i.chains) wire::writeChain(out, chain, 4);
   std::size_t captured = 0;
   for (const auto& c : i.evidence) captured += c.captured ? 1 : 0;
   out << "  evidence: " << captured << " of " << countOf(i.evidence.size(), "thread")
       << " captured\n";
   for (const auto& c : i.evidence) {
-    writeCapture(out, c, 4, c.frames.size());
+    wire::writeCapture(out, c, 4, c.frames.size());
     if (c.tracer_pid != 0) out << "      traced by pid " << c.tracer_pid << "\n";
     if (!c.registers.empty()) {
       out << "      registers:\n";

@@ -9,7 +9,7 @@
 
 #include "app/cli_args.h"
 #include "app/incidents_command.h"
-#include "app/text_report.h"
+#include "wire/text_report.h"
 #include "core/analyzer.h"
 #include "core/config.h"
 #include "platform/platform_factory.h"
@@ -73,7 +73,7 @@ int runAnalyze(const AnalyzeArgs& args) {
     wctmon::wire::writeAnalysisJson(*result, stdout);
     std::fflush(stdout);
   } else {
-    wctmon::app::writeTextReport(std::cout, *result, args.brief || args.all);
+    wctmon::wire::writeTextReport(std::cout, *result, args.brief || args.all);
   }
   if (!args.all && everyThreadDenied(*result)) {
     std::cerr << "wctmon: permission denied: cannot read the waits of process " << args.pid

@@ -455,12 +455,4 @@ GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> ro
   return out;
 }
 
-bool leadsSomewhere(const WaitChain& chain) {
-  if (chain.nodes.size() > 2 || chain.is_cycle) return true;
-  if (chain.nodes.size() < 2) return false;
-  const auto& object = chain.nodes[1];
-  return object.status == ObjectStatus::kOwned || object.status == ObjectStatus::kAbandoned ||
-         object.type == ObjectType::kKernelWait || object.type == ObjectType::kFifoOpen;
-}
-
 }  // namespace wctmon

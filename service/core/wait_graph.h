@@ -35,12 +35,6 @@ struct GraphAnalysis {
   std::vector<Deadlock> deadlocks;
 };
 
-/// Whether a chain leads somewhere worth reporting: past its first object, into a cycle, or to an
-/// object that is owned (or abandoned) or that only something outside can end (a stopped thread,
-/// an uninterruptible wait, a FIFO without its other end). Chains of idle threads parked on
-/// ownerless waits do not.
-[[nodiscard]] bool leadsSomewhere(const WaitChain& chain);
-
 /// Builds one chain per thread of the `roots` processes and finds every deadlock that involves
 /// them, over the whole wait graph of `snapshot`. A thread is stuck when it waits on an owned
 /// object, without a timeout that ends sooner than the bound, is not stopped (a stopped thread

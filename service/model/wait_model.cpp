@@ -17,6 +17,14 @@ bool Deadlock::crossProcess() const {
                      [&](const ThreadRef& t) { return t.pid != threads.front().pid; });
 }
 
+bool leadsSomewhere(const WaitChain& chain) {
+  if (chain.nodes.size() > 2 || chain.is_cycle) return true;
+  if (chain.nodes.size() < 2) return false;
+  const auto& object = chain.nodes[1];
+  return object.status == ObjectStatus::kOwned || object.status == ObjectStatus::kAbandoned ||
+         object.type == ObjectType::kKernelWait || object.type == ObjectType::kFifoOpen;
+}
+
 bool sameWaitObject(const WaitObject& a, const WaitObject& b) {
   // The time left of a timed wait shrinks between reads of the same wait: it is not compared.
   return a.type == b.type && a.status == b.status && a.key == b.key && a.name == b.name &&

@@ -103,6 +103,12 @@ struct WaitChain {
   friend bool operator==(const WaitChain&, const WaitChain&) = default;
 };
 
+/// Whether a chain leads somewhere worth reporting: past its first object, into a cycle, or to an
+/// object that is owned (or abandoned) or that only something outside can end (a stopped thread,
+/// an uninterruptible wait, a FIFO without its other end). Chains of idle threads parked on
+/// ownerless waits do not.
+[[nodiscard]] bool leadsSomewhere(const WaitChain& chain);
+
 /// One cycle of the wait graph and the threads that wait on it from outside.
 struct Deadlock {
   std::vector<ThreadRef> threads;

@@ -1,13 +1,12 @@
-#include "app/text_report.h"
+#include "wire/text_report.h"
 
 #include <algorithm>
 #include <optional>
 #include <string>
 
-#include "core/wait_graph.h"
 #include "model/format.h"
 
-namespace wctmon::app {
+namespace wctmon::wire {
 namespace {
 
 std::string describe(const WaitNode& node, const WaitNode* next) {
@@ -137,4 +136,4 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
   }
 }
 
-}  // namespace wctmon::app
+}  // namespace wctmon::wire

@@ -4,7 +4,7 @@
 
 #include "model/wait_model.h"
 
-namespace wctmon::app {
+namespace wctmon::wire {
 
 /// Writes the human form of an analysis: a summary, the deadlocks, then one tree per thread in
 /// the style of the WCT sample. With `only_waiting`, only chains that lead somewhere
@@ -19,4 +19,4 @@ void writeChain(std::ostream& out, const WaitChain& chain, std::size_t indent = 
 void writeCapture(std::ostream& out, const ThreadCapture& capture, std::size_t indent,
                   std::size_t max_frames);
 
-}  // namespace wctmon::app
+}  // namespace wctmon::wire
