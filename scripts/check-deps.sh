@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Checks that includes follow the direction of the rooms of service/ (service/CMakeLists.txt):
-#   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model.
+#   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model;
+#   cli (command-line checks, header-only) on nothing. The client (client/, wctctl) uses only
+#   model, wire, cli and the generated API, never the engine.
 # Tests mirror the tree and may use what the room they test may use, plus fakes/ (core rooms
 # only) and support/. model/ and core/ include no OS, SQLite, protobuf, gRPC or Boost header.
 # Prints every include against the direction and fails when there is one.
@@ -16,7 +18,9 @@ declare -A allowed=(
   [store]="core model wire"
   [runtime]="core model"
   [api]="core model wire wctmon"
-  [app]="api core model platform runtime store wire wctmon"
+  [app]="api cli core model platform runtime store wire wctmon"
+  [cli]=""
+  [client]="cli model wire wctmon grpc"
   [fakes]="core model"
   [support]=""
   [e2e]="support"
@@ -32,6 +36,7 @@ room_of() {  # path -> the room it belongs to
     tests/platform/*) echo platform; return ;;
     tests/*) path=${path#tests/} ;;
     scripts/bench/*) echo app; return ;;
+    client/*) echo client; return ;;
   esac
   echo "${path%%/*}"
 }
@@ -75,7 +80,7 @@ while IFS= read -r file; do
       fi
     fi
   done < <(grep -n '#[[:space:]]*include' "$file" || true)
-done < <(git ls-files -co --exclude-standard -- 'service/*' 'tests/*' 'scripts/bench/*' |
+done < <(git ls-files -co --exclude-standard -- 'service/*' 'client/*' 'tests/*' 'scripts/bench/*' |
            grep -E '\.(h|hpp|c|cc|cpp)$')
 
 if ((violations > 0)); then

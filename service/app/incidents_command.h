@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "app/cli_args.h"
+#include "cli/cli_args.h"
 
 namespace wctmon::app {
 
@@ -33,16 +33,17 @@ inline void addIncidentsOptions(CLI::App& command, IncidentsArgs& args) {
                    "Print the proto3 JSON of an IncidentList (with --id: of that Incident)");
   auto* state = command.add_option("--state", args.state, "open, resolved or all (default all)")
                     ->type_name("STATE")
-                    ->check(oneOf({"open", "resolved", "all"}));
-  auto* limit = command.add_option("--limit", args.limit, "The most recent N only")
-                    ->type_name("N")
-                    ->check(wholeNumber("a count", 1, std::numeric_limits<std::int32_t>::max()));
+                    ->check(cli::oneOf({"open", "resolved", "all"}));
+  auto* limit =
+      command.add_option("--limit", args.limit, "The most recent N only")
+          ->type_name("N")
+          ->check(cli::wholeNumber("a count", 1, std::numeric_limits<std::int32_t>::max()));
   command
       .add_option("--id", args.id,
                   "Show one incident whole: every chain, every captured thread's registers and "
                   "stack, timestamps, resolution")
       ->type_name("ID")
-      ->check(wholeNumber("an incident id", 1, std::numeric_limits<std::int64_t>::max()))
+      ->check(cli::wholeNumber("an incident id", 1, std::numeric_limits<std::int64_t>::max()))
       ->excludes(state)
       ->excludes(limit);
 }

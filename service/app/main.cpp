@@ -7,13 +7,13 @@
 #include <iostream>
 #include <limits>
 
-#include "app/cli_args.h"
 #include "app/incidents_command.h"
-#include "wire/text_report.h"
+#include "cli/cli_args.h"
 #include "core/analyzer.h"
 #include "core/config.h"
 #include "platform/platform_factory.h"
 #include "wire/json_writer.h"
+#include "wire/text_report.h"
 
 namespace {
 
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   auto* analyze = app.add_subcommand("analyze", "Analyse the wait chains of a live process once");
   auto* pid = analyze->add_option("--pid,-p", args.pid, "Process to analyse")
                   ->type_name("PID")
-                  ->check(wctmon::app::wholeNumber("a process id", 1, wctmon::app::kMaxPid));
+                  ->check(wctmon::cli::wholeNumber("a process id", 1, wctmon::cli::kMaxPid));
   auto* all =
       analyze->add_flag("--all", args.all, "Analyse every process (follows chains across them)");
   pid->excludes(all);
@@ -134,14 +134,14 @@ int main(int argc, char** argv) {
                     "Capture register contexts and stacks of the threads in each deadlock");
   analyze->add_option("--max-nodes", args.max_nodes, "Most nodes per chain (default 64)")
       ->type_name("N")
-      ->check(wctmon::app::wholeNumber("a node count", 1,
+      ->check(wctmon::cli::wholeNumber("a node count", 1,
                                        std::numeric_limits<std::uint32_t>::max() / 2));
   analyze
       ->add_option("--timed-wait-bound", args.timed_wait_bound_ms,
                    "A cycle closed by a wait with a timeout is a deadlock only when that wait has "
                    "more than this many milliseconds left (default 30000)")
       ->type_name("MS")
-      ->check(wctmon::app::wholeNumber("milliseconds", 0, std::int64_t{1} << 40));
+      ->check(wctmon::cli::wholeNumber("milliseconds", 0, std::int64_t{1} << 40));
   analyze->add_flag("--json", args.json, "Print the result as JSON (proto3 JSON mapping)");
   analyze->add_flag("--brief", args.brief, "Print only the chains that lead somewhere");
 
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "wctmon: " << wctmon::app::describeUsageError(app, "wctmon", e) << "\n";
+    std::cerr << "wctmon: " << wctmon::cli::describeUsageError(app, "wctmon", e) << "\n";
     return kExitUsage;
   }
   if (analyze->parsed() && !args.all && args.pid == 0) {

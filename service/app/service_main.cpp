@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "wctmon: " << wctmon::app::describeUsageError(app, "wctmond", e) << "\n";
+    std::cerr << "wctmon: " << wctmon::cli::describeUsageError(app, "wctmond", e) << "\n";
     return kExitUsage;
   }
   if (!incidents->parsed() && config_path.empty()) {

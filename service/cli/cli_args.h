@@ -1,8 +1,8 @@
 #pragma once
 
-// Command-line checks shared by wctmon and wctmond: option values whose errors say what is
-// allowed, and every parse error as one line that names the option or the command.
-// Header-only: the command-line tool links none of the service's code.
+// Command-line checks shared by wctmon, wctmond and wctctl: option values whose errors say what
+// is allowed, and every parse error as one line that names the option or the command.
+// Header-only: the command-line tools link none of the service's code.
 
 #include <CLI/CLI.hpp>
 #include <cctype>
@@ -12,7 +12,7 @@
 #include <system_error>
 #include <vector>
 
-namespace wctmon::app {
+namespace wctmon::cli {
 
 /// The largest process id Linux hands out on 64-bit (PID_MAX_LIMIT).
 inline constexpr std::int64_t kMaxPid = 4194304;
@@ -85,9 +85,9 @@ inline std::string optionList(const CLI::App& command) {
   return out;
 }
 
-inline std::string commandList(CLI::App& root) {
+inline std::string commandList(CLI::App& parent) {
   std::string out;
-  for (const CLI::App* command : root.get_subcommands([](CLI::App*) { return true; })) {
+  for (const CLI::App* command : parent.get_subcommands([](CLI::App*) { return true; })) {
     out += (out.empty() ? "" : ", ") + command->get_name();
   }
   return out;
@@ -124,6 +124,11 @@ inline std::string describeUsageError(CLI::App& root, const std::string& program
            (active == &root && has_commands ? "; the commands are " + detail::commandList(root)
                                             : "");
   }
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && active != &root &&
+      active->get_subcommands().empty() &&
+      !active->get_subcommands([](CLI::App*) { return true; }).empty()) {
+    return active->get_name() + " needs a command: " + detail::commandList(*active);
+  }
   if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
     for (const CLI::Option* option : active->get_options()) {
       if (option->get_required() && option->count() == 0) {
@@ -159,4 +164,4 @@ inline std::string describeUsageError(CLI::App& root, const std::string& program
   return message;
 }
 
-}  // namespace wctmon::app
+}  // namespace wctmon::cli
