@@ -1,17 +1,15 @@
 #include "app/incidents_command.h"
 
-#include <ctime>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
 #include <optional>
-#include <sstream>
 
-#include "wire/text_report.h"
 #include "core/config.h"
 #include "model/format.h"
 #include "store/incident_store.h"
+#include "wire/incident_text.h"
 #include "wire/json_writer.h"
+#include "wire/text_report.h"
 
 namespace wctmon::app {
 namespace {
@@ -22,23 +20,6 @@ constexpr int kExitError = 1;
 /// Frames shown per thread in the list; `--id` shows them all.
 constexpr std::size_t kListedFrames = 3;
 
-std::string localTime(std::chrono::system_clock::time_point t, bool milliseconds = false) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  ::localtime_r(&seconds, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  std::string out = buf;
-  if (milliseconds) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()) %
-                    std::chrono::seconds(1);
-    std::ostringstream fraction;
-    fraction << "." << std::setw(3) << std::setfill('0') << ms.count();
-    out += fraction.str();
-  }
-  return out;
-}
-
 std::string processList(const Incident& i) {
   std::string out;
   if (i.processes.empty()) {
@@ -47,12 +28,6 @@ std::string processList(const Incident& i) {
   for (const auto& p : i.processes) {
     out += (out.empty() ? "" : ", ") + std::to_string(p.identity.pid.value) + " (" + p.name + ")";
   }
-  return out;
-}
-
-std::string threadLabels(const std::vector<ThreadRef>& threads) {
-  std::string out;
-  for (const auto& t : threads) out += (out.empty() ? "" : " ") + threadLabel(t);
   return out;
 }
 
@@ -139,9 +114,9 @@ void writeList(std::ostream& out, const std::vector<Incident>& incidents) {
   for (const auto& i : incidents) {
     out << "#" << i.id << " " << toString(i.kind) << " " << toString(i.state) << "  "
         << (i.processes.size() > 1 ? "pids " : "pid ") << processList(i) << "  opened "
-        << localTime(i.opened_at);
+        << wire::localTimeText(i.opened_at);
     if (i.resolved_at)
-      out << ", resolved " << localTime(*i.resolved_at) << " (" << i.resolution << ")";
+      out << ", resolved " << wire::localTimeText(*i.resolved_at) << " (" << i.resolution << ")";
     out << "\n    " << i.summary << "\n";
     for (const auto& chain : i.chains) wire::writeChain(out, chain, 4);
     if (!i.evidence.empty()) {
@@ -151,57 +126,6 @@ void writeList(std::ostream& out, const std::vector<Incident>& incidents) {
   }
   if (any_evidence) {
     out << "(wctmon incidents --id ID shows one incident whole: every frame and register)\n";
-  }
-}
-
-void writeRegisters(std::ostream& out, const std::vector<RegisterValue>& registers) {
-  constexpr std::size_t kPerLine = 4;
-  for (std::size_t k = 0; k < registers.size(); ++k) {
-    out << (k % kPerLine == 0 ? "        " : "  ") << std::left << std::setw(8) << registers[k].name
-        << std::right << std::setw(18) << hexString(registers[k].value);
-    if (k % kPerLine == kPerLine - 1 || k + 1 == registers.size()) out << "\n";
-  }
-}
-
-/// One incident with everything stored about it.
-void writeRecord(std::ostream& out, const Incident& i) {
-  out << "incident #" << i.id << ": " << toString(i.kind) << ", " << toString(i.state) << "\n";
-  out << "  processes: ";
-  if (i.processes.empty()) {
-    out << i.process.pid.value << " " << i.process_name << " (start time " << i.process.start_time
-        << ")";
-  }
-  for (std::size_t k = 0; k < i.processes.size(); ++k) {
-    const auto& p = i.processes[k];
-    out << (k > 0 ? ", " : "") << p.identity.pid.value << " " << p.name << " (start time "
-        << p.identity.start_time << ")";
-  }
-  out << "\n";
-  out << "  target: " << i.target << "\n";
-  out << "  threads: " << threadLabels(i.threads) << "\n";
-  if (!i.spurs.empty()) out << "  blocked behind them: " << threadLabels(i.spurs) << "\n";
-  out << "  opened: " << localTime(i.opened_at, true) << "\n";
-  out << "  updated: " << localTime(i.updated_at, true) << "\n";
-  if (i.resolved_at) {
-    out << "  resolved: " << localTime(*i.resolved_at, true) << " (" << i.resolution << ")\n";
-  } else {
-    out << "  resolved: not yet\n";
-  }
-  out << "  summary: " << i.summary << "\n";
-  out << "  signature: " << i.signature << "\n";
-  out << "  chains: " << i.chains.size() << "\n";
-  for (const auto& chain : i.chains) wire::writeChain(out, chain, 4);
-  std::size_t captured = 0;
-  for (const auto& c : i.evidence) captured += c.captured ? 1 : 0;
-  out << "  evidence: " << captured << " of " << countOf(i.evidence.size(), "thread")
-      << " captured\n";
-  for (const auto& c : i.evidence) {
-    wire::writeCapture(out, c, 4, c.frames.size());
-    if (c.tracer_pid != 0) out << "      traced by pid " << c.tracer_pid << "\n";
-    if (!c.registers.empty()) {
-      out << "      registers:\n";
-      writeRegisters(out, c.registers);
-    }
   }
 }
 
@@ -233,7 +157,7 @@ int runIncidents(const IncidentsArgs& args) {
     if (args.json) {
       std::cout << wire::incidentToJson(**got);
     } else {
-      writeRecord(std::cout, **got);
+      wire::writeIncident(std::cout, **got);
     }
     return kExitOk;
   }

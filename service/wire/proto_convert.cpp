@@ -294,7 +294,7 @@ WaitChain fromProto(const v1::WaitChain& chain) {
 
 ThreadCapture fromProto(const v1::ThreadCapture& capture) {
   ThreadCapture out;
-  out.thread = ThreadRef{Pid{capture.thread().pid()}, Tid{capture.thread().tid()}};
+  out.thread = wire::fromProto(capture.thread());
   out.captured = capture.captured();
   out.error = capture.error();
   out.architecture = capture.architecture();
@@ -317,6 +317,64 @@ ThreadCapture fromProto(const v1::ThreadCapture& capture) {
 
 IncidentProcess fromProto(const v1::IncidentProcess& process) {
   return IncidentProcess{ProcessIdentity{Pid{process.pid()}, process.start_time()}, process.name()};
+}
+
+ThreadRef fromProto(const v1::ThreadRef& ref) { return ThreadRef{Pid{ref.pid()}, Tid{ref.tid()}}; }
+
+namespace {
+
+/// Each of `items` converted.
+template <typename Domain, typename Proto>
+std::vector<Domain> allFromProto(const google::protobuf::RepeatedPtrField<Proto>& items) {
+  std::vector<Domain> out;
+  out.reserve(static_cast<std::size_t>(items.size()));
+  for (const auto& item : items) out.push_back(wire::fromProto(item));
+  return out;
+}
+
+}  // namespace
+
+AnalysisResult fromProto(const v1::AnalyzeResult& result) {
+  AnalysisResult out;
+  out.pid = Pid{result.pid()};
+  out.process_start_time = result.process_start_time();
+  out.process_name = result.process_name();
+  out.process_count = result.process_count();
+  out.thread_count = result.thread_count();
+  out.chains = allFromProto<WaitChain>(result.chains());
+  for (const auto& d : result.deadlocks()) {
+    out.deadlocks.push_back(
+        Deadlock{allFromProto<ThreadRef>(d.threads()), allFromProto<ThreadRef>(d.spurs())});
+  }
+  out.captures = allFromProto<ThreadCapture>(result.captures());
+  out.warnings.assign(result.warnings().begin(), result.warnings().end());
+  out.sampled_at = fromTimestamp(result.sampled_at());
+  out.analysis_time = std::chrono::microseconds(result.analysis_time_us());
+  return out;
+}
+
+Incident fromProto(const v1::Incident& incident) {
+  Incident out;
+  out.id = incident.id();
+  out.kind =
+      incident.kind() == v1::INCIDENT_KIND_HANG ? IncidentKind::kHang : IncidentKind::kDeadlock;
+  out.state = incident.state() == v1::INCIDENT_STATE_RESOLVED ? IncidentState::kResolved
+                                                              : IncidentState::kOpen;
+  out.process = ProcessIdentity{Pid{incident.pid()}, incident.process_start_time()};
+  out.process_name = incident.process_name();
+  out.processes = allFromProto<IncidentProcess>(incident.processes());
+  out.target = incident.target();
+  out.signature = incident.signature();
+  out.threads = allFromProto<ThreadRef>(incident.threads());
+  out.spurs = allFromProto<ThreadRef>(incident.spurs());
+  out.opened_at = fromTimestamp(incident.opened_at());
+  out.updated_at = fromTimestamp(incident.updated_at());
+  if (incident.has_resolved_at()) out.resolved_at = fromTimestamp(incident.resolved_at());
+  out.resolution = incident.resolution();
+  out.summary = incident.summary();
+  out.chains = allFromProto<WaitChain>(incident.chains());
+  out.evidence = allFromProto<ThreadCapture>(incident.evidence());
+  return out;
 }
 
 }  // namespace wctmon::wire

@@ -41,4 +41,10 @@ namespace wctmon::wire {
 [[nodiscard]] ThreadCapture fromProto(const v1::ThreadCapture& capture);
 [[nodiscard]] IncidentProcess fromProto(const v1::IncidentProcess& process);
 
+/// The domain twins of what the API returns (wctctl draws them as wctmon does). A kind, state or
+/// enum value this build does not know reads as the first kind and state, or as unknown.
+[[nodiscard]] ThreadRef fromProto(const v1::ThreadRef& ref);
+[[nodiscard]] AnalysisResult fromProto(const v1::AnalyzeResult& result);
+[[nodiscard]] Incident fromProto(const v1::Incident& incident);
+
 }  // namespace wctmon::wire

@@ -49,6 +49,17 @@ Sequence sequenceAt(std::string_view s, std::size_t i) {
 
 }  // namespace
 
+Utf8Char utf8CharAt(std::string_view text, std::size_t i) {
+  const auto seq = sequenceAt(text, i);
+  if (!seq.valid) return {seq.length, std::nullopt};
+  // The lead byte keeps 7, 5, 4 or 3 bits by length; each continuation byte 6.
+  static constexpr unsigned char kLeadMask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+  char32_t code_point = byteAt(text, i) & kLeadMask[seq.length];
+  for (std::size_t k = 1; k < seq.length; ++k)
+    code_point = (code_point << 6) | (byteAt(text, i + k) & 0x3f);
+  return {seq.length, code_point};
+}
+
 bool isValidUtf8(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {

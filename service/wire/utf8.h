@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,5 +16,13 @@ namespace wctmon::wire {
 /// process names and paths are arbitrary bytes, and one bad byte must not break a proto3
 /// client. Well-formed text comes back unchanged.
 [[nodiscard]] std::string validUtf8(std::string_view text);
+
+/// What starts at byte `i` (< size) of `text`: a well-formed character (its code point and
+/// length), or a maximal ill-formed subpart (no code point, its length; at least 1).
+struct Utf8Char {
+  std::size_t length = 1;
+  std::optional<char32_t> code_point;
+};
+[[nodiscard]] Utf8Char utf8CharAt(std::string_view text, std::size_t i);
 
 }  // namespace wctmon::wire

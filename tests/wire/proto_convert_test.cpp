@@ -92,6 +92,84 @@ TEST(ProtoConvert, ChainsCapturesAndProcessesComeBackAsTheyWent) {
   EXPECT_EQ(fromProto(throughBinary(toProto(process))), process);
 }
 
+TEST(ProtoConvert, AnalysesAndIncidentsComeBackAsTheyWent) {
+  AnalysisResult analysis;
+  analysis.pid = Pid{42};
+  analysis.process_start_time = kMax64;
+  analysis.process_name = "server";
+  analysis.process_count = 2;
+  analysis.thread_count = 9;
+  analysis.chains = {fullChain()};
+  analysis.deadlocks = {Deadlock{{ThreadRef{Pid{42}, Tid{43}}, ThreadRef{Pid{7}, Tid{7}}},
+                                 {ThreadRef{Pid{42}, Tid{44}}}}};
+  analysis.captures = {fullCapture()};
+  analysis.warnings = {"process 7 exited"};
+  analysis.sampled_at = std::chrono::system_clock::time_point(1'700'000'000'123'456'789ns);
+  analysis.analysis_time = 1234us;
+  const auto a = fromProto(throughBinary(toProto(analysis)));
+  EXPECT_EQ(a.pid, analysis.pid);
+  EXPECT_EQ(a.process_start_time, analysis.process_start_time);
+  EXPECT_EQ(a.process_name, analysis.process_name);
+  EXPECT_EQ(a.process_count, analysis.process_count);
+  EXPECT_EQ(a.thread_count, analysis.thread_count);
+  EXPECT_EQ(a.chains, analysis.chains);
+  ASSERT_EQ(a.deadlocks.size(), 1U);
+  EXPECT_EQ(a.deadlocks[0].threads, analysis.deadlocks[0].threads);
+  EXPECT_EQ(a.deadlocks[0].spurs, analysis.deadlocks[0].spurs);
+  EXPECT_TRUE(a.deadlocks[0].crossProcess());
+  EXPECT_EQ(a.captures, analysis.captures);
+  EXPECT_EQ(a.warnings, analysis.warnings);
+  EXPECT_EQ(a.sampled_at, analysis.sampled_at);
+  EXPECT_EQ(a.analysis_time, analysis.analysis_time);
+
+  Incident incident;
+  incident.id = 17;
+  incident.kind = IncidentKind::kHang;
+  incident.state = IncidentState::kResolved;
+  incident.process = ProcessIdentity{Pid{42}, 99};
+  incident.process_name = "server";
+  incident.processes = {IncidentProcess{incident.process, "server"},
+                        IncidentProcess{ProcessIdentity{Pid{7}, 5}, "child"}};
+  incident.target = "db";
+  incident.signature = "42:43";
+  incident.threads = {ThreadRef{Pid{42}, Tid{43}}};
+  incident.spurs = {ThreadRef{Pid{42}, Tid{44}}};
+  incident.opened_at = analysis.sampled_at;
+  incident.updated_at = analysis.sampled_at + 2s;
+  incident.resolved_at = analysis.sampled_at + 3s;
+  incident.resolution = "thread moved on";
+  incident.summary = "thread 43 hung";
+  incident.chains = {fullChain()};
+  incident.evidence = {fullCapture()};
+  const auto i = fromProto(throughBinary(toProto(incident)));
+  EXPECT_EQ(i.id, incident.id);
+  EXPECT_EQ(i.kind, incident.kind);
+  EXPECT_EQ(i.state, incident.state);
+  EXPECT_EQ(i.process, incident.process);
+  EXPECT_EQ(i.process_name, incident.process_name);
+  EXPECT_EQ(i.processes, incident.processes);
+  EXPECT_EQ(i.target, incident.target);
+  EXPECT_EQ(i.signature, incident.signature);
+  EXPECT_EQ(i.threads, incident.threads);
+  EXPECT_EQ(i.spurs, incident.spurs);
+  EXPECT_EQ(i.opened_at, incident.opened_at);
+  EXPECT_EQ(i.updated_at, incident.updated_at);
+  EXPECT_EQ(i.resolved_at, incident.resolved_at);
+  EXPECT_EQ(i.resolution, incident.resolution);
+  EXPECT_EQ(i.summary, incident.summary);
+  EXPECT_EQ(i.chains, incident.chains);
+  EXPECT_EQ(i.evidence, incident.evidence);
+
+  // An open deadlock has no resolution time, and keeps none.
+  incident.kind = IncidentKind::kDeadlock;
+  incident.state = IncidentState::kOpen;
+  incident.resolved_at.reset();
+  const auto open = fromProto(throughBinary(toProto(incident)));
+  EXPECT_EQ(open.kind, IncidentKind::kDeadlock);
+  EXPECT_EQ(open.state, IncidentState::kOpen);
+  EXPECT_FALSE(open.resolved_at.has_value());
+}
+
 TEST(ProtoConvert, EveryEnumValueComesBack) {
   for (const auto& type : enumNames<ObjectType>()) {
     for (const auto& status : enumNames<ObjectStatus>()) {

@@ -121,5 +121,20 @@ TEST(Utf8, EveryScalarValueIsValidAndNothingElseIs) {
   }
 }
 
+TEST(Utf8, EachScalarValueDecodesToItselfAndIllFormedBytesToTheirSubpart) {
+  for (std::uint32_t cp = 0; cp <= 0x10ffff; cp += (cp < 0x3000 ? 1 : 0x101)) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const auto text = "a" + encode(cp, shortestLength(cp));
+    const auto c = utf8CharAt(text, 1);
+    ASSERT_EQ(c.code_point, char32_t{cp}) << std::hex << cp;
+    ASSERT_EQ(c.length, static_cast<std::size_t>(shortestLength(cp))) << std::hex << cp;
+  }
+  // A surrogate is three subparts of one byte; a truncated sequence one of its bytes so far.
+  EXPECT_EQ(utf8CharAt("\xed\xa0\x80", 0).length, 1U);
+  EXPECT_FALSE(utf8CharAt("\xed\xa0\x80", 0).code_point.has_value());
+  EXPECT_EQ(utf8CharAt("\xe2\x80", 0).length, 2U);
+  EXPECT_FALSE(utf8CharAt("\xe2\x80", 0).code_point.has_value());
+}
+
 }  // namespace
 }  // namespace wctmon::wire
