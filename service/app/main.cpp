@@ -160,17 +160,8 @@ int main(int argc, char** argv) {
       "incidents", "List recorded incidents from the store, or show one whole with --id");
   wctmon::app::addIncidentsOptions(*incidents, incidents_args);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "wctmon: " << wctmon::cli::describeUsageError(app, "wctmon", e) << "\n";
-    return kExitUsage;
+  if (const auto exit = wctmon::cli::parseCommandLine(app, argc, argv, "wctmon", "wctmon")) {
+    return *exit;
   }
   if (analyze->parsed() && !args.all && args.pid == 0) {
     std::cerr << "wctmon: analyze needs --pid PID or --all\n";

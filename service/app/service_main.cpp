@@ -60,13 +60,8 @@ int main(int argc, char** argv) {
   auto* incidents = app.add_subcommand(
       "incidents", "List recorded incidents from the store, or show one whole with --id");
   wctmon::app::addIncidentsOptions(*incidents, incidents_args);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "wctmon: " << wctmon::cli::describeUsageError(app, "wctmond", e) << "\n";
-    return kExitUsage;
+  if (const auto exit = wctmon::cli::parseCommandLine(app, argc, argv, "wctmon", "wctmond")) {
+    return *exit;
   }
   if (!incidents->parsed() && config_path.empty()) {
     std::cerr << "wctmon: wctmond needs --config FILE, or the incidents command\n";

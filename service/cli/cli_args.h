@@ -8,6 +8,8 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <iostream>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -162,6 +164,25 @@ inline std::string describeUsageError(CLI::App& root, const std::string& program
     }
   }
   return message;
+}
+
+/// The exit status of a command line that cannot be run.
+inline constexpr int kUsageExit = 2;
+
+/// Parses `argv` into `app`: nothing when the command is to run; otherwise its exit status, with
+/// the help or the version printed (0), or the error as one line "PREFIX: ..." on stderr
+/// (kUsageExit). `program` is how the command is called in messages ("wctmon").
+inline std::optional<int> parseCommandLine(CLI::App& app, int argc, char** argv,
+                                           const std::string& prefix, const std::string& program) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << prefix << ": " << describeUsageError(app, program, e) << "\n";
+    return kUsageExit;
+  }
+  return std::nullopt;
 }
 
 }  // namespace wctmon::cli

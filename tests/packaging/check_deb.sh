@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Debian package from this build tree and checks what it installs: both binaries,
+# Builds the Debian package from this build tree and checks what it installs: the binaries,
 # the systemd unit (Type=notify, watchdog), the default configuration as a conffile.
 set -euo pipefail
 build=$1
@@ -8,7 +8,7 @@ trap 'rm -rf "$out"' EXIT
 cpack --config "$build/CPackConfig.cmake" -B "$out" >/dev/null
 deb=$(ls "$out"/wctmon_*.deb)
 contents=$(dpkg -c "$deb" | awk '{print $6}')
-for f in ./usr/bin/wctmon ./usr/bin/wctmond ./usr/lib/systemd/system/wctmon.service \
+for f in ./usr/bin/wctmon ./usr/bin/wctmond ./usr/bin/wctctl ./usr/lib/systemd/system/wctmon.service \
          ./etc/wctmon/wctmon.json ./usr/share/doc/wctmon/wctmon.schema.json; do
   grep -qx "$f" <<<"$contents" || { echo "missing from the package: $f"; exit 1; }
 done
@@ -20,4 +20,5 @@ grep -qx "Type=notify" "$unit"
 grep -q "^WatchdogSec=" "$unit"
 grep -q "^ExecStart=/usr/bin/wctmon run --config /etc/wctmon/wctmon.json" "$unit"
 "$root/usr/bin/wctmon" validate-config "$root/etc/wctmon/wctmon.json" >/dev/null
+"$root/usr/bin/wctctl" version --client | grep -qx "wctctl [0-9.]*"
 echo "package OK: $(basename "$deb")"

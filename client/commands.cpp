@@ -1,0 +1,288 @@
+#include "client/commands.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/time_util.h>
+
+#include <sstream>
+
+#include "client/exit_codes.h"
+#include "client/table.h"
+#include "model/format.h"
+#include "wire/incident_text.h"
+#include "wire/proto_convert.h"
+#include "wire/text_report.h"
+
+namespace wctmon::client {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+std::string durationOf(const google::protobuf::Duration& d) {
+  const auto ms = TimeUtil::DurationToMilliseconds(d);
+  return ms == 0 && TimeUtil::DurationToMicroseconds(d) > 0
+             ? std::to_string(TimeUtil::DurationToMicroseconds(d)) + "us"
+             : durationText(std::chrono::milliseconds(ms));
+}
+
+std::string yesNo(bool value) { return value ? "yes" : "no"; }
+
+std::string selectorOf(const v1::Target& t) {
+  if (t.has_exe()) return "exe=" + t.exe();
+  if (t.has_cmdline()) return "cmdline=" + t.cmdline();
+  if (t.has_pid()) return "pid=" + std::to_string(t.pid());
+  if (t.all()) return "all";
+  return "-";
+}
+
+std::string originOf(v1::TargetOrigin origin) {
+  return origin == v1::TARGET_ORIGIN_RUNTIME  ? "runtime"
+         : origin == v1::TARGET_ORIGIN_CONFIG ? "config"
+                                              : "-";
+}
+
+std::string ignoredWaits(const v1::Target& t) {
+  std::string out;
+  for (const auto& w : t.ignore_waits()) out += (out.empty() ? "" : ",") + w;
+  return out.empty() ? "(defaults)" : out;
+}
+
+void printTargets(Session& session, const google::protobuf::RepeatedPtrField<v1::Target>& targets) {
+  std::vector<Table::Column> columns = {{"NAME", true}, {"SELECTOR", true}, {"INTERVAL"},
+                                        {"HANG AFTER"}, {"CAPTURE"},        {"ORIGIN"}};
+  if (session.wide()) {
+    columns.insert(columns.end(), {{"OUT-OF-PROC"}, {"IGNORED WAITS"}});
+  }
+  Table table(columns);
+  for (const auto& t : targets) {
+    std::vector<std::string> row = {t.name(),
+                                    selectorOf(t),
+                                    durationText(std::chrono::milliseconds(t.interval_ms())),
+                                    durationText(std::chrono::milliseconds(t.hang_threshold_ms())),
+                                    yesNo(t.capture()),
+                                    originOf(t.origin())};
+    if (session.wide()) row.insert(row.end(), {yesNo(t.out_of_proc()), ignoredWaits(t)});
+    table.add(std::move(row));
+  }
+  Session::print(table.render(session.wide()));
+}
+
+/// "1 deadlock, 0 hangs".
+std::string openCounts(const v1::ServiceStatus& s) {
+  std::string out;
+  for (const auto& c : s.open_incidents()) {
+    const std::string kind = c.kind() == v1::INCIDENT_KIND_DEADLOCK ? "deadlock"
+                             : c.kind() == v1::INCIDENT_KIND_HANG   ? "hang"
+                                                                    : "other";
+    out += (out.empty() ? "" : ", ") + countOf(c.count(), kind);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+int runStatus(Session& session) {
+  v1::ServiceStatus s;
+  if (!session.call(&v1::Monitor::Stub::GetStatus, v1::GetStatusRequest(), s)) {
+    return session.exitCode();
+  }
+  if (session.json()) {
+    Session::printJson(s);
+    return kExitOk;
+  }
+  std::ostringstream out;
+  const auto row = [&](const char* key, const std::string& value) {
+    out << key << std::string(14 - std::string_view(key).size(), ' ') << value << "\n";
+  };
+  row("server", session.connection().server());
+  row("version", s.version() + " (" + s.platform() + ")");
+  row("up", durationOf(s.uptime()) + ", since " +
+                wire::localTimeText(wire::fromTimestamp(s.started_at())));
+  row("healthy", s.healthy() ? "yes" : "NO: every worker is stuck in the platform");
+  row("wait source", s.source().name() +
+                         (s.source().available() ? ", available" : ", NOT available") +
+                         (s.source().reason().empty() ? "" : ": " + s.source().reason()));
+  row("alerts", s.alerts().configured() + " (" + s.alerts().route() + ")" +
+                    (s.alerts().delivers() ? "" : ", NOT delivered"));
+  row("targets", std::to_string(s.targets()));
+  row("watching",
+      countOf(s.watched_processes(), "process") + ", " + countOf(s.watched_threads(), "thread"));
+  row("samples", std::to_string(s.samples()) + " (" + std::to_string(s.samples_skipped()) +
+                     " skipped, " + std::to_string(s.samples_overdue()) + " overdue, " +
+                     std::to_string(s.sample_errors()) + " failed)");
+  row("sample time", "last " + durationOf(s.last_sample_duration()) + ", p99 " +
+                         durationOf(s.p99_sample_duration()));
+  row("open", openCounts(s));
+  row("incidents", std::to_string(s.incidents_opened()) + " opened, " +
+                       std::to_string(s.incidents_resolved()) + " resolved");
+  row("watchers", std::to_string(s.api_watchers()));
+  if (s.restart_needed_size() > 0) {
+    std::string keys;
+    for (const auto& k : s.restart_needed()) keys += (keys.empty() ? "" : ", ") + k;
+    row("restart for", keys);
+  }
+  Session::print(out.str());
+  return kExitOk;
+}
+
+int runTargetsList(Session& session) {
+  v1::ListTargetsResponse r;
+  if (!session.call(&v1::Monitor::Stub::ListTargets, v1::ListTargetsRequest(), r)) {
+    return session.exitCode();
+  }
+  if (session.json()) {
+    Session::printJson(r);
+  } else {
+    printTargets(session, r.targets());
+  }
+  return kExitOk;
+}
+
+int runTargetsAdd(Session& session, const TargetArgs& args) {
+  v1::AddTargetRequest request;
+  auto* t = request.mutable_target();
+  t->set_name(args.name);
+  if (!args.exe.empty()) t->set_exe(args.exe);
+  if (!args.cmdline.empty()) t->set_cmdline(args.cmdline);
+  if (args.pid != 0) t->set_pid(args.pid);
+  if (args.interval_ms) t->set_interval_ms(*args.interval_ms);
+  if (args.hang_threshold_ms) t->set_hang_threshold_ms(*args.hang_threshold_ms);
+  if (args.capture) t->set_capture(true);
+  if (args.out_of_proc) t->set_out_of_proc(true);
+  v1::Target added;
+  if (!session.call(&v1::Monitor::Stub::AddTarget, request, added)) return session.exitCode();
+  if (session.json()) {
+    Session::printJson(added);
+  } else {
+    google::protobuf::RepeatedPtrField<v1::Target> one;
+    *one.Add() = added;
+    printTargets(session, one);
+  }
+  return kExitOk;
+}
+
+int runTargetsRemove(Session& session, const std::string& name) {
+  v1::RemoveTargetRequest request;
+  request.set_name(name);
+  v1::RemoveTargetResponse r;
+  if (!session.call(&v1::Monitor::Stub::RemoveTarget, request, r)) return session.exitCode();
+  if (session.json()) {
+    Session::printJson(r);
+  } else {
+    Session::print("target \"" + name + "\" removed\n");
+  }
+  return kExitOk;
+}
+
+int runProcesses(Session& session) {
+  v1::ListProcessesResponse r;
+  if (!session.call(&v1::Monitor::Stub::ListProcesses, v1::ListProcessesRequest(), r)) {
+    return session.exitCode();
+  }
+  if (session.json()) {
+    Session::printJson(r);
+    return kExitOk;
+  }
+  std::vector<Table::Column> columns = {{"PID", false, true},     {"NAME", true},  {"TARGET", true},
+                                        {"THREADS", false, true}, {"STATE", true}, {"SAMPLED"}};
+  if (session.wide()) columns.push_back({"START TIME", false, true});
+  Table table(columns);
+  const auto now = std::chrono::system_clock::now();
+  for (const auto& p : r.processes()) {
+    const std::string sampled =
+        p.has_last_sample_at() ? durationText(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     now - wire::fromTimestamp(p.last_sample_at()))) +
+                                     " ago"
+                               : "never";
+    std::vector<std::string> row = {std::to_string(p.pid()),     p.name(),  p.target(),
+                                    std::to_string(p.threads()), p.state(), sampled};
+    if (session.wide()) row.push_back(std::to_string(p.start_time()));
+    table.add(std::move(row));
+  }
+  Session::print(table.render(session.wide()));
+  return kExitOk;
+}
+
+int runAnalyze(Session& session, const AnalyzeArgs& args) {
+  v1::AnalyzeProcessRequest request;
+  request.set_pid(args.pid);
+  request.set_capture(args.capture);
+  request.set_out_of_proc(args.out_of_proc);
+  request.set_max_nodes(args.max_nodes);
+  v1::AnalyzeResult result;
+  if (!session.call(&v1::Monitor::Stub::AnalyzeProcess, request, result)) {
+    return session.exitCode();
+  }
+  if (session.json()) {
+    Session::printJson(result);
+  } else {
+    std::ostringstream out;
+    wire::writeTextReport(out, wire::fromProto(result), args.brief);
+    Session::print(out.str());
+  }
+  return result.deadlocks_size() > 0 ? kExitDeadlock : kExitOk;
+}
+
+int runReload(Session& session) {
+  v1::ReloadConfigResponse r;
+  if (!session.call(&v1::Monitor::Stub::ReloadConfig, v1::ReloadConfigRequest(), r)) {
+    return session.exitCode();
+  }
+  if (session.json()) {
+    Session::printJson(r);
+    return kExitOk;
+  }
+  const auto list = [](const auto& keys) {
+    std::string out;
+    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+    return out;
+  };
+  std::string text = "configuration reloaded";
+  if (r.applied_size() == 0 && r.needs_restart_size() == 0 && r.failed().empty()) {
+    text += ": nothing changed";
+  }
+  if (r.applied_size() > 0) text += "; applied " + list(r.applied());
+  if (r.needs_restart_size() > 0) text += "; needs a restart: " + list(r.needs_restart());
+  for (const auto& [key, why] : r.failed()) text += "; not applied: " + key + " (" + why + ")";
+  Session::print(text + "\n");
+  return r.failed().empty() ? kExitOk : kExitError;
+}
+
+int runHealth(Session& session, const std::string& service) {
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse r;
+  const auto context = session.connection().context();
+  if (!session.succeeded(session.connection().health().Check(context.get(), request, &r))) {
+    return session.exitCode();
+  }
+  if (session.json()) {
+    Session::printJson(r);
+  } else {
+    Session::print(grpc::health::v1::HealthCheckResponse::ServingStatus_Name(r.status()) + "\n");
+  }
+  return r.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kExitOk : kExitError;
+}
+
+int runVersion(Session* session, bool json) {
+  google::protobuf::Struct versions;
+  (*versions.mutable_fields())["client_version"].set_string_value(WCTMON_VERSION);
+  v1::ServiceStatus s;
+  const bool reached =
+      session != nullptr && session->call(&v1::Monitor::Stub::GetStatus, v1::GetStatusRequest(), s);
+  if (reached) {
+    (*versions.mutable_fields())["server_version"].set_string_value(s.version());
+    (*versions.mutable_fields())["server_platform"].set_string_value(s.platform());
+  }
+  if (json) {
+    Session::printJson(versions);
+  } else {
+    Session::print(std::string("wctctl ") + WCTMON_VERSION + "\n");
+    if (reached) {
+      Session::print("wctmond " + s.version() + " (" + s.platform() + ") at " +
+                     session->connection().server() + "\n");
+    }
+  }
+  return session == nullptr || reached ? kExitOk : session->exitCode();
+}
+
+}  // namespace wctmon::client

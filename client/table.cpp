@@ -1,0 +1,68 @@
+#include "client/table.h"
+
+#include <algorithm>
+
+#include "client/terminal_text.h"
+
+namespace wctmon::client {
+namespace {
+
+constexpr std::size_t kGap = 2;
+/// A cut column keeps at least this much (or its header), so that it still says something.
+constexpr std::size_t kNarrowest = 8;
+
+}  // namespace
+
+void Table::add(std::vector<std::string> cells) {
+  cells.resize(columns_.size());
+  for (auto& cell : cells) cell = terminalSafe(cell, false);
+  rows_.push_back(std::move(cells));
+}
+
+std::string Table::render(bool wide, std::size_t width) const {
+  std::vector<std::size_t> widths;
+  for (const auto& column : columns_) widths.push_back(displayWidth(column.header));
+  for (const auto& row : rows_) {
+    for (std::size_t k = 0; k < row.size(); ++k)
+      widths[k] = std::max(widths[k], displayWidth(row[k]));
+  }
+  if (!wide) {
+    auto total = [&] {
+      std::size_t sum = kGap * (widths.size() - 1);
+      for (const auto w : widths) sum += w;
+      return sum;
+    };
+    // Narrow the widest column that may shrink, one column at a time, until the row fits.
+    for (std::size_t excess = total() > width ? total() - width : 0; excess > 0; --excess) {
+      std::size_t widest = widths.size();
+      for (std::size_t k = 0; k < widths.size(); ++k) {
+        const auto floor = std::max(kNarrowest, displayWidth(columns_[k].header));
+        if (columns_[k].shrinks && widths[k] > floor &&
+            (widest == widths.size() || widths[k] > widths[widest])) {
+          widest = k;
+        }
+      }
+      if (widest == widths.size()) break;  // nothing left to cut: the row stays longer
+      --widths[widest];
+    }
+  }
+  std::string out;
+  const auto line = [&](const std::vector<std::string>& cells) {
+    std::string text;
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      const auto cell = fitWidth(cells[k], widths[k]);
+      const std::string pad(widths[k] - displayWidth(cell), ' ');
+      if (k > 0) text += std::string(kGap, ' ');
+      text += columns_[k].right ? pad + cell : cell + pad;
+    }
+    text.erase(text.find_last_not_of(' ') + 1);
+    out += text + "\n";
+  };
+  std::vector<std::string> headers;
+  for (const auto& column : columns_) headers.push_back(column.header);
+  line(headers);
+  for (const auto& row : rows_) line(row);
+  return out;
+}
+
+}  // namespace wctmon::client

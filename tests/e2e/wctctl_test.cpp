@@ -1,0 +1,388 @@
+// wctctl as a user runs it, against a real wctmond and fixtures that really deadlock: argument
+// errors, every verb in its table and JSON forms, the exit statuses 0 to 5, tokens and roles,
+// the live stream, and thread names that try to steer the terminal.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/api_service.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace wctmon {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::ApiService;
+using testing::CommandResult;
+using testing::FixtureProcess;
+using testing::readFile;
+using testing::runCommand;
+using testing::waitFor;
+
+constexpr int kOk = 0;
+constexpr int kError = 1;
+constexpr int kUsage = 2;
+constexpr int kDeadlock = 3;
+constexpr int kUnavailable = 4;
+constexpr int kDenied = 5;
+
+/// wctctl with nothing but `args`.
+CommandResult wctctl(std::vector<std::string> args) {
+  args.insert(args.begin(), WCTMON_WCTCTL_PATH);
+  return runCommand(args);
+}
+
+/// wctctl asking `service` over its socket with `token` (the admin's unless given).
+CommandResult wctctl(const ApiService& service, std::vector<std::string> args,
+                     const std::string& token = "") {
+  args.insert(args.begin(), {"--server", service.unixTarget(), "--token-file",
+                             token.empty() ? service.adminToken() : token});
+  return wctctl(std::move(args));
+}
+
+/// The output of a JSON run, parsed (a test failure, and null, when it does not parse).
+json parsed(const CommandResult& r) {
+  try {
+    return json::parse(r.out);
+  } catch (const json::exception& e) {
+    ADD_FAILURE() << e.what() << " in: " << r.out;
+    return {};
+  }
+}
+
+/// stderr is one line, "wctctl: ..." with `text` in it.
+::testing::AssertionResult oneErrorLine(const CommandResult& r, const std::string& text) {
+  if (r.err.rfind("wctctl: ", 0) != 0 || r.err.find('\n') != r.err.size() - 1) {
+    return ::testing::AssertionFailure() << "not one line 'wctctl: ...': " << r.err;
+  }
+  if (r.err.find(text) == std::string::npos) {
+    return ::testing::AssertionFailure() << "no '" << text << "' in: " << r.err;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// The columns `line` takes on a terminal: one per UTF-8 character.
+std::size_t columnsOf(const std::string& line) {
+  return static_cast<std::size_t>(std::count_if(line.begin(), line.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  }));
+}
+
+/// The open incident of process `pid`, once the service has one (null after 20 s).
+json openIncidentOf(const ApiService& service, pid_t pid) {
+  json incidents;
+  waitFor(
+      [&] {
+        const auto r = wctctl(
+            service, {"incidents", "--state", "open", "--pid", std::to_string(pid), "-o", "json"});
+        incidents = r.exit_code == kOk ? json::parse(r.out) : json();
+        return incidents.contains("incidents") && !incidents["incidents"].empty();
+      },
+      20s, 200ms);
+  return incidents.contains("incidents") && !incidents["incidents"].empty()
+             ? incidents["incidents"][0]
+             : json();
+}
+
+TEST(Wctctl, ArgumentErrorsAreOneLineNamingWhatIsWrongAndExitTwo) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "a command is required: status, targets"},
+      {{"frobnicate"}, "unknown command 'frobnicate'"},
+      {{"targets"}, "targets needs a command: list, add, remove"},
+      {{"targets", "add"}, "targets add needs --exe NAME, --cmdline REGEX or --pid PID"},
+      {{"targets", "add", "--exe", "a", "--pid", "3"}, "cannot be used together"},
+      {{"targets", "add", "--pid", "x"}, "expected a process id"},
+      {{"analyze"}, "analyze needs"},
+      {{"analyze", "12abc"},
+       "expected a process id, a whole number from 1 to 4194304; got '12abc'"},
+      {{"incidents", "--state", "closed"}, "expected open, resolved or all; got 'closed'"},
+      {{"incidents", "--kind", "crash"}, "expected deadlock, hang or all"},
+      {{"incidents", "--since", "yesterday"}, "expected a duration back such as 1h"},
+      {{"incident", "0"}, "expected an incident id"},
+      {{"-o", "yaml", "status"}, "expected table, wide or json; got 'yaml'"},
+      {{"status", "--timeout", "soon"}, "expected a duration such as 10s"},
+      {{"status", "--bogus"}, "unknown option '--bogus'"},
+  };
+  for (const auto& [args, text] : cases) {
+    const auto r = wctctl(args);
+    SCOPED_TRACE(::testing::PrintToString(args));
+    EXPECT_EQ(r.exit_code, kUsage) << r.err;
+    EXPECT_TRUE(oneErrorLine(r, text));
+    EXPECT_EQ(r.out, "");
+  }
+  // --help says what the exit statuses mean.
+  const auto help = wctctl({"--help"});
+  EXPECT_EQ(help.exit_code, kOk);
+  EXPECT_NE(help.out.find("4 server unavailable"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("5 unauthenticated or permission"), std::string::npos) << help.out;
+}
+
+TEST(Wctctl, NothingAtTheSocketIsServerUnavailableNamingIt) {
+  testing::TempDir dir("wctctl");
+  const auto socket = "unix:" + (dir / "none.sock").string();
+  const auto r = wctctl({"--server", socket, "--token-file", "/dev/null", "status"});
+  EXPECT_EQ(r.exit_code, kUnavailable);
+  EXPECT_TRUE(oneErrorLine(r, "wctctl: " + socket + ": cannot connect"));
+  // The client's version is known without a server; the server's needs one.
+  const auto version = wctctl({"--server", socket, "version"});
+  EXPECT_EQ(version.exit_code, kUnavailable);
+  EXPECT_EQ(version.out, "wctctl " WCTMON_VERSION "\n");
+  const auto client = wctctl({"--server", socket, "version", "--client", "-o", "json"});
+  EXPECT_EQ(client.exit_code, kOk) << client.err;
+  EXPECT_EQ(parsed(client)["client_version"], WCTMON_VERSION);
+  // A loopback port nobody listens on is the same.
+  const auto tcp = wctctl({"--server", "127.0.0.1:1", "--timeout", "3s", "health"});
+  EXPECT_EQ(tcp.exit_code, kUnavailable);
+  EXPECT_TRUE(oneErrorLine(tcp, "wctctl: 127.0.0.1:1: "));
+}
+
+TEST(Wctctl, EveryVerbAgainstTheRealService) {
+  ApiService service;
+  FixtureProcess abba("mutex-abba", "", service.tag());
+  const auto listed = openIncidentOf(service, abba.pid());
+  ASSERT_FALSE(listed.is_null()) << readFile(service.log());
+  const std::string id = listed["id"].get<std::string>();  // int64: a JSON string
+
+  const auto status = wctctl(service, {"status"});
+  EXPECT_EQ(status.exit_code, kOk) << status.err;
+  EXPECT_NE(status.out.find("version       " WCTMON_VERSION " (linux)"), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("1 deadlock, 0 hangs"), std::string::npos) << status.out;
+  const auto status_json = parsed(wctctl(service, {"status", "-o", "json"}));
+  EXPECT_EQ(status_json["platform"], "linux");
+  EXPECT_EQ(status_json["watched_processes"], 1);
+  ASSERT_FALSE(service.tcpTarget().empty()) << readFile(service.log());
+  const auto over_tcp = wctctl({"--server", service.tcpTarget(), "--token-file",
+                                service.readerToken(), "-o", "json", "status"});
+  EXPECT_EQ(over_tcp.exit_code, kOk) << over_tcp.err;
+  EXPECT_EQ(parsed(over_tcp)["healthy"], true);
+
+  // Targets: added, listed, removed, and one not there.
+  const auto added = wctctl(service, {"targets", "add", "--exe", "postgres", "--name", "db",
+                                      "--interval-ms", "500", "-o", "json"});
+  ASSERT_EQ(added.exit_code, kOk) << added.err;
+  EXPECT_EQ(parsed(added)["origin"], "TARGET_ORIGIN_RUNTIME");
+  EXPECT_EQ(parsed(added)["hang_threshold_ms"], 30000);  // the file's default
+  const auto targets = wctctl(service, {"targets", "list"});
+  EXPECT_EQ(targets.exit_code, kOk);
+  EXPECT_NE(targets.out.find("fixtures  cmdline=--tag="), std::string::npos) << targets.out;
+  EXPECT_NE(targets.out.find("db        exe=postgres"), std::string::npos) << targets.out;
+  const auto listed_targets = parsed(wctctl(service, {"targets", "list", "-o", "json"}));
+  std::vector<std::string> names;
+  for (const auto& t : listed_targets["targets"]) names.push_back(t["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"fixtures", "db"}));
+  const auto invalid = wctctl(service, {"targets", "add", "--cmdline", "(unclosed"});
+  EXPECT_EQ(invalid.exit_code, kError);
+  EXPECT_TRUE(oneErrorLine(invalid, "/cmdline: not a valid regular expression"));
+  const auto removed = wctctl(service, {"targets", "remove", "db"});
+  EXPECT_EQ(removed.exit_code, kOk) << removed.err;
+  EXPECT_EQ(removed.out, "target \"db\" removed\n");
+  const auto again = wctctl(service, {"targets", "remove", "db"});
+  EXPECT_EQ(again.exit_code, kError);
+  EXPECT_TRUE(oneErrorLine(again, service.unixTarget() + ": no runtime target named \"db\""));
+
+  // Processes.
+  const auto ps = wctctl(service, {"ps"});
+  EXPECT_EQ(ps.exit_code, kOk) << ps.err;
+  EXPECT_NE(ps.out.find(std::to_string(abba.pid()) + "  wctmon-fixture  fixtures"),
+            std::string::npos)
+      << ps.out;
+  EXPECT_NE(ps.out.find("deadlocked"), std::string::npos) << ps.out;
+  const auto ps_json = parsed(wctctl(service, {"ps", "-o", "json"}));
+  ASSERT_EQ(ps_json["processes"].size(), 1U) << ps_json.dump();
+  EXPECT_EQ(ps_json["processes"][0]["pid"], abba.pid());
+
+  // Incidents: the table fits 80 columns; filters reach the service.
+  for (const auto& output : {"table", "wide"}) {
+    const auto incidents = wctctl(service, {"incidents", "-o", output});
+    EXPECT_EQ(incidents.exit_code, kOk) << incidents.err;
+    EXPECT_NE(incidents.out.find("deadlock  open"), std::string::npos) << incidents.out;
+    if (std::string(output) == "table") {
+      std::istringstream lines(incidents.out);
+      for (std::string line; std::getline(lines, line);) EXPECT_LE(columnsOf(line), 80U) << line;
+    }
+  }
+  EXPECT_EQ(parsed(wctctl(service, {"incidents", "--kind", "hang", "-o", "json"}))["incidents"],
+            json::array());
+  EXPECT_EQ(parsed(wctctl(service, {"incidents", "--since", "2030-01-01T00:00:00Z", "-o",
+                                    "json"}))["incidents"],
+            json::array());
+  EXPECT_EQ(parsed(wctctl(service, {"incidents", "--since", "1h", "--target", "fixtures", "-o",
+                                    "json"}))["incidents"]
+                .size(),
+            1U);
+  EXPECT_EQ(wctctl(service, {"incidents", "--state", "resolved"}).out, "no incidents\n");
+
+  // One incident whole: chains as trees with their cycle, and the captured registers.
+  const auto incident = wctctl(service, {"incident", id});
+  EXPECT_EQ(incident.exit_code, kOk) << incident.err;
+  EXPECT_NE(incident.out.find("incident #" + id + ": deadlock, open"), std::string::npos)
+      << incident.out;
+  EXPECT_NE(incident.out.find("<== CYCLE"), std::string::npos) << incident.out;
+  EXPECT_NE(incident.out.find("registers:"), std::string::npos) << incident.out;
+  EXPECT_NE(incident.out.find("rip"), std::string::npos) << incident.out;
+  const auto incident_json = parsed(wctctl(service, {"incident", id, "-o", "json"}));
+  EXPECT_FALSE(incident_json["chains"].empty());
+  EXPECT_FALSE(incident_json["evidence"].empty());
+  const auto missing = wctctl(service, {"incident", "999999"});
+  EXPECT_EQ(missing.exit_code, kError);
+  EXPECT_TRUE(oneErrorLine(missing, service.unixTarget() + ": no incident 999999"));
+
+  const auto reload = wctctl(service, {"reload"});
+  EXPECT_EQ(reload.exit_code, kOk) << reload.err;
+  EXPECT_EQ(reload.out, "configuration reloaded: nothing changed\n");
+  EXPECT_EQ(wctctl(service, {"reload", "-o", "json"}).exit_code, kOk);
+
+  const auto health = wctctl(service, {"health"});
+  EXPECT_EQ(health.exit_code, kOk) << health.err;
+  EXPECT_EQ(health.out, "SERVING\n");
+  EXPECT_EQ(parsed(wctctl(service, {"health", "-o", "json"}))["status"], "SERVING");
+
+  const auto version = wctctl(service, {"version"});
+  EXPECT_EQ(version.exit_code, kOk) << version.err;
+  EXPECT_EQ(version.out, "wctctl " WCTMON_VERSION "\nwctmond " WCTMON_VERSION " (linux) at " +
+                             service.unixTarget() + "\n");
+}
+
+TEST(Wctctl, AnalyzeOfADeadlockExitsThreeAndDrawsTheCycle) {
+  ApiService service;
+  FixtureProcess abba("mutex-abba");
+  const auto pid = std::to_string(abba.pid());
+  const auto text = wctctl(service, {"analyze", pid});
+  EXPECT_EQ(text.exit_code, kDeadlock) << text.err;
+  EXPECT_NE(text.out.find("process " + pid + " (wctmon-fixture): "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("DEADLOCK #1: [" + pid + ":" + std::to_string(abba.tid("a")) + "]"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  -> [Mutex 0x"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("<== CYCLE"), std::string::npos) << text.out;
+
+  const auto as_json = wctctl(service, {"analyze", pid, "--out-of-proc", "-o", "json"});
+  EXPECT_EQ(as_json.exit_code, kDeadlock) << as_json.err;
+  const auto result = parsed(as_json);
+  EXPECT_EQ(result["pid"], abba.pid());
+  EXPECT_EQ(result["deadlocks"].size(), 1U);
+
+  FixtureProcess idle("idle", "3");
+  const auto calm = wctctl(service, {"analyze", std::to_string(idle.pid()), "--brief"});
+  EXPECT_EQ(calm.exit_code, kOk) << calm.err;
+  EXPECT_NE(calm.out.find("0 deadlocks"), std::string::npos) << calm.out;
+
+  const auto gone = wctctl(service, {"analyze", "4194304"});
+  EXPECT_EQ(gone.exit_code, kError);
+  EXPECT_TRUE(oneErrorLine(gone, service.unixTarget() + ": "));
+}
+
+TEST(Wctctl, TokensDecideWhoMayAskWhat) {
+  ApiService service;
+  testing::TempDir dir("wctctl");
+  std::ofstream(dir / "wrong.token") << "0123456789abcdef\n";
+  const auto wrong = (dir / "wrong.token").string();
+
+  const auto unknown = wctctl(service, {"status"}, wrong);
+  EXPECT_EQ(unknown.exit_code, kDenied);
+  EXPECT_TRUE(
+      oneErrorLine(unknown, "unauthenticated: the service does not accept the token in " + wrong));
+  const auto unreadable = wctctl(service, {"status"}, (dir / "missing.token").string());
+  EXPECT_EQ(unreadable.exit_code, kDenied);
+  EXPECT_TRUE(oneErrorLine(unreadable, "cannot read the token file"));
+
+  // The reader token reads; admin calls say which token they need.
+  EXPECT_EQ(wctctl(service, {"status"}, service.readerToken()).exit_code, kOk);
+  EXPECT_EQ(wctctl(service, {"incidents"}, service.readerToken()).exit_code, kOk);
+  for (const auto& admin_call :
+       std::vector<std::vector<std::string>>{{"targets", "add", "--exe", "x"},
+                                             {"targets", "remove", "x"},
+                                             {"analyze", "1"},
+                                             {"reload"}}) {
+    const auto r = wctctl(service, admin_call, service.readerToken());
+    EXPECT_EQ(r.exit_code, kDenied) << admin_call[0];
+    EXPECT_TRUE(oneErrorLine(r, service.unixTarget() +
+                                    ": permission denied: this call needs the admin token "
+                                    "(token file " +
+                                    service.readerToken() + " is the reader's)"));
+  }
+  // Health needs no token at all.
+  EXPECT_EQ(wctctl(service, {"health"}, wrong).exit_code, kOk);
+  // The token can come from the environment too.
+  const auto from_env =
+      runCommand({"/usr/bin/env", "WCTMON_SERVER=" + service.unixTarget(),
+                  "WCTMON_TOKEN_FILE=" + service.readerToken(), WCTMON_WCTCTL_PATH, "status"});
+  EXPECT_EQ(from_env.exit_code, kOk) << from_env.err;
+}
+
+TEST(Wctctl, HostileThreadNamesNeverReachTheTerminalRaw) {
+  ApiService service;
+  FixtureProcess hostile("hostile-names", "", service.tag());
+  const auto listed = openIncidentOf(service, hostile.pid());
+  ASSERT_FALSE(listed.is_null()) << readFile(service.log());
+  const std::string id = listed["id"].get<std::string>();
+  const auto pid = std::to_string(hostile.pid());
+  const std::vector<std::vector<std::string>> runs = {{"ps"},           {"ps", "-o", "wide"},
+                                                      {"incidents"},    {"incidents", "-o", "wide"},
+                                                      {"incident", id}, {"analyze", pid}};
+  for (const auto& args : runs) {
+    const auto r = wctctl(service, args);
+    SCOPED_TRACE(::testing::PrintToString(args));
+    EXPECT_TRUE(r.exit_code == kOk || r.exit_code == kDeadlock) << r.err;
+    for (const std::string raw : {"\x1b", "\x07", "\xc2\x9b", "\xe2\x80\xae"}) {
+      EXPECT_EQ(r.out.find(raw), std::string::npos) << r.out;
+    }
+    // Shown, visibly: the names stay recognisable.
+    EXPECT_NE(r.out.find("\\u009b31m\\u202e"), std::string::npos) << r.out;
+  }
+  const auto analysis = wctctl(service, {"analyze", pid});
+  EXPECT_NE(analysis.out.find("a\\x1b]0;pwn\\x07"), std::string::npos) << analysis.out;
+  EXPECT_NE(analysis.out.find("b\\x1b[2J\\x1b[H"), std::string::npos) << analysis.out;
+
+  // JSON carries the names as they are, escaped by JSON itself.
+  const auto json_run = wctctl(service, {"analyze", pid, "-o", "json"});
+  EXPECT_EQ(json_run.out.find('\x1b'), std::string::npos);
+  const auto analysis_json = parsed(json_run);
+  std::vector<std::string> names;
+  for (const auto& chain : analysis_json["chains"]) {
+    for (const auto& node : chain["nodes"]) {
+      if (node["object_type"] == "OBJECT_TYPE_THREAD") names.push_back(node["thread_name"]);
+    }
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "a\x1b]0;pwn\x07"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "b\x1b[2J\x1b[H"), names.end());
+}
+
+TEST(Wctctl, WatchShowsTheOpenIncidentsThenADeadlockAsItForms) {
+  ApiService service;
+  FixtureProcess before("mutex-abba", "", service.tag());
+  ASSERT_FALSE(openIncidentOf(service, before.pid()).is_null()) << readFile(service.log());
+  FixtureProcess on_demand("abba-on-demand", "", service.tag());
+
+  // One JSON object per line: the first is the incident open when the watch began.
+  FixtureProcess watch({WCTMON_WCTCTL_PATH, "--server", service.unixTarget(), "--token-file",
+                        service.readerToken(), "watch", "-o", "json"},
+                       20s);
+  EXPECT_EQ(watch.report()["type"], "TYPE_EXISTING") << watch.report().dump();
+  EXPECT_EQ(watch.report()["incident"]["pid"], before.pid());
+
+  ASSERT_TRUE(on_demand.tell("go"));
+  json opened;
+  for (auto line = watch.nextLine(20s); !line.empty(); line = watch.nextLine(20s)) {
+    const auto event = json::parse(line);
+    if (event["type"] == "TYPE_OPENED" && event["incident"]["pid"] == on_demand.pid()) {
+      opened = event;
+      break;
+    }
+  }
+  ASSERT_FALSE(opened.is_null()) << readFile(service.log());
+  EXPECT_EQ(opened["incident"]["kind"], "INCIDENT_KIND_DEADLOCK");
+
+  // Ctrl+C ends the watch at once.
+  ::kill(watch.pid(), SIGINT);
+  EXPECT_TRUE(waitFor([&] { return watch.reapIfExited(); }, 5s));
+}
+
+}  // namespace
+}  // namespace wctmon

@@ -1,0 +1,46 @@
+#include "support/api_service.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+
+#include "support/subprocess.h"
+
+namespace wctmon::testing {
+
+ApiService::ApiService() {
+  using namespace std::chrono_literals;
+  tag_ = "--tag=" + dir_.name();
+  std::ofstream(dir_ / "wctmon.json")
+      << R"({"state_dir": ")" << (dir_ / "state").string() << R"(", "api": {"listen": ["unix:)"
+      << socket() << R"(", "127.0.0.1:0"]}, "sampling": {"interval_ms": 300},)"
+      << R"( "alerts": {"sink": "none"}, "targets": [{"name": "fixtures", "cmdline": ")" << tag_
+      << R"(", "hang_threshold_ms": 1000}]})";
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    const int fd = ::open(log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    ::dup2(fd, STDOUT_FILENO);
+    const std::string c = (dir_ / "wctmon.json").string();
+    ::execl(wctmonPath(), wctmonPath(), "run", "--config", c.c_str(), nullptr);
+    _exit(127);
+  }
+  waitFor([&] { return readFile(log()).find("service started") != std::string::npos; }, 20s);
+  std::smatch m;
+  const auto text = readFile(log());
+  if (std::regex_search(text, m, std::regex(R"(API listening on .*127\.0\.0\.1:(\d+))"))) {
+    tcp_ = "127.0.0.1:" + m[1].str();
+  }
+}
+
+ApiService::~ApiService() {
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+}
+
+}  // namespace wctmon::testing

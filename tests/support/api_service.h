@@ -1,0 +1,43 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "support/temp_dir.h"
+
+namespace wctmon::testing {
+
+/// `wctmon run` with its API on a Unix socket in a temporary directory and on 127.0.0.1 at a
+/// port of the system's choosing, watching the fixtures started with its tag (a `cmdline`
+/// target sampled every 300 ms, hangs after 1 s); killed when destroyed.
+class ApiService {
+ public:
+  ApiService();
+  ~ApiService();
+  ApiService(const ApiService&) = delete;
+  ApiService& operator=(const ApiService&) = delete;
+
+  [[nodiscard]] const TempDir& dir() const { return dir_; }
+  [[nodiscard]] std::string socket() const { return (dir_ / "api.sock").string(); }
+  [[nodiscard]] std::string unixTarget() const { return "unix:" + socket(); }
+  /// "127.0.0.1:PORT", or empty when the log did not say the port.
+  [[nodiscard]] const std::string& tcpTarget() const { return tcp_; }
+  [[nodiscard]] std::string log() const { return (dir_ / "service.log").string(); }
+  [[nodiscard]] std::string adminToken() const {
+    return (dir_ / "state" / "api-admin.token").string();
+  }
+  [[nodiscard]] std::string readerToken() const {
+    return (dir_ / "state" / "api-reader.token").string();
+  }
+  /// The argument that makes a fixture one of this service's ("--tag=...").
+  [[nodiscard]] const std::string& tag() const { return tag_; }
+
+ private:
+  TempDir dir_{"api"};
+  std::string tag_;
+  std::string tcp_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace wctmon::testing
