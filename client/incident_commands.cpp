@@ -164,7 +164,8 @@ int runWatch(Session& session) {
     } else {
       std::ostringstream out;
       out << eventLine(event) << "\n";
-      if (session.wide()) {
+      // The chains of what is still open; a resolution is its line alone.
+      if (session.wide() && event.type() != v1::IncidentEvent::TYPE_RESOLVED) {
         for (const auto& chain : event.incident().chains()) {
           wire::writeChain(out, wire::fromProto(chain), 4);
         }
