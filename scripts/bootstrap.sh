@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev  # spdlog's CMake package finds fmt's
   libprotobuf-dev protobuf-compiler
   libgrpc++-dev protobuf-compiler-grpc  # the API (wctmond's server, wctctl)
+  prometheus-cpp-dev        # the metrics endpoint (registry and pull exposer)
   libgtest-dev
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev

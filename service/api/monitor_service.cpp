@@ -93,15 +93,15 @@ grpc::Status invalid(const std::string& message) {
 
 MonitorService::MonitorService(Dependencies deps) : deps_(std::move(deps)) {}
 
-grpc::ServerUnaryReactor* MonitorService::refuse(grpc::CallbackServerContext* context,
-                                                 Role required) {
+std::optional<grpc::Status> MonitorService::refusal(grpc::CallbackServerContext* context,
+                                                    Role required) {
   const auto& metadata = context->client_metadata();
   std::optional<std::string_view> authorization;
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
     authorization = std::string_view(it->second.data(), it->second.size());
   }
-  const auto refusal = deps_.tokens.check(authorization, required);
-  if (refusal == Refusal::kNone) return nullptr;
+  const auto why = deps_.tokens.check(authorization, required);
+  if (why == Refusal::kNone) return std::nullopt;
   // At most one line per interval, with the count of the others: a client that keeps trying
   // cannot fill the log. The token presented is never written.
   const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -113,14 +113,21 @@ grpc::ServerUnaryReactor* MonitorService::refuse(grpc::CallbackServerContext* co
     const auto others = unlogged_refusals_.exchange(0);
     spdlog::warn(
         "API call from {} refused: {}{}", context->peer(),
-        refusal == Refusal::kPermissionDenied ? "reader token on an admin call" : "no valid token",
+        why == Refusal::kPermissionDenied ? "reader token on an admin call" : "no valid token",
         others > 0 ? " (" + std::to_string(others) + " more refused since the last such line)"
                    : "");
   } else {
     ++unlogged_refusals_;
   }
+  return refusalStatus(why, required);
+}
+
+grpc::ServerUnaryReactor* MonitorService::refuse(grpc::CallbackServerContext* context,
+                                                 Role required) {
+  auto status = refusal(context, required);
+  if (!status) return nullptr;
   auto* reactor = context->DefaultReactor();
-  reactor->Finish(refusalStatus(refusal, required));
+  reactor->Finish(*status);
   return reactor;
 }
 
@@ -150,12 +157,9 @@ grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext*
   alerts->set_configured(facts.alerts_configured);
   alerts->set_route(facts.alerts_route);
   alerts->set_delivers(facts.alerts_deliver);
-  response->set_targets(static_cast<std::uint32_t>(deps_.monitor.targets().size()));
-  std::uint64_t threads = 0;
-  const auto watched = deps_.monitor.watched();
-  for (const auto& w : watched) threads += w.last_sample ? w.last_sample->threads : 0;
-  response->set_watched_processes(static_cast<std::uint32_t>(watched.size()));
-  response->set_watched_threads(threads);
+  response->set_targets(static_cast<std::uint32_t>(stats.targets));
+  response->set_watched_processes(static_cast<std::uint32_t>(stats.watched));
+  response->set_watched_threads(stats.watched_threads);
   response->set_samples(stats.samples);
   response->set_samples_skipped(facts.samples_skipped);
   response->set_samples_overdue(facts.samples_overdue);
@@ -175,7 +179,7 @@ grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext*
   open_hangs->set_count(hangs);
   response->set_incidents_opened(stats.incidents_opened);
   response->set_incidents_resolved(stats.incidents_resolved);
-  response->set_api_watchers(watchers_);
+  response->set_api_watchers(static_cast<std::uint32_t>(watchers_.count()));
   response->set_healthy(facts.healthy);
   for (const auto& key : facts.restart_needed) response->add_restart_needed(key);
   auto* reactor = context->DefaultReactor();
@@ -364,6 +368,23 @@ grpc::ServerUnaryReactor* MonitorService::GetIncident(grpc::CallbackServerContex
     *response = wire::toProto(*found);
     return grpc::Status::OK;
   });
+}
+
+grpc::ServerWriteReactor<v1::IncidentEvent>* MonitorService::WatchIncidents(
+    grpc::CallbackServerContext* context, const v1::WatchIncidentsRequest* /*request*/) {
+  /// A call that ends before its first write.
+  class Refused final : public grpc::ServerWriteReactor<v1::IncidentEvent> {
+   public:
+    explicit Refused(const grpc::Status& status) { Finish(status); }
+    void OnDone() override { delete this; }
+  };
+  if (auto status = refusal(context, Role::kReader)) return new Refused(*status);
+  auto* watch = watchers_.add(deps_.watch_queue, deps_.work);
+  if (watch == nullptr) {
+    return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the service is stopping"));
+  }
+  watch->start(deps_.monitor.feed());
+  return watch;
 }
 
 grpc::ServerUnaryReactor* MonitorService::ReloadConfig(grpc::CallbackServerContext* context,

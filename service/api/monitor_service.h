@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "api/incident_watch.h"
 #include "api/service_control.h"
 #include "api/tokens.h"
 #include "core/executor.h"
@@ -33,6 +34,8 @@ class MonitorService final : public v1::Monitor::CallbackService {
     const Tokens& tokens;
     /// Where blocking work runs (the service's pool).
     Executor work;
+    /// Events queued for one WatchIncidents client before it is cut off (api.watch_queue).
+    std::size_t watch_queue = 1024;
   };
 
   explicit MonitorService(Dependencies deps);
@@ -61,15 +64,21 @@ class MonitorService final : public v1::Monitor::CallbackService {
   grpc::ServerUnaryReactor* GetIncident(grpc::CallbackServerContext* context,
                                         const v1::GetIncidentRequest* request,
                                         v1::Incident* response) override;
+  grpc::ServerWriteReactor<v1::IncidentEvent>* WatchIncidents(
+      grpc::CallbackServerContext* context, const v1::WatchIncidentsRequest* request) override;
   grpc::ServerUnaryReactor* ReloadConfig(grpc::CallbackServerContext* context,
                                          const v1::ReloadConfigRequest* request,
                                          v1::ReloadConfigResponse* response) override;
 
   /// Clients in WatchIncidents now.
-  [[nodiscard]] unsigned watchers() const { return watchers_; }
+  [[nodiscard]] std::size_t watchers() const { return watchers_.count(); }
+  /// Ends every WatchIncidents call (UNAVAILABLE): the service is stopping.
+  void endStreams() { watchers_.endAll(); }
 
  private:
-  /// The reactor of a call refused for its token, or nullptr when the caller may go on.
+  /// Why a call is refused for its token (logged, rate-limited), or nothing.
+  std::optional<grpc::Status> refusal(grpc::CallbackServerContext* context, Role required);
+  /// The reactor of a unary call refused for its token, or nullptr when the caller may go on.
   grpc::ServerUnaryReactor* refuse(grpc::CallbackServerContext* context, Role required);
   /// Runs `body` on the pool and finishes the call with its status.
   grpc::ServerUnaryReactor* onPool(grpc::CallbackServerContext* context,
@@ -79,7 +88,7 @@ class MonitorService final : public v1::Monitor::CallbackService {
   static constexpr std::chrono::seconds kRefusalLogInterval{10};
 
   Dependencies deps_;
-  std::atomic<unsigned> watchers_{0};
+  IncidentWatchers watchers_;
   /// When a refusal was last logged (steady clock ticks; 0 = never), and how many were not.
   std::atomic<std::int64_t> last_refusal_log_{0};
   std::atomic<std::uint64_t> unlogged_refusals_{0};

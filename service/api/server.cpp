@@ -87,8 +87,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
                              underStateDir(state_dir, config.reader_token_file));
   if (!tokens) return tokens.error();
   server->tokens_ = std::make_unique<Tokens>(std::move(*tokens));
-  server->service_ = std::make_unique<MonitorService>(MonitorService::Dependencies{
-      deps.monitor, deps.store, deps.control, *server->tokens_, std::move(deps.work)});
+  server->service_ = std::make_unique<MonitorService>(
+      MonitorService::Dependencies{deps.monitor, deps.store, deps.control, *server->tokens_,
+                                   std::move(deps.work), config.watch_queue});
 
   auto tcp = tcpCredentials(config);
   if (!tcp) return tcp.error();
@@ -164,6 +165,8 @@ void ApiServer::setServing(bool serving) {
 
 void ApiServer::stop(std::chrono::milliseconds deadline) {
   if (server_ == nullptr) return;
+  // Streams would otherwise hold the shutdown to its deadline.
+  service_->endStreams();
   server_->Shutdown(std::chrono::system_clock::now() + deadline);
   server_->Wait();
   server_.reset();

@@ -49,7 +49,7 @@ class ApiServer {
   /// Where it listens, as configured ("127.0.0.1:7787", "unix:/run/wctmon/api.sock"), with the
   /// port a ":0" address was given.
   [[nodiscard]] const std::vector<std::string>& listening() const { return listening_; }
-  [[nodiscard]] unsigned watchers() const { return service_->watchers(); }
+  [[nodiscard]] std::size_t watchers() const { return service_->watchers(); }
 
  private:
   ApiServer() = default;

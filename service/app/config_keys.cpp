@@ -51,6 +51,7 @@ constexpr ConfigKey key(std::string_view name, KeyChange change, std::string_vie
 }
 
 constexpr std::string_view kApiAtStart = "the API's listeners, tokens and TLS are set up at start";
+constexpr std::string_view kMetricsAtStart = "the metrics endpoint is bound at start";
 
 constexpr auto kLive = KeyChange::kLive;
 constexpr auto kRestart = KeyChange::kRestart;
@@ -91,6 +92,9 @@ constexpr std::array kKeys{
     key<&C::api, &C::Api::tls_cert_file>("api.tls.cert_file", kRestart, kApiAtStart),
     key<&C::api, &C::Api::tls_key_file>("api.tls.key_file", kRestart, kApiAtStart),
     key<&C::api, &C::Api::tls_client_ca_file>("api.tls.client_ca_file", kRestart, kApiAtStart),
+    key<&C::api, &C::Api::watch_queue>("api.watch_queue", kRestart, kApiAtStart),
+    key<&C::metrics, &C::Metrics::enabled>("metrics.enabled", kRestart, kMetricsAtStart),
+    key<&C::metrics, &C::Metrics::listen>("metrics.listen", kRestart, kMetricsAtStart),
     topKey<&C::targets>("targets", kLive),
 };
 

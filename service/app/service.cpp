@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/metrics.h"
 #include "api/server.h"
 #include "app/config_keys.h"
 #include "app/logging.h"
@@ -33,7 +34,8 @@ struct Service::Running {
   /// Where alerts go, as chosen at start and at the last reload.
   AlertRoute alert_route;
   std::unique_ptr<Control> control;
-  /// Declared last: released first, while everything its calls use is still there.
+  /// Declared last: released first, while everything their calls use is still there.
+  std::unique_ptr<api::Metrics> metrics;
   std::unique_ptr<api::ApiServer> api;
 };
 
@@ -224,9 +226,18 @@ Status Service::start(const std::filesystem::path& config_path) {
       if (running->api) running->api->setServing(healthy);
       host_->status(withRestartNote(statusLine(running->monitor->stats(), s)));
     };
-    r->scheduler = std::make_unique<Scheduler>(*r->monitor, *r->pool, std::move(options));
     r->started_at = std::chrono::system_clock::now();
     r->control = std::make_unique<Control>(*this, *r);
+    if (config.metrics.enabled) {
+      r->metrics = std::make_unique<api::Metrics>(api::Metrics::Dependencies{
+          *r->monitor, *r->control, [running = r.get()]() -> std::size_t {
+            return running->api ? running->api->watchers() : 0;
+          }});
+      options.on_sample = [metrics = r->metrics.get()](std::chrono::microseconds took) {
+        metrics->observeSample(took);
+      };
+    }
+    r->scheduler = std::make_unique<Scheduler>(*r->monitor, *r->pool, std::move(options));
     if (config.api.enabled) {
       auto api = api::ApiServer::start(
           config.api, config.state_dir,
@@ -236,6 +247,12 @@ Status Service::start(const std::filesystem::path& config_path) {
       std::string where;
       for (const auto& l : r->api->listening()) where += (where.empty() ? "" : ", ") + l;
       spdlog::info("API listening on {}", where);
+    }
+    if (r->metrics) {
+      if (auto served = r->metrics->start(config.metrics.listen); !served) {
+        return failed(served.error());
+      }
+      spdlog::info("metrics served at http://{}/metrics", r->metrics->listening());
     }
 
     Running& running = *r;

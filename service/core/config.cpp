@@ -353,6 +353,7 @@ void readApi(ObjectReader& r, Config::Api& api) {
   };
   path("admin_token_file", api.admin_token_file);
   path("reader_token_file", api.reader_token_file);
+  r.unsignedValue("watch_queue", api.watch_queue, 1, 1 << 20);
   if (const json* t = r.find("tls")) {
     ObjectReader tls(*t, r.child("tls"), r.errors());
     std::string cert = api.tls_cert_file.string();
@@ -431,6 +432,21 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   if (const json* a = root.find("api")) {
     ObjectReader r(*a, "/api", errors);
     if (r.ok()) readApi(r, c.api);
+  }
+  if (const json* m = root.find("metrics")) {
+    ObjectReader r(*m, "/metrics", errors);
+    if (r.ok()) {
+      r.boolean("enabled", c.metrics.enabled);
+      if (r.string("listen", c.metrics.listen, false)) {
+        std::string why;
+        const auto address = parseListenAddress(c.metrics.listen, why);
+        if (!address) {
+          r.fail(r.child("listen"), why);
+        } else if (!address->unix_path.empty()) {
+          r.fail(r.child("listen"), "metrics are served over HTTP: give IPV4:PORT or [IPV6]:PORT");
+        }
+      }
+    }
   }
   if (const json* t = root.find("targets")) {
     if (!t->is_array()) {

@@ -17,6 +17,8 @@ namespace wctmon {
 /// runtime directory and the loopback address on a fixed port.
 inline constexpr std::string_view kDefaultApiSocket = "unix:/run/wctmon/api.sock";
 inline constexpr std::string_view kDefaultApiAddress = "127.0.0.1:7787";
+/// Where the Prometheus metrics are served unless the configuration says otherwise.
+inline constexpr std::string_view kDefaultMetricsAddress = "127.0.0.1:7788";
 
 /// One place the API listens, parsed: a Unix socket path, or a TCP host and port.
 struct ListenAddress {
@@ -131,9 +133,20 @@ struct Config {
     std::filesystem::path tls_cert_file;
     std::filesystem::path tls_key_file;
     std::filesystem::path tls_client_ca_file;
+    /// Incident events queued for one WatchIncidents client before it is cut off as too slow.
+    std::size_t watch_queue = 1024;
 
     friend bool operator==(const Api&, const Api&) = default;
   } api;
+
+  /// The Prometheus endpoint (HTTP, /metrics): counts and durations only, no process data.
+  struct Metrics {
+    bool enabled = true;
+    /// "IPV4:PORT" or "[IPV6]:PORT".
+    std::string listen = std::string(kDefaultMetricsAddress);
+
+    friend bool operator==(const Metrics&, const Metrics&) = default;
+  } metrics;
 
   std::vector<TargetConfig> targets;
 

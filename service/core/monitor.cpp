@@ -32,6 +32,7 @@ Monitor::Monitor(Dependencies deps, Config config)
 void Monitor::rebuildMatcher() {
   auto all = config_.targets;
   all.insert(all.end(), runtime_targets_.begin(), runtime_targets_.end());
+  counters_.targets = all.size();
   matcher_ = std::make_unique<TargetMatcher>(std::move(all));
 }
 
@@ -93,6 +94,7 @@ Monitor::Discovery Monitor::discover() {
                   : tracker_.forget(it->first, "the process is no longer watched"));
     out.removed.push_back(it->first);
     last_capture_.erase(it->first);
+    forgetThreads(it->second);
     it = watched_.erase(it);
   }
   // Processes of open incidents that no target watches (adopted from the store, or the other
@@ -183,6 +185,7 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   const auto last = [&](std::string state, std::uint32_t threads) {
     auto& was = watched->second.last_sample;
     if (threads == 0 && was) threads = was->threads;  // unknown this time: as last time
+    counters_.watched_threads += std::uint64_t{threads} - (was ? was->threads : 0);
     was = WatchedProcess::LastSample{deps_.clock.now(), threads, std::move(state)};
   };
   if (!analysis && analysis.error().code == ErrorCode::kCancelled) {
@@ -199,7 +202,8 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   const bool replaced = analysis && analysis->result.process_start_time != process.start_time;
   if ((!analysis && analysis.error().code == ErrorCode::kNoSuchProcess) || replaced) {
     handle(tracker_.exited(process));
-    watched_.erase(process);
+    forgetThreads(watched->second);
+    watched_.erase(watched);
     last_capture_.erase(process);
     counters_.watched = watched_.size();
     lock.unlock();
@@ -258,6 +262,8 @@ void Monitor::handle(std::vector<IncidentEvent> events) {
     effect.type = event.type;
     if (event.type == IncidentEvent::Type::kOpened) {
       ++counters_.incidents_opened;
+      ++(incident.kind == IncidentKind::kDeadlock ? counters_.deadlocks_opened
+                                                  : counters_.hangs_opened);
       effect.capture = incident.kind == IncidentKind::kDeadlock && shouldCapture(incident);
       spdlog::warn("{} incident opened: {}", toString(incident.kind), incident.summary);
     } else if (event.type == IncidentEvent::Type::kResolved) {
@@ -361,6 +367,7 @@ void Monitor::apply(Effect& effect) {
     }
   }
   if (effect.alert && deps_.alerts != nullptr) deps_.alerts->send(*effect.alert);
+  feed_.publish({effect.type, incident});
 }
 
 std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {
@@ -479,6 +486,10 @@ std::optional<std::chrono::milliseconds> Monitor::intervalOf(const ProcessIdenti
   return it->second.target->interval;
 }
 
+void Monitor::forgetThreads(const WatchedProcess& process) {
+  if (process.last_sample) counters_.watched_threads -= process.last_sample->threads;
+}
+
 void Monitor::publishOpenIncidents() {
   auto open = std::make_shared<const std::vector<Incident>>(tracker_.openIncidents());
   std::lock_guard lock(published_mutex_);
@@ -497,11 +508,15 @@ MonitorStats Monitor::stats() const {
   s.samples_cancelled = counters_.samples_cancelled;
   s.samples_refused = counters_.samples_refused;
   s.incidents_opened = counters_.incidents_opened;
+  s.deadlocks_opened = counters_.deadlocks_opened;
+  s.hangs_opened = counters_.hangs_opened;
+  s.watched_threads = counters_.watched_threads;
   s.incidents_resolved = counters_.incidents_resolved;
   s.captures = counters_.captures;
   s.store_errors = counters_.store_errors;
   s.alerts_suppressed = counters_.alerts_suppressed;
   s.watched = counters_.watched;
+  s.targets = counters_.targets;
   s.pending_effects = counters_.pending_effects;
   return s;
 }
@@ -536,6 +551,7 @@ void Monitor::adoptStoredIncidents() {
     if (!open->incidents.empty())
       spdlog::info("{} incident(s) were open when the service stopped", open->incidents.size());
     for (const auto& i : open->incidents) last_id_ = std::max(last_id_, i.id);
+    feed_.seed(open->incidents);
     handle(tracker_.adopt(open->incidents));
     publishOpenIncidents();
   }

@@ -14,6 +14,7 @@
 #include "core/analyzer.h"
 #include "core/config.h"
 #include "core/executor.h"
+#include "core/incident_feed.h"
 #include "core/incident_tracker.h"
 #include "core/ports/alert_sink.h"
 #include "core/ports/clock.h"
@@ -55,11 +56,16 @@ struct MonitorStats {
   std::uint64_t samples_cancelled = 0;
   std::uint64_t samples_refused = 0;
   std::uint64_t incidents_opened = 0;
+  std::uint64_t deadlocks_opened = 0;
+  std::uint64_t hangs_opened = 0;
   std::uint64_t incidents_resolved = 0;
   std::uint64_t captures = 0;
   std::uint64_t store_errors = 0;
   std::uint64_t alerts_suppressed = 0;
   std::size_t watched = 0;
+  std::size_t targets = 0;
+  /// Threads of the watched processes as of their last samples.
+  std::uint64_t watched_threads = 0;
   /// Side effects decided but not done yet (captures, store writes, alerts).
   std::size_t pending_effects = 0;
 };
@@ -137,6 +143,8 @@ class Monitor {
   /// neither waits for the decision lock.
   [[nodiscard]] std::shared_ptr<const std::vector<Incident>> openIncidents() const;
   [[nodiscard]] MonitorStats stats() const;
+  /// The incidents as they are recorded (after their store write), for live followers.
+  [[nodiscard]] IncidentFeed& feed() { return feed_; }
   [[nodiscard]] Config config() const;
 
   /// Applies the retention settings to the store.
@@ -167,6 +175,8 @@ class Monitor {
   void drainEffects();
   void apply(Effect& effect);
   void rebuildMatcher();
+  /// Takes a process that is no longer watched out of the thread count; with the lock held.
+  void forgetThreads(const WatchedProcess& process);
 
   Dependencies deps_;
   WaitChainAnalyzer analyzer_;
@@ -191,11 +201,15 @@ class Monitor {
     std::atomic<std::uint64_t> samples_cancelled{0};
     std::atomic<std::uint64_t> samples_refused{0};
     std::atomic<std::uint64_t> incidents_opened{0};
+    std::atomic<std::uint64_t> deadlocks_opened{0};
+    std::atomic<std::uint64_t> hangs_opened{0};
+    std::atomic<std::uint64_t> watched_threads{0};
     std::atomic<std::uint64_t> incidents_resolved{0};
     std::atomic<std::uint64_t> captures{0};
     std::atomic<std::uint64_t> store_errors{0};
     std::atomic<std::uint64_t> alerts_suppressed{0};
     std::atomic<std::size_t> watched{0};
+    std::atomic<std::size_t> targets{0};
     std::atomic<std::size_t> pending_effects{0};
   };
   Counters counters_;
@@ -212,6 +226,8 @@ class Monitor {
   /// Evidence captured per incident id, for records rewritten before the tracker's copy has it.
   /// Used by the effects only, one at a time.
   std::map<std::int64_t, std::vector<ThreadCapture>> evidence_;
+
+  IncidentFeed feed_;
 };
 
 }  // namespace wctmon

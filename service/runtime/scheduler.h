@@ -59,6 +59,8 @@ class BasicScheduler {
     std::chrono::milliseconds shutdown_grace{3000};
     /// Called from the health timer; `healthy` is false when every worker is stuck.
     std::function<void(bool healthy, const SchedulerStats&)> on_health;
+    /// Called after each sample with how long it took (the metrics' histogram).
+    std::function<void(std::chrono::microseconds)> on_sample;
   };
 
   BasicScheduler(Monitor& monitor, WorkerPool& pool, Options options);

@@ -188,10 +188,10 @@ void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job,
 
 template <typename TimerClock>
 void BasicScheduler<TimerClock>::sampleDone(const std::shared_ptr<Job>& job, bool alive) {
+  std::chrono::microseconds took{0};
   {
     std::lock_guard lock(mutex_);
-    const auto took =
-        std::chrono::duration_cast<std::chrono::microseconds>(TimerClock::now() - job->started);
+    took = std::chrono::duration_cast<std::chrono::microseconds>(TimerClock::now() - job->started);
     stats_.last_sample = took;
     if (recent_.size() < kRecentSamples) {
       recent_.push_back(took);
@@ -200,6 +200,7 @@ void BasicScheduler<TimerClock>::sampleDone(const std::shared_ptr<Job>& job, boo
       next_recent_ = (next_recent_ + 1) % kRecentSamples;
     }
   }
+  if (options_.on_sample) options_.on_sample(took);
   job->running = false;
   --active_samples_;
   if (!alive) {

@@ -31,14 +31,15 @@ constexpr std::size_t fieldCount() {
 
 // A field added to Config (or one of its groups) fails here first: add its key to the table in
 // service/app/config_keys.cpp (live or restart), to the schema and the README, then count it.
-static_assert(fieldCount<Config>() == 9, "state_dir, 7 groups, targets");
+static_assert(fieldCount<Config>() == 10, "state_dir, 8 groups, targets");
+static_assert(fieldCount<Config::Metrics>() == 2);
 static_assert(fieldCount<Config::Sampling>() == 4);
 static_assert(fieldCount<Config::Detection>() == 2);
 static_assert(fieldCount<Config::Capture>() == 2);
 static_assert(fieldCount<Config::Retention>() == 2);
 static_assert(fieldCount<Config::Alerts>() == 3);
 static_assert(fieldCount<Config::Log>() == 6);
-static_assert(fieldCount<Config::Api>() == 7);
+static_assert(fieldCount<Config::Api>() == 8);
 
 json schema() {
   std::ifstream in(std::string(WCTMON_SOURCE_DIR) + "/config/wctmon.schema.json");
@@ -77,7 +78,11 @@ json otherValue(const json& node) {
     const auto min = node.value("minimum", std::int64_t{0});
     return fallback.is_number() && fallback.get<std::int64_t>() == min ? min + 1 : min;
   }
-  if (type == "string") return node.value("pattern", "") == "^/" ? "/tmp/elsewhere" : "other";
+  if (type == "string") {
+    // A string with a pattern and examples (metrics.listen): its last example.
+    if (node.contains("examples")) return node.at("examples").back();
+    return node.value("pattern", "") == "^/" ? "/tmp/elsewhere" : "other";
+  }
   if (type == "array") {
     const auto& items = node.at("items");
     // Strings (api.listen): the schema's last example, which no default holds.

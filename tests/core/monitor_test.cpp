@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -117,6 +118,9 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_EQ(last->state, "deadlocked");
   EXPECT_EQ(last->at, clock_.now());
   EXPECT_GE(last->threads, 2U);
+  EXPECT_EQ(monitor->stats().watched_threads, last->threads);
+  EXPECT_EQ(monitor->stats().targets, 1U);
+  EXPECT_EQ(monitor->stats().deadlocks_opened, 1U);
 
   for (int i = 0; i < 5; ++i) {
     clock_.advance(1s);
@@ -138,6 +142,11 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
   EXPECT_EQ(monitor->stats().incidents_opened, 1U);
   EXPECT_EQ(monitor->stats().incidents_resolved, 1U);
+  EXPECT_EQ(monitor->stats().hangs_opened, 0U);
+
+  catalog_.set({});
+  (void)monitor->discover();
+  EXPECT_EQ(monitor->stats().watched_threads, 0U);  // the count goes with the process
 }
 
 TEST_F(MonitorTest, AProcessThatExitsResolvesItsIncidentsAndIsDropped) {
@@ -229,6 +238,62 @@ TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
   const auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
+}
+
+TEST_F(MonitorTest, TheFeedGivesTheOpenIncidentsThenEachRecordedChangeInOrder) {
+  catalog_.set({processInfo(10, "server")});
+  const ProcessIdentity id{Pid{10}, 0};
+  {
+    auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
+    (void)monitor->discover();
+    setSnapshot(abba());
+    ASSERT_TRUE(sample(*monitor, id));
+  }
+  // Open in the store at start: a follower sees it as open before anything happens.
+  auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
+  monitor->adoptStoredIncidents();
+  std::vector<Incident> initial;
+  std::vector<IncidentEvent> events;
+  auto subscription =
+      monitor->feed().subscribe([&](const std::vector<Incident>& open) { initial = open; },
+                                [&](const IncidentFeed::Event& e) {
+                                  // Recorded before it is published.
+                                  const auto stored = store_.get(e->incident.id);
+                                  EXPECT_TRUE(stored && stored->has_value());
+                                  events.push_back(*e);
+                                });
+  ASSERT_EQ(initial.size(), 1U);
+  EXPECT_EQ(initial[0].state, IncidentState::kOpen);
+  EXPECT_EQ(monitor->feed().subscribers(), 1U);
+
+  (void)monitor->discover();
+  setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(*monitor, id));
+  ASSERT_GE(events.size(), 2U);
+  EXPECT_EQ(events[0].type, IncidentEvent::Type::kResolved);
+  EXPECT_EQ(events[0].incident.id, initial[0].id);
+  const auto opened = std::find_if(events.begin(), events.end(), [](const IncidentEvent& e) {
+    return e.type == IncidentEvent::Type::kOpened;
+  });
+  ASSERT_NE(opened, events.end());
+  EXPECT_GT(opened->incident.id, initial[0].id);
+  EXPECT_FALSE(opened->incident.evidence.empty());  // captured before it was published
+
+  // A second follower joins: the incident open now, nothing of the past.
+  std::vector<Incident> later;
+  auto second = monitor->feed().subscribe([&](const std::vector<Incident>& open) { later = open; },
+                                          [](const IncidentFeed::Event&) {});
+  ASSERT_EQ(later.size(), 1U);
+  EXPECT_EQ(later[0].id, opened->incident.id);
+  subscription.reset();
+  second.reset();
+  EXPECT_EQ(monitor->feed().subscribers(), 0U);
+  const auto seen = events.size();
+  setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
+  EXPECT_EQ(events.size(), seen);  // nothing after the subscription ended
 }
 
 TEST_F(MonitorTest, RuntimeTargetsAreAddedRemovedAndPersisted) {

@@ -221,11 +221,13 @@ class ServiceDir {
   ServiceDir& operator=(const ServiceDir&) = delete;
 
   void write(const std::string& sink) const {
-    std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
-                            << R"(", "api": {"listen": ["unix:)" << (dir_ / "api.sock").string()
-                            << R"("]}, "sampling": {"interval_ms": 300}, "alerts": {"sink": ")"
-                            << sink << R"("}, "targets": [{"name": "alert-fixtures", "cmdline": ")"
-                            << tag_ << R"(", "hang_threshold_ms": 1000}]})";
+    std::ofstream(config())
+        << R"({"state_dir": ")" << (dir_ / "state").string()
+        << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {"listen": ["unix:)"
+        << (dir_ / "api.sock").string()
+        << R"("]}, "sampling": {"interval_ms": 300}, "alerts": {"sink": ")" << sink
+        << R"("}, "targets": [{"name": "alert-fixtures", "cmdline": ")" << tag_
+        << R"(", "hang_threshold_ms": 1000}]})";
   }
   [[nodiscard]] std::unique_ptr<FixtureProcess> fixture(const std::string& scenario,
                                                         const std::string& arg = "") const {

@@ -8,8 +8,14 @@ Usage: api_client.py PROTO_DIR WORK_DIR TARGET TOKEN_FILE CALL [JSON_REQUEST]
   TOKEN_FILE  the token to send as "authorization: Bearer TOKEN"; "-" for none
   CALL        a method of wctmon.v1.Monitor (GetStatus, ListTargets, ...), or "health"
               (grpc.health.v1.Health/Check of the whole server) or "reflection" (the services
-              server reflection lists)
+              server reflection lists), or "watch" (WatchIncidents, one line per event)
 Prints one JSON object: {"code": "OK", "response": {...}} or {"code": "NAME", "details": "..."}.
+
+"watch" takes {"events": N, "window": BYTES, "pause": SECONDS} (all optional): it prints
+{"subscribed": true} once the server has answered, then each event as it comes, one JSON object
+per line, until N events or the end of the stream, then the final {"code": ...}. With "pause",
+nothing is read for that long after subscribing (a slow client); "window" sets the HTTP/2 window
+the client grants, so that a client that does not read holds the server back at once.
 """
 import importlib
 import json
@@ -43,7 +49,12 @@ def main():
     if token_file != "-":
         with open(token_file) as f:
             metadata.append(("authorization", "Bearer " + f.read().strip()))
-    channel = grpc.insecure_channel(target)
+    options = []
+    if call == "watch":
+        window = (json.loads(request_json) or {}).get("window")
+        if window:
+            options = [("grpc.http2.lookahead_bytes", window), ("grpc.http2.bdp_probe", 0)]
+    channel = grpc.insecure_channel(target, options=options)
     try:
         if call == "health":
             check = channel.unary_unary("/grpc.health.v1.Health/Check",
@@ -67,6 +78,9 @@ def main():
         from google.protobuf import json_format
         messages, services = stubs(proto_dir, work_dir)
         stub = services.MonitorStub(channel)
+        if call == "watch":
+            watch(stub, messages, metadata, json.loads(request_json) or {}, json_format)
+            return
         method = getattr(stub, call)
         descriptor = messages.DESCRIPTOR.services_by_name["Monitor"].methods_by_name[call]
         request_class = getattr(messages, descriptor.input_type.name, None)
@@ -83,6 +97,25 @@ def main():
         print(json.dumps({"code": "OK", "response": response}))
     except grpc.RpcError as e:
         print(json.dumps({"code": e.code().name, "details": e.details()}))
+
+
+def watch(stub, messages, metadata, options, json_format):
+    import time
+    stream = stub.WatchIncidents(messages.WatchIncidentsRequest(), metadata=metadata)
+    stream.initial_metadata()
+    print(json.dumps({"subscribed": True}), flush=True)
+    time.sleep(options.get("pause", 0))
+    left = options.get("events")
+    for event in stream:
+        print(json.dumps(json_format.MessageToDict(event, preserving_proto_field_name=True)),
+              flush=True)
+        if left is not None:
+            left -= 1
+            if left == 0:
+                stream.cancel()
+                print(json.dumps({"code": "OK"}), flush=True)
+                return
+    print(json.dumps({"code": "OK"}), flush=True)
 
 
 if __name__ == "__main__":

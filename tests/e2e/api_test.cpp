@@ -9,10 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 
+#include "support/api_service.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -27,70 +31,34 @@ using testing::runCommand;
 using testing::waitFor;
 using testing::wctmonPath;
 
-/// `wctmon run` with its API on a Unix socket in a temporary directory and on 127.0.0.1 at a
-/// port of the system's choosing, watching the fixtures started with its tag.
-class ApiService {
- public:
-  ApiService() {
-    tag_ = "--tag=" + dir_.name();
-    std::ofstream(dir_ / "wctmon.json")
-        << R"({"state_dir": ")" << (dir_ / "state").string() << R"(", "api": {"listen": ["unix:)"
-        << socket() << R"(", "127.0.0.1:0"]}, "sampling": {"interval_ms": 300},)"
-        << R"( "alerts": {"sink": "none"}, "targets": [{"name": "fixtures", "cmdline": ")" << tag_
-        << R"(", "hang_threshold_ms": 1000}]})";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open(log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, STDERR_FILENO);
-      ::dup2(fd, STDOUT_FILENO);
-      const std::string c = (dir_ / "wctmon.json").string();
-      ::execl(wctmonPath(), wctmonPath(), "run", "--config", c.c_str(), nullptr);
-      _exit(127);
-    }
-    waitFor([&] { return readFile(log()).find("service started") != std::string::npos; }, 20s);
-    std::smatch m;
-    const auto text = readFile(log());
-    if (std::regex_search(text, m, std::regex(R"(API listening on .*127\.0\.0\.1:(\d+))"))) {
-      tcp_ = "127.0.0.1:" + m[1].str();
-    }
-  }
-  ~ApiService() {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  ApiService(const ApiService&) = delete;
-  ApiService& operator=(const ApiService&) = delete;
+using testing::ApiService;
 
-  [[nodiscard]] std::string socket() const { return (dir_ / "api.sock").string(); }
-  [[nodiscard]] std::string unixTarget() const { return "unix:" + socket(); }
-  [[nodiscard]] const std::string& tcpTarget() const { return tcp_; }
-  [[nodiscard]] std::string log() const { return (dir_ / "service.log").string(); }
-  [[nodiscard]] std::string adminToken() const {
-    return (dir_ / "state" / "api-admin.token").string();
-  }
-  [[nodiscard]] std::string readerToken() const {
-    return (dir_ / "state" / "api-reader.token").string();
-  }
-  [[nodiscard]] const std::string& tag() const { return tag_; }
+/// One call through the Python client: {"code": ..., "response"/"details": ...}.
+json call(const ApiService& service, const std::string& target, const std::string& token,
+          const std::string& method, const json& request = json::object()) {
+  const auto r = runCommand({"/usr/bin/python3", WCTMON_API_CLIENT, WCTMON_PROTO_DIR,
+                             service.dir().path().string(), target, token, method, request.dump()});
+  if (r.exit_code != 0) throw std::runtime_error("api_client.py failed: " + r.err);
+  return json::parse(r.out);
+}
 
-  /// One call through the Python client: {"code": ..., "response"/"details": ...}.
-  [[nodiscard]] json call(const std::string& target, const std::string& token,
-                          const std::string& method, const json& request = json::object()) const {
-    const auto r = runCommand({"/usr/bin/python3", WCTMON_API_CLIENT, WCTMON_PROTO_DIR,
-                               dir_.path().string(), target, token, method, request.dump()});
-    if (r.exit_code != 0) throw std::runtime_error("api_client.py failed: " + r.err);
-    return json::parse(r.out);
-  }
-  [[nodiscard]] json admin(const std::string& method, const json& request = json::object()) const {
-    return call(unixTarget(), adminToken(), method, request);
-  }
+json admin(const ApiService& service, const std::string& method,
+           const json& request = json::object()) {
+  return call(service, service.unixTarget(), service.adminToken(), method, request);
+}
 
- private:
-  testing::TempDir dir_{"api"};
-  std::string tag_;
-  std::string tcp_;
-  pid_t pid_ = -1;
-};
+/// A WatchIncidents client, subscribed once this returns; `options` as api_client.py's "watch"
+/// takes them. Its lines: nextEvent().
+std::unique_ptr<FixtureProcess> watch(const ApiService& service,
+                                      const json& options = json::object(),
+                                      const std::string& token = "") {
+  return std::make_unique<FixtureProcess>(
+      std::vector<std::string>{"/usr/bin/python3", WCTMON_API_CLIENT, WCTMON_PROTO_DIR,
+                               service.dir().path().string(), service.unixTarget(),
+                               token.empty() ? service.readerToken() : token, "watch",
+                               options.dump()},
+      20s);
+}
 
 TEST(Api, StatusOverTheSocketAndLoopbackWithEitherTokenAndNothingWithout) {
   ApiService service;
@@ -98,14 +66,14 @@ TEST(Api, StatusOverTheSocketAndLoopbackWithEitherTokenAndNothingWithout) {
   for (const auto& target : {service.unixTarget(), service.tcpTarget()}) {
     SCOPED_TRACE(target);
     for (const auto& token : {service.adminToken(), service.readerToken()}) {
-      const auto status = service.call(target, token, "GetStatus");
+      const auto status = call(service, target, token, "GetStatus");
       ASSERT_EQ(status["code"], "OK") << status.dump();
       EXPECT_EQ(status["response"]["platform"], "linux");
       EXPECT_EQ(status["response"]["source"]["name"], "linux-proc");
       EXPECT_EQ(status["response"]["source"]["available"], true);
       EXPECT_EQ(status["response"]["healthy"], true);
     }
-    const auto none = service.call(target, "-", "GetStatus");
+    const auto none = call(service, target, "-", "GetStatus");
     EXPECT_EQ(none["code"], "UNAUTHENTICATED") << none.dump();
   }
   // Refusals are logged (at most one line in ten seconds), never with a token.
@@ -127,21 +95,22 @@ TEST(Api, ASecondServiceOnTheSameSocketIsRefusedAndTheFirstKeepsIt) {
   ApiService first;
   testing::TempDir dir("api-second");
   std::ofstream(dir / "wctmon.json")
-      << R"({"state_dir": ")" << (dir / "state").string() << R"(", "api": {"listen": ["unix:)"
-      << first.socket() << R"("]}, "alerts": {"sink": "none"}, "targets": []})";
+      << R"({"state_dir": ")" << (dir / "state").string()
+      << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {"listen": ["unix:)" << first.socket()
+      << R"("]}, "alerts": {"sink": "none"}, "targets": []})";
   const auto second = runCommand({wctmonPath(), "run", "--config", (dir / "wctmon.json").string()});
   EXPECT_NE(second.exit_code, 0);
   EXPECT_NE(second.err.find("another service answers on the API socket " + first.socket()),
             std::string::npos)
       << second.err;
-  EXPECT_EQ(first.call(first.unixTarget(), first.readerToken(), "GetStatus")["code"], "OK");
+  EXPECT_EQ(call(first, first.unixTarget(), first.readerToken(), "GetStatus")["code"], "OK");
 }
 
 TEST(Api, HealthAndReflectionNeedNoToken) {
   ApiService service;
-  const auto health = service.call(service.unixTarget(), "-", "health");
+  const auto health = call(service, service.unixTarget(), "-", "health");
   EXPECT_EQ(health["response"]["status"], "SERVING") << health.dump();
-  const auto reflection = service.call(service.unixTarget(), "-", "reflection");
+  const auto reflection = call(service, service.unixTarget(), "-", "reflection");
   ASSERT_EQ(reflection["code"], "OK") << reflection.dump();
   EXPECT_EQ(reflection["response"]["services"],
             json::array({"wctmon.v1.Monitor", "grpc.health.v1.Health"}));
@@ -151,15 +120,15 @@ TEST(Api, TargetsAreAddedAndRemovedByTheAdminOnlyAndCheckedLikeTheConfigFile) {
   ApiService service;
   const json target = {{"target", {{"name", "db"}, {"exe", "postgres"}, {"interval_ms", 500}}}};
   const auto denied =
-      service.call(service.unixTarget(), service.readerToken(), "AddTarget", target);
+      call(service, service.unixTarget(), service.readerToken(), "AddTarget", target);
   EXPECT_EQ(denied["code"], "PERMISSION_DENIED") << denied.dump();
 
-  const auto added = service.admin("AddTarget", target);
+  const auto added = admin(service, "AddTarget", target);
   ASSERT_EQ(added["code"], "OK") << added.dump();
   EXPECT_EQ(added["response"]["origin"], "TARGET_ORIGIN_RUNTIME");
   EXPECT_EQ(added["response"]["hang_threshold_ms"], 30000);  // the file's default
 
-  const auto listed = service.call(service.unixTarget(), service.readerToken(), "ListTargets");
+  const auto listed = call(service, service.unixTarget(), service.readerToken(), "ListTargets");
   ASSERT_EQ(listed["code"], "OK") << listed.dump();
   std::vector<std::string> names;
   for (const auto& t : listed["response"]["targets"]) {
@@ -169,14 +138,14 @@ TEST(Api, TargetsAreAddedAndRemovedByTheAdminOnlyAndCheckedLikeTheConfigFile) {
                                              "db/TARGET_ORIGIN_RUNTIME"}));
 
   const auto invalid =
-      service.admin("AddTarget", {{"target", {{"name", "bad"}, {"interval_ms", 5}}}});
+      admin(service, "AddTarget", {{"target", {{"name", "bad"}, {"interval_ms", 5}}}});
   EXPECT_EQ(invalid["code"], "INVALID_ARGUMENT");
   const std::string details = invalid["details"];
   EXPECT_NE(details.find("/interval_ms: must be an integer from"), std::string::npos) << details;
   EXPECT_NE(details.find("needs a selector"), std::string::npos) << details;
 
-  EXPECT_EQ(service.admin("RemoveTarget", {{"name", "db"}})["code"], "OK");
-  const auto again = service.admin("RemoveTarget", {{"name", "db"}});
+  EXPECT_EQ(admin(service, "RemoveTarget", {{"name", "db"}})["code"], "OK");
+  const auto again = admin(service, "RemoveTarget", {{"name", "db"}});
   EXPECT_EQ(again["code"], "NOT_FOUND") << again.dump();
 }
 
@@ -186,8 +155,8 @@ TEST(Api, ADeadlockIsListedWithItsProcessAndReadWhole) {
   json incidents;
   ASSERT_TRUE(waitFor(
       [&] {
-        incidents = service.call(service.unixTarget(), service.readerToken(), "ListIncidents",
-                                 {{"state", "INCIDENT_STATE_OPEN"}, {"pid", abba.pid()}});
+        incidents = call(service, service.unixTarget(), service.readerToken(), "ListIncidents",
+                         {{"state", "INCIDENT_STATE_OPEN"}, {"pid", abba.pid()}});
         return incidents["code"] == "OK" && !incidents["response"]["incidents"].empty();
       },
       20s))
@@ -196,13 +165,14 @@ TEST(Api, ADeadlockIsListedWithItsProcessAndReadWhole) {
   EXPECT_EQ(listed["kind"], "INCIDENT_KIND_DEADLOCK");
   EXPECT_FALSE(listed.contains("chains"));  // the list is for finding; GetIncident has them
 
-  const auto whole = service.call(service.tcpTarget(), service.readerToken(), "GetIncident",
-                                  {{"id", listed["id"]}});
+  const auto whole = call(service, service.tcpTarget(), service.readerToken(), "GetIncident",
+                          {{"id", listed["id"]}});
   ASSERT_EQ(whole["code"], "OK") << whole.dump();
   EXPECT_FALSE(whole["response"]["chains"].empty());
-  EXPECT_EQ(service.admin("GetIncident", {{"id", 999999}})["code"], "NOT_FOUND");
+  EXPECT_EQ(admin(service, "GetIncident", {{"id", 999999}})["code"], "NOT_FOUND");
 
-  const auto processes = service.call(service.unixTarget(), service.readerToken(), "ListProcesses");
+  const auto processes =
+      call(service, service.unixTarget(), service.readerToken(), "ListProcesses");
   ASSERT_EQ(processes["code"], "OK") << processes.dump();
   ASSERT_EQ(processes["response"]["processes"].size(), 1U) << processes.dump();
   const auto& p = processes["response"]["processes"][0];
@@ -211,31 +181,135 @@ TEST(Api, ADeadlockIsListedWithItsProcessAndReadWhole) {
   EXPECT_EQ(p["state"], "deadlocked");
   EXPECT_GE(p["threads"].get<int>(), 3);
 
-  const auto status = service.admin("GetStatus");
+  const auto status = admin(service, "GetStatus");
   EXPECT_EQ(status["response"]["watched_processes"], 1);
   EXPECT_EQ(status["response"]["open_incidents"][0]["count"], "1");  // uint64: a JSON string
 
-  const auto analysis = service.admin("AnalyzeProcess", {{"pid", abba.pid()}});
+  const auto analysis = admin(service, "AnalyzeProcess", {{"pid", abba.pid()}});
   ASSERT_EQ(analysis["code"], "OK") << analysis.dump();
   EXPECT_EQ(analysis["response"]["deadlocks"].size(), 1U);
-  const auto reader = service.call(service.unixTarget(), service.readerToken(), "AnalyzeProcess",
-                                   {{"pid", abba.pid()}});
+  const auto reader = call(service, service.unixTarget(), service.readerToken(), "AnalyzeProcess",
+                           {{"pid", abba.pid()}});
   EXPECT_EQ(reader["code"], "PERMISSION_DENIED");
-  const auto gone = service.admin("AnalyzeProcess", {{"pid", 999999999}});
+  const auto gone = admin(service, "AnalyzeProcess", {{"pid", 999999999}});
   EXPECT_EQ(gone["code"], "NOT_FOUND") << gone.dump();
 }
 
 TEST(Api, PagesOfIncidentsAndBadRequestsGetTheirStatus) {
   ApiService service;
-  const auto bad_token = service.admin("ListIncidents", {{"page_token", "nonsense"}});
+  const auto bad_token = admin(service, "ListIncidents", {{"page_token", "nonsense"}});
   EXPECT_EQ(bad_token["code"], "INVALID_ARGUMENT") << bad_token.dump();
-  const auto negative = service.admin("ListIncidents", {{"page_size", -1}});
+  const auto negative = admin(service, "ListIncidents", {{"page_size", -1}});
   EXPECT_EQ(negative["code"], "INVALID_ARGUMENT") << negative.dump();
-  const auto empty = service.admin("ListIncidents", {{"page_size", 5}});
+  const auto empty = admin(service, "ListIncidents", {{"page_size", 5}});
   ASSERT_EQ(empty["code"], "OK") << empty.dump();
   EXPECT_FALSE(empty["response"].contains("next_page_token"));
-  const auto reload = service.admin("ReloadConfig");
+  const auto reload = admin(service, "ReloadConfig");
   EXPECT_EQ(reload["code"], "OK") << reload.dump();
+}
+
+/// The next line of a watch client as JSON: an event, or the final {"code": ...}; null after
+/// `timeout`.
+json nextEvent(FixtureProcess& watcher, std::chrono::milliseconds timeout = 20s) {
+  const auto line = watcher.nextLine(timeout);
+  return line.empty() ? json() : json::parse(line);
+}
+
+/// Whether `event` is of `type` and about process `pid`.
+bool isEvent(const json& event, const std::string& type, pid_t pid) {
+  const auto processes = event.value("incident", json::object()).value("processes", json::array());
+  return event.value("type", "") == type &&
+         std::any_of(processes.begin(), processes.end(),
+                     [&](const json& p) { return p.value("pid", 0) == pid; });
+}
+
+/// Events of `watcher` until one of `type` about process `pid` (skipping others).
+json nextEventOf(FixtureProcess& watcher, const std::string& type, pid_t pid) {
+  for (;;) {
+    auto event = nextEvent(watcher);
+    if (event.is_null() || event.contains("code") || isEvent(event, type, pid)) return event;
+  }
+}
+
+/// Events of `watcher` until one of `type` about each of `pids`, in any order; the pids without.
+std::set<pid_t> awaitEvents(FixtureProcess& watcher, const std::string& type,
+                            std::set<pid_t> pids) {
+  while (!pids.empty()) {
+    const auto event = nextEvent(watcher);
+    if (event.is_null() || event.contains("code")) break;
+    std::erase_if(pids, [&](pid_t pid) { return isEvent(event, type, pid); });
+  }
+  return pids;
+}
+
+TEST(Api, AWatcherGetsTheOpenIncidentsThenEachChangeAsItHappensUntilTheServiceStops) {
+  ApiService service;
+  FixtureProcess before("mutex-abba", "", service.tag());
+  ASSERT_TRUE(waitFor(
+      [&] {
+        return !admin(service, "ListIncidents",
+                      {{"state", "INCIDENT_STATE_OPEN"}})["response"]["incidents"]
+                    .empty();
+      },
+      20s));
+  auto refused = watch(service, json::object(), "-");
+  EXPECT_EQ(nextEvent(*refused)["code"], "UNAUTHENTICATED");
+
+  auto watcher = watch(service);
+  const auto existing = nextEvent(*watcher);
+  EXPECT_EQ(existing["type"], "TYPE_EXISTING") << existing.dump();
+  EXPECT_EQ(existing["incident"]["pid"], before.pid());
+  EXPECT_EQ(admin(service, "GetStatus")["response"]["api_watchers"], 1);
+
+  // A deadlock as it forms, with its chains, then its end.
+  FixtureProcess during("mutex-abba", "", service.tag());
+  const auto opened = nextEventOf(*watcher, "TYPE_OPENED", during.pid());
+  ASSERT_EQ(opened["type"], "TYPE_OPENED") << opened.dump();
+  EXPECT_EQ(opened["incident"]["kind"], "INCIDENT_KIND_DEADLOCK");
+  EXPECT_FALSE(opened["incident"]["chains"].empty());
+  const auto pid = during.pid();
+  during.kill();
+  const auto resolved = nextEventOf(*watcher, "TYPE_RESOLVED", pid);
+  ASSERT_EQ(resolved["type"], "TYPE_RESOLVED") << resolved.dump();
+  EXPECT_EQ(resolved["incident"]["id"], opened["incident"]["id"]);
+
+  // The stream ends at once when the service stops, which stops in its usual time.
+  const auto [took, status] = service.terminate();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_LT(took, 5s);
+  const auto end = nextEvent(*watcher, 5s);
+  EXPECT_EQ(end["code"], "UNAVAILABLE") << end.dump();
+}
+
+TEST(Api, AWatcherThatDoesNotReadIsCutOffWhileSamplingAndOtherWatchersGoOn) {
+  ApiService service(R"("watch_queue": 2, )");
+  // Grants the server one small HTTP/2 window and reads nothing for a while.
+  auto slow = watch(service, {{"window", 1024}, {"pause", 8}});
+  auto reader = watch(service);
+  const auto samples_before =
+      std::stoull(admin(service, "GetStatus")["response"].value("samples", "0"));
+  std::vector<std::unique_ptr<FixtureProcess>> fixtures;
+  for (int i = 0; i < 4; ++i) {
+    fixtures.push_back(std::make_unique<FixtureProcess>("mutex-abba", "", service.tag()));
+  }
+  std::set<pid_t> pids;
+  for (const auto& f : fixtures) pids.insert(f->pid());
+  EXPECT_EQ(awaitEvents(*reader, "TYPE_OPENED", pids), std::set<pid_t>{});
+  for (const auto& f : fixtures) f->kill();
+  EXPECT_EQ(awaitEvents(*reader, "TYPE_RESOLVED", pids), std::set<pid_t>{});
+  const auto status = admin(service, "GetStatus")["response"];
+  EXPECT_GT(std::stoull(status.value("samples", "0")), samples_before);
+  EXPECT_EQ(status.value("samples_overdue", "0"), "0");
+
+  // What the slow client reads once it does: what was sent before it was cut off, then why.
+  json last;
+  for (json e = nextEvent(*slow); !e.is_null(); e = nextEvent(*slow)) {
+    last = e;
+    if (e.contains("code")) break;
+  }
+  EXPECT_EQ(last["code"], "RESOURCE_EXHAUSTED") << last.dump();
+  EXPECT_NE(last.value("details", "").find("api.watch_queue"), std::string::npos) << last.dump();
+  EXPECT_EQ(admin(service, "GetStatus")["response"]["api_watchers"], 1);
 }
 
 }  // namespace

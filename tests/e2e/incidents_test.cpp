@@ -43,7 +43,8 @@ class StateDir {
   StateDir() {
     tag_ = "--tag=" + dir_.name();
     std::ofstream(config())
-        << R"({"state_dir": ")" << state().string() << R"(", "api": {"listen": ["unix:)"
+        << R"({"state_dir": ")" << state().string()
+        << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {"listen": ["unix:)"
         << (dir_ / "api.sock").string()
         << R"("]}, "sampling": {"interval_ms": 300}, "alerts": {"sink": "none"},)"
         << R"( "targets": [{"name": "fixtures", "cmdline": ")" << tag_

@@ -48,11 +48,12 @@ class Service {
     tag_ = "--tag=" + dir_.name();
     for (auto at = targets.find("TAG"); at != std::string::npos; at = targets.find("TAG"))
       targets.replace(at, 3, tag_);
-    std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
-                            << R"(", "api": {"listen": ["unix:)" << (dir_ / "api.sock").string()
-                            << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
-                            << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)"
-                            << R"( "targets": )" << targets << "}";
+    std::ofstream(config())
+        << R"({"state_dir": ")" << (dir_ / "state").string()
+        << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {"listen": ["unix:)"
+        << (dir_ / "api.sock").string() << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
+        << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)"
+        << R"( "targets": )" << targets << "}";
     std::ofstream(query()) << R"({"state_dir": ")" << (dir_ / "state").string() << R"("})";
     pid_ = ::fork();
     if (pid_ == 0) {

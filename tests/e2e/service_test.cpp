@@ -53,11 +53,12 @@ class ServiceDir {
   [[nodiscard]] const std::string& tag() const { return tag_; }
 
   void writeConfig(const std::string& targets, const std::string& extra = "") const {
-    std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
-                            << R"(", "api": {"listen": ["unix:)" << (dir_ / "api.sock").string()
-                            << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
-                            << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)"
-                            << extra << R"( "targets": )" << targets << "}";
+    std::ofstream(config())
+        << R"({"state_dir": ")" << (dir_ / "state").string()
+        << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {"listen": ["unix:)"
+        << (dir_ / "api.sock").string() << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
+        << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)" << extra
+        << R"( "targets": )" << targets << "}";
     // `wctmon incidents` reads its own copy, so that it works while the service's is broken.
     std::ofstream(queryConfig()) << R"({"state_dir": ")" << (dir_ / "state").string() << R"("})";
   }
@@ -405,14 +406,15 @@ TEST(Service, AReloadAppliesWhatCanChangeLiveAndNamesWhatNeedsARestart) {
   const auto elsewhere = base / "elsewhere";
   // The API where it was: a change of api.listen would need a restart too.
   const auto socket = std::filesystem::path(dir.config()).parent_path() / "api.sock";
-  std::ofstream(dir.config()) << R"({"state_dir": ")" << elsewhere.string()
-                              << R"(", "api": {"listen": ["unix:)" << socket.string()
-                              << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
-                              << R"(, "threads": 3}, "detection": {"hang_threshold_ms": 2000},)"
-                              << R"( "alerts": {"sink": "none"},)"
-                              << R"( "log": {"level": "info", "file": "reloaded.log"},)"
-                              << R"( "targets": [{"name": "fixtures", "cmdline": ")" << dir.tag()
-                              << R"(", "hang_threshold_ms": 1000}]})";
+  std::ofstream(dir.config())
+      << R"({"state_dir": ")" << elsewhere.string()
+      << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {"listen": ["unix:)" << socket.string()
+      << R"("]}, "sampling": {"interval_ms": )" << kIntervalMs
+      << R"(, "threads": 3}, "detection": {"hang_threshold_ms": 2000},)"
+      << R"( "alerts": {"sink": "none"},)"
+      << R"( "log": {"level": "info", "file": "reloaded.log"},)"
+      << R"( "targets": [{"name": "fixtures", "cmdline": ")" << dir.tag()
+      << R"(", "hang_threshold_ms": 1000}]})";
   service.kill(SIGHUP);
   ASSERT_TRUE(waitFor([&] {
     return readFile(dir.log()).find("configuration reloaded") != std::string::npos;

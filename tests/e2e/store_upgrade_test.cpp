@@ -32,10 +32,11 @@ class OldStateDir {
   OldStateDir() {
     std::filesystem::create_directory(dir_ / "state");
     // Retention at its longest: the service must keep incidents of 2026 whenever this runs.
-    std::ofstream(config()) << R"({"state_dir": ")" << (dir_ / "state").string()
-                            << R"(", "api": {"listen": ["unix:)" << (dir_ / "api.sock").string()
-                            << R"("]}, "alerts": {"sink": "none"}, "targets": [],)"
-                            << R"( "retention": {"max_age_hours": 87600}})";
+    std::ofstream(config())
+        << R"({"state_dir": ")" << (dir_ / "state").string()
+        << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {"listen": ["unix:)"
+        << (dir_ / "api.sock").string() << R"("]}, "alerts": {"sink": "none"}, "targets": [],)"
+        << R"( "retention": {"max_age_hours": 87600}})";
     sql("import pathlib; db.executescript(pathlib.Path('" WCTMON_STORE_DATA_DIR
         "/incidents-v2.sql').read_text())");
   }

@@ -13,12 +13,14 @@
 
 namespace wctmon::testing {
 
-ApiService::ApiService() {
+ApiService::ApiService(const std::string& api_extra) {
   using namespace std::chrono_literals;
   tag_ = "--tag=" + dir_.name();
   std::ofstream(dir_ / "wctmon.json")
-      << R"({"state_dir": ")" << (dir_ / "state").string() << R"(", "api": {"listen": ["unix:)"
-      << socket() << R"(", "127.0.0.1:0"]}, "sampling": {"interval_ms": 300},)"
+      << R"({"state_dir": ")" << (dir_ / "state").string()
+      << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {)" << api_extra
+      << R"("listen": ["unix:)" << socket()
+      << R"(", "127.0.0.1:0"]}, "sampling": {"interval_ms": 300},)"
       << R"( "alerts": {"sink": "none"}, "targets": [{"name": "fixtures", "cmdline": ")" << tag_
       << R"(", "hang_threshold_ms": 1000}]})";
   pid_ = ::fork();
@@ -39,8 +41,20 @@ ApiService::ApiService() {
 }
 
 ApiService::~ApiService() {
+  if (pid_ <= 0) return;
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, nullptr, 0);
+}
+
+std::pair<std::chrono::milliseconds, int> ApiService::terminate() {
+  const auto start = std::chrono::steady_clock::now();
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return {std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                start),
+          status};
 }
 
 }  // namespace wctmon::testing

@@ -2,7 +2,9 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
+#include <utility>
 
 #include "support/temp_dir.h"
 
@@ -10,13 +12,18 @@ namespace wctmon::testing {
 
 /// `wctmon run` with its API on a Unix socket in a temporary directory and on 127.0.0.1 at a
 /// port of the system's choosing, watching the fixtures started with its tag (a `cmdline`
-/// target sampled every 300 ms, hangs after 1 s); killed when destroyed.
+/// target sampled every 300 ms, hangs after 1 s); metrics on a port of the system's choosing;
+/// killed when destroyed.
 class ApiService {
  public:
-  ApiService();
+  /// `api_extra`: more keys of the api section (`"watch_queue": 2, `).
+  explicit ApiService(const std::string& api_extra = "");
   ~ApiService();
   ApiService(const ApiService&) = delete;
   ApiService& operator=(const ApiService&) = delete;
+
+  /// SIGTERM, as systemd stops it: how long it took to exit, and its wait status.
+  std::pair<std::chrono::milliseconds, int> terminate();
 
   [[nodiscard]] const TempDir& dir() const { return dir_; }
   [[nodiscard]] std::string socket() const { return (dir_ / "api.sock").string(); }

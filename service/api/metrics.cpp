@@ -1,0 +1,136 @@
+#include "api/metrics.h"
+
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <utility>
+#include <vector>
+
+namespace wctmon::api {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+/// The figures read at scrape time, as prometheus-cpp's metric families.
+class Metrics::Figures final : public prometheus::Collectable {
+ public:
+  explicit Figures(Dependencies deps) : deps_(std::move(deps)) {}
+
+  std::vector<MetricFamily> Collect() const override {
+    const auto stats = deps_.monitor.stats();
+    const auto facts = deps_.control.facts();
+    std::uint64_t open_deadlocks = 0;
+    std::uint64_t open_hangs = 0;
+    for (const auto& incident : *deps_.monitor.openIncidents()) {
+      ++(incident.kind == IncidentKind::kDeadlock ? open_deadlocks : open_hangs);
+    }
+    const auto d = [](auto v) { return static_cast<double>(v); };
+    std::vector<MetricFamily> out;
+    const auto add = [&](std::string name, std::string help, MetricType type,
+                         std::vector<std::pair<ClientMetric::Label, double>> values) {
+      MetricFamily family{std::move(name), std::move(help), type, {}};
+      for (auto& [label, value] : values) {
+        ClientMetric m;
+        if (!label.name.empty()) m.label.push_back(label);
+        (type == MetricType::Counter ? m.counter.value : m.gauge.value) = value;
+        family.metric.push_back(std::move(m));
+      }
+      out.push_back(std::move(family));
+    };
+    const auto one = [](double value) {
+      return std::vector<std::pair<ClientMetric::Label, double>>{{{}, value}};
+    };
+    const auto byKind = [](double deadlocks, double hangs) {
+      return std::vector<std::pair<ClientMetric::Label, double>>{{{"kind", "deadlock"}, deadlocks},
+                                                                 {{"kind", "hang"}, hangs}};
+    };
+    add("wctmon_incidents_open", "Incidents open now.", MetricType::Gauge,
+        byKind(d(open_deadlocks), d(open_hangs)));
+    add("wctmon_incidents_total", "Incidents opened since the service started.",
+        MetricType::Counter, byKind(d(stats.deadlocks_opened), d(stats.hangs_opened)));
+    add("wctmon_incidents_resolved_total", "Incidents resolved since the service started.",
+        MetricType::Counter, one(d(stats.incidents_resolved)));
+    add("wctmon_samples_total", "Samples of watched processes taken.", MetricType::Counter,
+        one(d(stats.samples)));
+    add("wctmon_samples_skipped_total",
+        "Turns skipped because the process's previous sample was still running.",
+        MetricType::Counter, one(d(facts.samples_skipped)));
+    add("wctmon_samples_overdue_total", "Samples cancelled past their deadline.",
+        MetricType::Counter, one(d(facts.samples_overdue)));
+    add("wctmon_sample_errors_total", "Samples that failed (the process was not readable).",
+        MetricType::Counter, one(d(stats.sample_errors)));
+    add("wctmon_captures_total", "Evidence captures (registers and stacks) of deadlocks.",
+        MetricType::Counter, one(d(stats.captures)));
+    add("wctmon_store_errors_total", "Incident records that could not be written.",
+        MetricType::Counter, one(d(stats.store_errors)));
+    add("wctmon_alerts_suppressed_total", "Alerts not sent because of the per-target rate limit.",
+        MetricType::Counter, one(d(stats.alerts_suppressed)));
+    add("wctmon_targets", "Targets configured or added at run time.", MetricType::Gauge,
+        one(d(stats.targets)));
+    add("wctmon_watched_processes", "Processes watched now.", MetricType::Gauge,
+        one(d(stats.watched)));
+    add("wctmon_watched_threads", "Threads of the watched processes at their last samples.",
+        MetricType::Gauge, one(d(stats.watched_threads)));
+    add("wctmon_api_watchers", "API clients following incidents (WatchIncidents).",
+        MetricType::Gauge, one(d(deps_.watchers ? deps_.watchers() : 0)));
+    add("wctmon_healthy", "1 while the scheduler is healthy (not every worker stuck).",
+        MetricType::Gauge, one(facts.healthy ? 1 : 0));
+    add("wctmon_wait_chain_source_available", "1 when wait chains can be read on this host.",
+        MetricType::Gauge, one(facts.source_available ? 1 : 0));
+    MetricFamily build{"wctmon_build_info",
+                       "The version and platform of the running service.",
+                       MetricType::Gauge,
+                       {}};
+    ClientMetric info;
+    info.label = {{"platform", facts.platform}, {"version", facts.version}};
+    info.gauge.value = 1;
+    build.metric.push_back(std::move(info));
+    out.push_back(std::move(build));
+    return out;
+  }
+
+ private:
+  Dependencies deps_;
+};
+
+Metrics::Metrics(Dependencies deps)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      figures_(std::make_shared<Figures>(std::move(deps))) {
+  // From half a millisecond (a small process) to ten seconds (past any sane deadline).
+  sample_duration_ =
+      &prometheus::BuildHistogram()
+           .Name("wctmon_sample_duration_seconds")
+           .Help("How long a sample of one process took, from its start to its decisions.")
+           .Register(*registry_)
+           .Add({},
+                prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                        0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+}
+
+Metrics::~Metrics() = default;
+
+Status Metrics::start(const std::string& listen) {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kIo,
+                 "cannot serve metrics at " + listen + " (metrics.listen): " + e.what()};
+  }
+  exposer_->RegisterCollectable(registry_);
+  exposer_->RegisterCollectable(figures_);
+  const auto ports = exposer_->GetListeningPorts();
+  listening_ = listen;
+  if (!ports.empty()) {
+    listening_ = listen.substr(0, listen.rfind(':') + 1) + std::to_string(ports.front());
+  }
+  return std::monostate{};
+}
+
+void Metrics::observeSample(std::chrono::microseconds duration) {
+  sample_duration_->Observe(std::chrono::duration<double>(duration).count());
+}
+
+}  // namespace wctmon::api

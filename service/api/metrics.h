@@ -1,0 +1,59 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/service_control.h"
+#include "core/monitor.h"
+#include "model/result.h"
+
+namespace prometheus {
+class Exposer;
+class Histogram;
+class Registry;
+}  // namespace prometheus
+
+namespace wctmon::api {
+
+/// The service's figures for Prometheus, served over HTTP at /metrics by prometheus-cpp's pull
+/// exposer: incidents open and opened by kind, samples taken, skipped, overdue and failed, how
+/// long samples take (a histogram), what is watched, the API's watchers, whether the service and
+/// its wait-chain source work, and the build. Every figure but the histogram is read from the
+/// monitor and the service at scrape time; none of them takes the monitor's decision lock.
+class Metrics {
+ public:
+  struct Dependencies {
+    Monitor& monitor;
+    ServiceControl& control;
+    /// The API's WatchIncidents calls now (none without the API).
+    std::function<std::size_t()> watchers;
+  };
+
+  explicit Metrics(Dependencies deps);
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  /// Serves the figures at `listen` ("127.0.0.1:7788", "[::1]:7788"; port 0 = one the system
+  /// chooses); an address that cannot be bound is an error naming it.
+  [[nodiscard]] Status start(const std::string& listen);
+  /// Where they are served, with the port that was chosen ("127.0.0.1:41234").
+  [[nodiscard]] const std::string& listening() const { return listening_; }
+
+  /// Records how long one sample took (the scheduler calls it for each).
+  void observeSample(std::chrono::microseconds duration);
+
+ private:
+  class Figures;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Histogram* sample_duration_ = nullptr;
+  std::shared_ptr<Figures> figures_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::string listening_;
+};
+
+}  // namespace wctmon::api
