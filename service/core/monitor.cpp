@@ -10,7 +10,7 @@
 namespace wctmon {
 Monitor::Monitor(Dependencies deps, Config config)
     : deps_(std::move(deps)),
-      analyzer_(nullptr),
+      analyzer_(deps_.inspector),  // on-demand analyses capture when asked; samples never ask
       config_(std::move(config)),
       tracker_(deps.clock),
       limiter_(deps.clock, config_.alerts.window, config_.alerts.max_per_window) {

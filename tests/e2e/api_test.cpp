@@ -188,6 +188,14 @@ TEST(Api, ADeadlockIsListedWithItsProcessAndReadWhole) {
   const auto analysis = admin(service, "AnalyzeProcess", {{"pid", abba.pid()}});
   ASSERT_EQ(analysis["code"], "OK") << analysis.dump();
   EXPECT_EQ(analysis["response"]["deadlocks"].size(), 1U);
+  EXPECT_FALSE(analysis["response"].contains("captures"));  // only when asked
+  const auto captured = admin(service, "AnalyzeProcess", {{"pid", abba.pid()}, {"capture", true}});
+  ASSERT_EQ(captured["code"], "OK") << captured.dump();
+  ASSERT_EQ(captured["response"]["captures"].size(), 2U) << captured.dump();
+  for (const auto& c : captured["response"]["captures"]) {
+    EXPECT_EQ(c.value("captured", false), true) << c.dump();
+    EXPECT_FALSE(c["registers"].empty());
+  }
   const auto reader = call(service, service.unixTarget(), service.readerToken(), "AnalyzeProcess",
                            {{"pid", abba.pid()}});
   EXPECT_EQ(reader["code"], "PERMISSION_DENIED");
