@@ -11,6 +11,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libgrpc++-dev protobuf-compiler-grpc  # the API (wctmond's server, wctctl)
   prometheus-cpp-dev        # the metrics endpoint (registry and pull exposer)
+  prometheus                # promtool tests the alerting rules; a real server scrapes in a test
   libgtest-dev
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev

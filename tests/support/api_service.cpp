@@ -38,6 +38,9 @@ ApiService::ApiService(const std::string& api_extra) {
   if (std::regex_search(text, m, std::regex(R"(API listening on .*127\.0\.0\.1:(\d+))"))) {
     tcp_ = "127.0.0.1:" + m[1].str();
   }
+  if (std::regex_search(text, m, std::regex(R"(metrics served at http://([0-9.]+:\d+)/)"))) {
+    metrics_ = m[1].str();
+  }
 }
 
 ApiService::~ApiService() {

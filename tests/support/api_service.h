@@ -30,6 +30,8 @@ class ApiService {
   [[nodiscard]] std::string unixTarget() const { return "unix:" + socket(); }
   /// "127.0.0.1:PORT", or empty when the log did not say the port.
   [[nodiscard]] const std::string& tcpTarget() const { return tcp_; }
+  /// Where the metrics are served ("127.0.0.1:PORT"), or empty when the log did not say.
+  [[nodiscard]] const std::string& metricsAddress() const { return metrics_; }
   [[nodiscard]] std::string log() const { return (dir_ / "service.log").string(); }
   [[nodiscard]] std::string adminToken() const {
     return (dir_ / "state" / "api-admin.token").string();
@@ -44,6 +46,7 @@ class ApiService {
   TempDir dir_{"api"};
   std::string tag_;
   std::string tcp_;
+  std::string metrics_;
   pid_t pid_ = -1;
 };
 
