@@ -9,7 +9,8 @@ cpack --config "$build/CPackConfig.cmake" -B "$out" >/dev/null
 deb=$(ls "$out"/wctmon_*.deb)
 contents=$(dpkg -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/wctmon ./usr/bin/wctmond ./usr/bin/wctctl ./usr/lib/systemd/system/wctmon.service \
-         ./etc/wctmon/wctmon.json ./usr/share/doc/wctmon/wctmon.schema.json; do
+         ./etc/wctmon/wctmon.json ./usr/share/doc/wctmon/wctmon.schema.json \
+         ./usr/share/wctmon/prometheus/wctmon.rules.yml; do
   grep -qx "$f" <<<"$contents" || { echo "missing from the package: $f"; exit 1; }
 done
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/wctmon/wctmon.json
