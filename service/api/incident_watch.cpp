@@ -25,7 +25,7 @@ v1::IncidentEvent::Type toProto(IncidentEvent::Type type) {
 IncidentWatch::IncidentWatch(IncidentWatchers& registry, std::size_t queue_limit, Executor work)
     : registry_(registry), queue_limit_(queue_limit), work_(std::move(work)) {}
 
-void IncidentWatch::start(IncidentFeed& feed) {
+void IncidentWatch::subscribe(IncidentFeed& feed) {
   subscription_ = feed.subscribe(
       [this](const std::vector<Incident>& open) {
         std::lock_guard lock(mutex_);
@@ -36,8 +36,20 @@ void IncidentWatch::start(IncidentFeed& feed) {
         }
       },
       [this](const IncidentFeed::Event& event) { push(event); });
+}
+
+void IncidentWatch::begin() {
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_ || writing_) return;  // ended before it began: the service is stopping
+    writing_ = true;                    // nobody writes or finishes while the headers go
+  }
   // Headers now: the client knows it is subscribed before the first event.
   StartSendInitialMetadata();
+  {
+    std::lock_guard lock(mutex_);
+    writing_ = false;
+  }
   step();
 }
 
@@ -122,11 +134,17 @@ void IncidentWatch::OnDone() {
   registry_.remove(this);
 }
 
-IncidentWatch* IncidentWatchers::add(std::size_t queue_limit, Executor work) {
+IncidentWatch* IncidentWatchers::start(IncidentFeed& feed, std::size_t queue_limit, Executor work) {
   auto watch = std::make_shared<IncidentWatch>(*this, queue_limit, std::move(work));
-  std::lock_guard lock(mutex_);
-  if (closed_) return nullptr;
-  watches_.emplace(watch.get(), watch);
+  {
+    // Under the lock: endAll() ends every call it registered, subscribed or not.
+    std::lock_guard lock(mutex_);
+    if (closed_) return nullptr;
+    watches_.emplace(watch.get(), watch);
+    watch->subscribe(feed);
+  }
+  // Outside it: gRPC may run the call's reactions here. `watch` keeps it alive meanwhile.
+  watch->begin();
   return watch.get();
 }
 

@@ -30,8 +30,10 @@ class IncidentWatch final : public grpc::ServerWriteReactor<v1::IncidentEvent>,
   /// `work` runs the writes that the feed's listener starts.
   IncidentWatch(IncidentWatchers& registry, std::size_t queue_limit, Executor work);
 
-  /// Subscribes to `feed`: from here on the call writes.
-  void start(IncidentFeed& feed);
+  /// Subscribes to `feed`: the open incidents are queued, and the events that follow.
+  void subscribe(IncidentFeed& feed);
+  /// Sends the headers and starts writing (unless the call has ended already).
+  void begin();
   /// Finishes the call with `status` after the write in flight, dropping what is queued.
   void end(const grpc::Status& status);
 
@@ -68,11 +70,14 @@ class IncidentWatch final : public grpc::ServerWriteReactor<v1::IncidentEvent>,
 };
 
 /// The WatchIncidents calls in progress, for their count and to end them at shutdown.
+///
+/// Locks are taken in this order: the registry's, the feed's, a call's. gRPC is called under
+/// none of them (a call that completes at once may run the reactor's callbacks on the spot).
 class IncidentWatchers {
  public:
-  /// Makes and registers a call; it stays alive until gRPC is done with it. nullptr once
-  /// endAll() has run.
-  IncidentWatch* add(std::size_t queue_limit, Executor work);
+  /// Makes, registers and starts a call on `feed`; it stays alive until gRPC is done with it.
+  /// nullptr once endAll() has run.
+  IncidentWatch* start(IncidentFeed& feed, std::size_t queue_limit, Executor work);
   /// Ends every call with UNAVAILABLE and refuses new ones: the service is stopping.
   void endAll();
   [[nodiscard]] std::size_t count() const;

@@ -379,11 +379,10 @@ grpc::ServerWriteReactor<v1::IncidentEvent>* MonitorService::WatchIncidents(
     void OnDone() override { delete this; }
   };
   if (auto status = refusal(context, Role::kReader)) return new Refused(*status);
-  auto* watch = watchers_.add(deps_.watch_queue, deps_.work);
+  auto* watch = watchers_.start(deps_.monitor.feed(), deps_.watch_queue, deps_.work);
   if (watch == nullptr) {
     return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the service is stopping"));
   }
-  watch->start(deps_.monitor.feed());
   return watch;
 }
 
