@@ -62,6 +62,15 @@ class MonitorTest : public ::testing::Test {
     return alive.value_or(false);
   }
 
+  /// A service that stopped while `process` (pid 10) was deadlocked: its incident open in the
+  /// store.
+  void leaveDeadlockOpenInStore(const ProcessIdentity& process) {
+    auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
+    (void)monitor->discover();
+    setSnapshot(abba());
+    ASSERT_TRUE(sample(*monitor, process));
+  }
+
   void setSnapshot(const Snapshot& s) {
     source_.setSample(s);
     source_.clearResamples();
@@ -220,12 +229,7 @@ TEST_F(MonitorTest, TheCaptureIntervalIsNotShortenedByAWallClockStep) {
 TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
   catalog_.set({processInfo(10, "server")});
   const ProcessIdentity id{Pid{10}, 0};
-  {
-    auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
-    (void)monitor->discover();
-    setSnapshot(abba());
-    ASSERT_TRUE(sample(*monitor, id));
-  }
+  leaveDeadlockOpenInStore(id);
   auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
   monitor->adoptStoredIncidents();
   (void)monitor->discover();
@@ -243,12 +247,7 @@ TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
 TEST_F(MonitorTest, TheFeedGivesTheOpenIncidentsThenEachRecordedChangeInOrder) {
   catalog_.set({processInfo(10, "server")});
   const ProcessIdentity id{Pid{10}, 0};
-  {
-    auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
-    (void)monitor->discover();
-    setSnapshot(abba());
-    ASSERT_TRUE(sample(*monitor, id));
-  }
+  leaveDeadlockOpenInStore(id);
   // Open in the store at start: a follower sees it as open before anything happens.
   auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));
   monitor->adoptStoredIncidents();
