@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <optional>
 
 #include "api/metrics.h"
 #include "api/server.h"
@@ -53,7 +56,7 @@ class Service::Control final : public api::ServiceControl {
     f.platform = "linux";
 #endif
     f.started_at = running_.started_at;
-    const auto source = running_.source->availability();
+    const auto source = sourceAvailability();
     f.source = source.name;
     f.source_available = source.available;
     f.source_reason = source.reason;
@@ -85,8 +88,24 @@ class Service::Control final : public api::ServiceControl {
   }
 
  private:
+  /// Whether the wait-chain source works costs system calls (access, geteuid): status is asked
+  /// thousands of times a second by dashboards, so the answer is kept for a second.
+  WaitChainSource::Availability sourceAvailability() const {
+    constexpr auto kKept = std::chrono::seconds(1);
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(availability_mutex_);
+    if (!availability_ || now - availability_read_ >= kKept) {
+      availability_ = running_.source->availability();
+      availability_read_ = now;
+    }
+    return *availability_;
+  }
+
   Service& service_;
   Running& running_;
+  mutable std::mutex availability_mutex_;
+  mutable std::optional<WaitChainSource::Availability> availability_;
+  mutable std::chrono::steady_clock::time_point availability_read_;
 };
 
 namespace {
