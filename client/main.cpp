@@ -7,8 +7,8 @@
 #include "cli/cli_args.h"
 #include "client/commands.h"
 #include "client/exit_codes.h"
-#include "client/terminal_text.h"
 #include "client/time_args.h"
+#include "wire/terminal_text.h"
 
 namespace {
 
@@ -190,9 +190,10 @@ int main(int argc, char** argv) {
   auto opened = Connection::open(connection);
   if (auto* failure = std::get_if<Failure>(&opened)) {
     std::cerr << "wctctl: "
-              << terminalSafe((connection.server.empty() ? defaultServer() : connection.server) +
-                                  ": " + failure->reason,
-                              false)
+              << wctmon::wire::terminalSafe(
+                     (connection.server.empty() ? defaultServer() : connection.server) + ": " +
+                         failure->reason,
+                     false)
               << "\n";
     return failure->exit_code;
   }

@@ -2,8 +2,8 @@
 
 #include <iostream>
 
-#include "client/terminal_text.h"
 #include "wire/proto_convert.h"
+#include "wire/terminal_text.h"
 
 namespace wctmon::client {
 
@@ -21,10 +21,11 @@ void Session::fail(const Failure& failure) {
     reason.replace(at, 1, "; ");
   }
   std::cout.flush();
-  std::cerr << "wctctl: " << terminalSafe(connection_.server() + ": " + reason, false) << "\n";
+  std::cerr << "wctctl: " << wire::terminalSafe(connection_.server() + ": " + reason, false)
+            << "\n";
 }
 
-void Session::print(std::string_view text) { std::cout << terminalSafe(text); }
+void Session::print(std::string_view text) { std::cout << wire::terminalSafe(text); }
 
 void Session::printJson(const google::protobuf::Message& message, bool one_line) {
   const auto json = wire::toJson(message, !one_line);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "client/terminal_text.h"
+#include "wire/terminal_text.h"
 
 namespace wctmon::client {
 namespace {
@@ -15,16 +15,16 @@ constexpr std::size_t kNarrowest = 8;
 
 void Table::add(std::vector<std::string> cells) {
   cells.resize(columns_.size());
-  for (auto& cell : cells) cell = terminalSafe(cell, false);
+  for (auto& cell : cells) cell = wire::terminalSafe(cell, false);
   rows_.push_back(std::move(cells));
 }
 
 std::string Table::render(bool wide, std::size_t width) const {
   std::vector<std::size_t> widths;
-  for (const auto& column : columns_) widths.push_back(displayWidth(column.header));
+  for (const auto& column : columns_) widths.push_back(wire::displayWidth(column.header));
   for (const auto& row : rows_) {
     for (std::size_t k = 0; k < row.size(); ++k)
-      widths[k] = std::max(widths[k], displayWidth(row[k]));
+      widths[k] = std::max(widths[k], wire::displayWidth(row[k]));
   }
   if (!wide) {
     auto total = [&] {
@@ -36,7 +36,7 @@ std::string Table::render(bool wide, std::size_t width) const {
     for (std::size_t excess = total() > width ? total() - width : 0; excess > 0; --excess) {
       std::size_t widest = widths.size();
       for (std::size_t k = 0; k < widths.size(); ++k) {
-        const auto floor = std::max(kNarrowest, displayWidth(columns_[k].header));
+        const auto floor = std::max(kNarrowest, wire::displayWidth(columns_[k].header));
         if (columns_[k].shrinks && widths[k] > floor &&
             (widest == widths.size() || widths[k] > widths[widest])) {
           widest = k;
@@ -50,8 +50,8 @@ std::string Table::render(bool wide, std::size_t width) const {
   const auto line = [&](const std::vector<std::string>& cells) {
     std::string text;
     for (std::size_t k = 0; k < cells.size(); ++k) {
-      const auto cell = fitWidth(cells[k], widths[k]);
-      const std::string pad(widths[k] - displayWidth(cell), ' ');
+      const auto cell = wire::fitWidth(cells[k], widths[k]);
+      const std::string pad(widths[k] - wire::displayWidth(cell), ' ');
       if (k > 0) text += std::string(kGap, ' ');
       text += columns_[k].right ? pad + cell : cell + pad;
     }

@@ -1,14 +1,48 @@
 #include "app/logging.h"
 
 #include <spdlog/async.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "wire/terminal_text.h"
 
 namespace wctmon::app {
 namespace {
 
 constexpr const char* kPattern = "%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v";
+
+/// Formats messages with kPattern, every control character, bidirectional control and
+/// ill-formed UTF-8 sequence made visible and inert ("\x1b"): names that monitored processes
+/// chose for themselves reach the log, and the log reaches terminals. A newline too, so that
+/// nobody can write a line of their own into the log.
+class InertFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const std::string_view payload(msg.payload.data(), msg.payload.size());
+    // Plain ASCII, the usual message, is written as it is.
+    const bool plain = std::all_of(payload.begin(), payload.end(), [](char c) {
+      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+    });
+    if (plain) {
+      pattern_.format(msg, dest);
+      return;
+    }
+    const std::string safe = wire::terminalSafe(payload, false);
+    auto copy = msg;
+    copy.payload = safe;
+    pattern_.format(copy, dest);
+  }
+  [[nodiscard]] std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<InertFormatter>();
+  }
+
+ private:
+  spdlog::pattern_formatter pattern_{kPattern};
+};
 
 /// The sinks `log` asks for; throws spdlog_ex when the file cannot be opened.
 std::vector<spdlog::sink_ptr> makeSinks(const std::filesystem::path& state_dir,
@@ -23,7 +57,7 @@ std::vector<spdlog::sink_ptr> makeSinks(const std::filesystem::path& state_dir,
         file.string(), log.max_file_bytes, log.max_files));
   }
   // The distributing sink hands each message to these as it is; each formats it itself.
-  for (auto& sink : sinks) sink->set_pattern(kPattern);
+  for (auto& sink : sinks) sink->set_formatter(std::make_unique<InertFormatter>());
   return sinks;
 }
 

@@ -567,7 +567,14 @@ TEST(ApiSecurity, ThreadNamesOfAnyBytesArriveThroughEveryRpcAsUtf8WithTheirContr
   }
   EXPECT_EQ(seen.size(), 2U);
   EXPECT_EQ(json::parse(watcher.nextLine(10s)).value("code", ""), "OK");
-  expectNoCrashIn(readFile(service.log()));
+  const auto log = readFile(service.log());
+  expectNoCrashIn(log);
+  // The service's log names the incidents with the names made inert: no escape sequence, no
+  // ill-formed UTF-8 from the fixtures reaches a terminal that shows the log.
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+  EXPECT_EQ(log.find("\xc2\x9b"), std::string::npos) << log;  // U+009B, the one-byte CSI
+  for (const auto& bad : kIllFormed) EXPECT_EQ(log.find(bad), std::string::npos) << log;
+  EXPECT_NE(log.find("\\x1b"), std::string::npos) << log;  // shown as the four characters
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace wctmon::client {
+namespace wctmon::wire {
 
 /// `text` safe to write to a terminal: every string from the server may hold bytes a monitored
 /// process chose (thread names, command lines), so control characters (C0, DEL, C1), Unicode
@@ -18,4 +18,4 @@ namespace wctmon::client {
 /// The first `width` columns of terminal-safe `text`, ending in "…" when it had to be cut.
 [[nodiscard]] std::string fitWidth(std::string_view text, std::size_t width);
 
-}  // namespace wctmon::client
+}  // namespace wctmon::wire

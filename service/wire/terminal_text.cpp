@@ -1,8 +1,8 @@
-#include "client/terminal_text.h"
+#include "wire/terminal_text.h"
 
 #include "wire/utf8.h"
 
-namespace wctmon::client {
+namespace wctmon::wire {
 namespace {
 
 /// Characters that steer a terminal or reorder what it shows, rather than being shown.
@@ -27,7 +27,7 @@ std::string terminalSafe(std::string_view text, bool keep_newlines) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
-    const auto c = wire::utf8CharAt(text, i);
+    const auto c = utf8CharAt(text, i);
     if (!c.code_point) {
       for (std::size_t k = 0; k < c.length; ++k) {
         out += escaped('x', static_cast<unsigned char>(text[i + k]));
@@ -47,7 +47,7 @@ std::string terminalSafe(std::string_view text, bool keep_newlines) {
 
 std::size_t displayWidth(std::string_view text) {
   std::size_t width = 0;
-  for (std::size_t i = 0; i < text.size(); i += wire::utf8CharAt(text, i).length) ++width;
+  for (std::size_t i = 0; i < text.size(); i += utf8CharAt(text, i).length) ++width;
   return width;
 }
 
@@ -57,11 +57,11 @@ std::string fitWidth(std::string_view text, std::size_t width) {
   std::string out;
   std::size_t i = 0;
   for (std::size_t columns = 0; columns + 1 < width; ++columns) {
-    const auto length = wire::utf8CharAt(text, i).length;
+    const auto length = utf8CharAt(text, i).length;
     out.append(text.substr(i, length));
     i += length;
   }
   return out + "\xe2\x80\xa6";  // U+2026 HORIZONTAL ELLIPSIS
 }
 
-}  // namespace wctmon::client
+}  // namespace wctmon::wire
