@@ -90,8 +90,23 @@ int runStatus(Session& session) {
     return kExitOk;
   }
   std::ostringstream out;
+  // Long values (an alert route's reason) wrap at word boundaries under their column: 80 in all.
+  constexpr std::size_t kKeyWidth = 14;
+  constexpr std::size_t kValueWidth = 80 - kKeyWidth;
   const auto row = [&](const char* key, const std::string& value) {
-    out << key << std::string(14 - std::string_view(key).size(), ' ') << value << "\n";
+    std::string line = key + std::string(kKeyWidth - std::string_view(key).size(), ' ');
+    std::size_t used = 0;
+    std::istringstream words(value);
+    for (std::string word; words >> word;) {
+      if (used > 0 && used + 1 + word.size() > kValueWidth) {
+        out << line << "\n";
+        line = std::string(kKeyWidth, ' ');
+        used = 0;
+      }
+      line += (used > 0 ? " " : "") + word;
+      used += (used > 0 ? 1 : 0) + word.size();
+    }
+    out << line << "\n";
   };
   row("server", session.connection().server());
   row("version", s.version() + " (" + s.platform() + ")");
@@ -101,8 +116,9 @@ int runStatus(Session& session) {
   row("wait source", s.source().name() +
                          (s.source().available() ? ", available" : ", NOT available") +
                          (s.source().reason().empty() ? "" : ": " + s.source().reason()));
-  row("alerts", s.alerts().configured() + " (" + s.alerts().route() + ")" +
-                    (s.alerts().delivers() ? "" : ", NOT delivered"));
+  // The route says why when alerts are not delivered.
+  row("alerts", s.alerts().configured() + (s.alerts().delivers() ? " (" : ": ") +
+                    s.alerts().route() + (s.alerts().delivers() ? ")" : ""));
   row("targets", std::to_string(s.targets()));
   row("watching",
       countOf(s.watched_processes(), "process") + ", " + countOf(s.watched_threads(), "thread"));

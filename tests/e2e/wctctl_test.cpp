@@ -153,6 +153,8 @@ TEST(Wctctl, EveryVerbAgainstTheRealService) {
   EXPECT_NE(status.out.find("version       " WCTMON_VERSION " (linux)"), std::string::npos)
       << status.out;
   EXPECT_NE(status.out.find("1 deadlock, 0 hangs"), std::string::npos) << status.out;
+  std::istringstream status_lines(status.out);
+  for (std::string line; std::getline(status_lines, line);) EXPECT_LE(columnsOf(line), 80U) << line;
   const auto status_json = parsed(wctctl(service, {"status", "-o", "json"}));
   EXPECT_EQ(status_json["platform"], "linux");
   EXPECT_EQ(status_json["watched_processes"], 1);
