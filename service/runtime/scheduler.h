@@ -130,6 +130,9 @@ class BasicScheduler {
   /// The durations of the last kRecentSamples samples, a ring (guarded by mutex_).
   std::vector<std::chrono::microseconds> recent_;
   std::size_t next_recent_ = 0;
+  /// Their 99th percentile as last computed, and whether a sample came since (mutex_).
+  mutable std::chrono::microseconds p99_{0};
+  mutable bool p99_stale_ = false;
 };
 
 /// The service's scheduler.

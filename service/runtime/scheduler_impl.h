@@ -84,14 +84,17 @@ SchedulerStats BasicScheduler<TimerClock>::stats() const {
   auto s = stats_;
   s.jobs = jobs_.size();
   s.threads = threads;
-  if (!recent_.empty()) {
+  if (p99_stale_ && !recent_.empty()) {
+    // Once per new sample at most, however often status is asked (dashboards ask a lot).
     auto sorted = recent_;
     // The nearest rank: of fewer than 100 samples, the slowest.
     const auto rank = (sorted.size() * 99 + 99) / 100;
     const auto at = sorted.begin() + static_cast<std::ptrdiff_t>(rank - 1);
     std::nth_element(sorted.begin(), at, sorted.end());
-    s.p99_sample = *at;
+    p99_ = *at;
+    p99_stale_ = false;
   }
+  s.p99_sample = p99_;
   return s;
 }
 
@@ -199,6 +202,7 @@ void BasicScheduler<TimerClock>::sampleDone(const std::shared_ptr<Job>& job, boo
       recent_[next_recent_] = took;
       next_recent_ = (next_recent_ + 1) % kRecentSamples;
     }
+    p99_stale_ = true;
   }
   if (options_.on_sample) options_.on_sample(took);
   job->running = false;
