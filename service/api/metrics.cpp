@@ -129,6 +129,8 @@ Status Metrics::start(const std::string& listen) {
   return std::monostate{};
 }
 
+void Metrics::stop() { exposer_.reset(); }
+
 void Metrics::observeSample(std::chrono::microseconds duration) {
   sample_duration_->Observe(std::chrono::duration<double>(duration).count());
 }

@@ -40,6 +40,8 @@ class Metrics {
   /// Serves the figures at `listen` ("127.0.0.1:7788", "[::1]:7788"; port 0 = one the system
   /// chooses); an address that cannot be bound is an error naming it.
   [[nodiscard]] Status start(const std::string& listen);
+  /// Stops serving them; a scrape in progress ends first.
+  void stop();
   /// Where they are served, with the port that was chosen ("127.0.0.1:41234").
   [[nodiscard]] const std::string& listening() const { return listening_; }
 

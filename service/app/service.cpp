@@ -37,9 +37,10 @@ struct Service::Running {
   /// Where alerts go, as chosen at start and at the last reload.
   AlertRoute alert_route;
   std::unique_ptr<Control> control;
-  /// Declared last: released first, while everything their calls use is still there.
-  std::unique_ptr<api::Metrics> metrics;
+  /// Declared last: released first, while everything their calls use is still there (a scrape
+  /// reads the API's watcher count).
   std::unique_ptr<api::ApiServer> api;
+  std::unique_ptr<api::Metrics> metrics;
 };
 
 /// The service as the API sees it.
@@ -397,6 +398,9 @@ void Service::stop(std::string_view reason) {
   // within a second, and no new one starts.
   if (r.api) r.api->stop(std::chrono::seconds(1));
   const bool clean = r.scheduler->stop();
+  // The metrics endpoint last, so that a scrape sees the service stop. (The histogram stays:
+  // samples left behind still record into it when they end.)
+  if (r.metrics) r.metrics->stop();
   sendServiceAlert(*r.alerts, AlertKind::kServiceStopped, AlertSeverity::kInfo,
                    "wctmon service stopped");
   spdlog::info("wctmon service stopped");

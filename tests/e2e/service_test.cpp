@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -384,12 +385,14 @@ TEST(Service, TellsSystemdItIsReadyFeedsTheWatchdogAndSaysWhenItStops) {
   bool status = false;
   for (const auto& m : seen) status = status || m.rfind("STATUS=watching", 0) == 0;
   EXPECT_TRUE(status);
-  service.kill(SIGTERM);
+  // Read while it stops, as systemd does: a socket nobody reads fills up and holds the sender.
+  auto stopped = std::async(std::launch::async, [&] { return service.kill(SIGTERM); });
   bool stopping = false;
   for (std::string m = notify.next(2s); !m.empty(); m = notify.next(500ms)) {
     stopping = stopping || m == "STOPPING=1";
   }
   EXPECT_TRUE(stopping);
+  stopped.get();
 }
 
 TEST(Service, AReloadAppliesWhatCanChangeLiveAndNamesWhatNeedsARestart) {
