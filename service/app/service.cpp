@@ -36,6 +36,8 @@ struct Service::Running {
   std::chrono::system_clock::time_point started_at;
   /// Where alerts go, as chosen at start and at the last reload.
   AlertRoute alert_route;
+  /// The sink the configuration asked for, as of the same start or reload (Service::mutex_).
+  AlertSinkKind alert_sink = AlertSinkKind::kJournald;
   std::unique_ptr<Control> control;
   /// Declared last: released first, while everything their calls use is still there (a scrape
   /// reads the API's watcher count).
@@ -61,10 +63,10 @@ class Service::Control final : public api::ServiceControl {
     f.source = source.name;
     f.source_available = source.available;
     f.source_reason = source.reason;
-    const auto config = running_.monitor->config();
-    f.alerts_configured = alertSinkName(config.alerts.sink);
     {
+      // Not the monitor's configuration: a status read takes no lock of the monitor's.
       std::lock_guard lock(service_.mutex_);
+      f.alerts_configured = alertSinkName(running_.alert_sink);
       f.alerts_route = running_.alert_route.description;
       f.alerts_deliver = running_.alert_route.delivered;
       if (!service_.restart_note_.empty()) f.restart_needed = service_.restart_keys_;
@@ -224,6 +226,7 @@ Status Service::start(const std::filesystem::path& config_path) {
     r->catalog = makeProcessCatalog();
     r->alerts = makeAlertSink();
     r->alert_route = r->alerts->route(config.alerts.sink);
+    r->alert_sink = config.alerts.sink;
     logAlertRoute(r->alert_route);
     r->monitor = std::make_unique<Monitor>(
         Monitor::Dependencies{*r->source, r->inspector.get(), *r->catalog, r->store.get(),
@@ -350,6 +353,7 @@ ReloadReport Service::reload() {
   {
     std::lock_guard lock(mutex_);
     r->alert_route = std::move(route);
+    r->alert_sink = plan.next.alerts.sink;
   }
   r->scheduler->setOptions(discoveryInterval(plan.next), plan.next.sampling.deadline);
 
