@@ -3,7 +3,8 @@
 
 1. status: GetStatus throughput and latency (p50/p99) with 16 and 64 concurrent callers,
    tokens on, over the Unix socket and loopback TCP; callers on gRPC's callback API sharing one
-   channel or with one channel (connection) each, or blocking on a thread each; client and
+   channel or with one channel (connection) each, or blocking on a thread each; then an open
+   loop at fixed rates (--rates), latency measured from each call's due time; client and
    service on the same cores. Medians of --rounds interleaved runs, against the goal of
    >= 20,000 req/s and p99 <= 2 ms, with the CPU the service spends per call and what the rest
    of the machine used meanwhile. With --baseline BUILD, an earlier service is measured the
@@ -43,8 +44,9 @@ class ApiService:
     """A service with its API on a Unix socket and loopback TCP (port chosen by the system) and
     its metrics on loopback, in a state directory of its own."""
 
-    def __init__(self, build, state, tag, interval_ms=1000, service_build=None):
-        """build: where wctctl is; service_build (default: build): where the service is."""
+    def __init__(self, build, state, tag, interval_ms=1000, service_build=None, cpus=None):
+        """build: where wctctl is; service_build (default: build): where the service is; cpus:
+        the CPUs it may run on (taskset's list), default any."""
         self.build = build
         self.state = state
         self.socket = os.path.join(state, "api.sock")
@@ -60,9 +62,10 @@ class ApiService:
                 "api": {"listen": ["unix:" + self.socket, "127.0.0.1:0"]},
                 "targets": [{"name": "bench", "cmdline": tag}],
             }, f)
-        self.proc = subprocess.Popen([os.path.join(service_build or build, "service/wctmon"), "run", "--config",
-                                      self.config], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        pin = ["taskset", "-c", cpus] if cpus else []
+        self.proc = subprocess.Popen(pin + [os.path.join(service_build or build, "service/wctmon"),
+                                            "run", "--config", self.config],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 30
         text = ""
         while "service started" not in text:
@@ -160,13 +163,14 @@ def busy_cores():
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-def run_load(args, service, server, client, callers, channels):
+def run_load(args, service, server, client, callers, channels, rate):
     cpu0, busy0, t0 = proc_cpu_seconds(service.pid), busy_cores(), time.time()
-    out = subprocess.run([os.path.join(args.build, "scripts/bench/wctmon-api-load"), "--server",
-                          server, "--token-file", service.reader_token, "status", "--client",
-                          client, "--callers", str(callers), "--channels", str(channels),
-                          "--seconds", str(args.load_seconds), "--warmup", str(args.load_warmup)],
-                         check=True, capture_output=True, text=True).stdout
+    pin = ["taskset", "-c", args.client_cpus] if args.client_cpus else []
+    load = [os.path.join(args.build, "scripts/bench/wctmon-api-load"), "--server", server,
+            "--token-file", service.reader_token, "status", "--client", client, "--callers",
+            str(callers), "--channels", str(channels), "--rate", str(rate), "--seconds",
+            str(args.load_seconds), "--warmup", str(args.load_warmup)]
+    out = subprocess.run(pin + load, check=True, capture_output=True, text=True).stdout
     cpu1, busy1, t1 = proc_cpu_seconds(service.pid), busy_cores(), time.time()
     result = json.loads(out)
     server_cpu = cpu1 - cpu0
@@ -187,7 +191,12 @@ def status_bench(args, fixture):
     for callers in (16, 64):
         for transport in ("unix", "tcp"):
             for client, channels in (("callback", 1), ("callback", callers), ("sync", 1)):
-                configs.append((callers, transport, client, channels))
+                configs.append((callers, transport, client, channels, 0))
+    # The open loop: calls on a fixed schedule, at most 1,024 in flight, each measured from when
+    # it was due (a closed loop at saturation measures its own queue, not the service's latency).
+    for rate in args.rates:
+        for transport in ("unix", "tcp"):
+            configs.append((1024, transport, "callback", 1, rate))
     builds = [("", args.build)]
     if args.baseline:
         builds = [("this build", args.build), ("baseline", args.baseline)]
@@ -199,14 +208,15 @@ def status_bench(args, fixture):
         for _ in range(args.rounds):
             for label, build in builds:
                 with tempfile.TemporaryDirectory() as state:
-                    service = ApiService(args.build, state, tag, service_build=build)
+                    service = ApiService(args.build, state, tag, service_build=build,
+                                         cpus=args.service_cpus)
                     try:
                         time.sleep(3)  # the fixtures discovered and sampled
                         for c in configs:
-                            callers, transport, client, channels = c
+                            callers, transport, client, channels, rate = c
                             server = service.unix if transport == "unix" else service.tcp
                             results[(label, c)].append(
-                                run_load(args, service, server, client, callers, channels))
+                                run_load(args, service, server, client, callers, channels, rate))
                         threads = int(service.status()["watched_threads"])
                     finally:
                         service.stop()
@@ -215,31 +225,36 @@ def status_bench(args, fixture):
     print(f"GetStatus, reader token, {args.load_seconds:g} s per run after {args.load_warmup:g} s "
           f"warm-up, median of {args.rounds} interleaved runs (min–max); the service watches "
           f"{threads} threads; goal >= 20,000 req/s, p99 <= 2,000 µs. CPU in % of one core; "
-          f"'others' is the rest of the machine meanwhile (2 cores = 200 %)")
+          f"'others' is the rest of the machine meanwhile (2 cores = 200 %). 'callers' is the "
+          f"closed loop's calls in flight, or 'R/s' an open loop's fixed rate (latency from each "
+          f"call's due time; 'late': calls not made, 1,024 being unanswered)")
     for label, _ in builds:
         if label:
             print(f"-- {label}")
         print(f"{'callers':>7} {'transport':>9} {'client':>8} {'chan':>4} | {'req/s':>6} "
               f"{'(spread)':>13} | {'p50 µs':>6} {'p99 µs':>6} {'(spread)':>13} {'max µs':>7} | "
-              f"{'err':>3} | {'svc CPU':>7} {'µs/call':>7} {'client':>6} {'others':>6}")
+              f"{'err':>3} {'late':>6} | {'svc CPU':>7} {'µs/call':>7} {'client':>6} "
+              f"{'others':>6}")
         for c in configs:
             runs = results[(label, c)]
-            callers, transport, client, channels = c
+            callers, transport, client, channels, rate = c
             rps = [r["rps"] for r in runs]
             p99 = [r["latency_us"]["p99"] for r in runs]
             errors = sum(sum(r["errors"].values()) for r in runs)
+            late = sum(r.get("late", 0) for r in runs)
             med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
-            print(f"{callers:>7} {transport:>9} {client:>8} {channels:>4} | "
+            load = f"{rate / 1000:g}k/s" if rate else str(callers)
+            print(f"{load:>7} {transport:>9} {client:>8} {channels:>4} | "
                   f"{statistics.median(rps):>6.0f} {'(' + spread(rps) + ')':>13} | "
                   f"{statistics.median(r['latency_us']['p50'] for r in runs):>6.0f} "
                   f"{statistics.median(p99):>6.0f} {'(' + spread(p99) + ')':>13} "
-                  f"{max(r['latency_us']['max'] for r in runs):>7} | {errors:>3} | "
+                  f"{max(r['latency_us']['max'] for r in runs):>7} | {errors:>3} {late:>6} | "
                   f"{med('server_cpu_percent'):>7.0f} {med('server_cpu_us_per_call'):>7.1f} "
                   f"{med('client_cpu_percent'):>6.0f} {med('others_cpu_percent'):>6.0f}")
     if args.json_out:
         with open(args.json_out + ".status.json", "w") as f:
             json.dump([{"build": label, "callers": c[0], "transport": c[1], "client": c[2],
-                        "channels": c[3], "runs": results[(label, c)]}
+                        "channels": c[3], "rate": c[4], "runs": results[(label, c)]}
                        for label, _ in builds for c in configs], f, indent=1)
 
 
@@ -419,6 +434,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="GetStatus runs per configuration")
     parser.add_argument("--load-seconds", type=float, default=5)
     parser.add_argument("--load-warmup", type=float, default=1)
+    parser.add_argument("--rates", type=lambda text: [int(x) for x in text.split(",") if x],
+                        default=[5000, 10000, 20000],
+                        help="open-loop GetStatus rates, calls a second, comma-separated")
+    parser.add_argument("--service-cpus", help="taskset CPU list for the service in the status "
+                        "benchmark (e.g. 1), to keep the load client off its cores")
+    parser.add_argument("--client-cpus", help="taskset CPU list for the load client (e.g. 0)")
     parser.add_argument("--status-processes", type=int, default=20,
                         help="idle fixture processes watched while GetStatus is loaded")
     parser.add_argument("--streams", type=int, default=100)

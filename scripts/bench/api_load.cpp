@@ -1,9 +1,13 @@
 // Load on the service's API from this host, for scripts/bench/api.py. Two modes:
 //
 //   status: C callers (callback API, or --client sync: a thread each), each a closed loop of
-//   GetStatus calls (the next starts when the last
-//           answers), for S seconds after a warm-up or until M calls; spread over K channels
-//           (K = 1: one HTTP/2 connection for all, K = C: one each).
+//           GetStatus calls (the next starts when the last answers), for S seconds after a
+//           warm-up or until M calls; spread over K channels (K = 1: one HTTP/2 connection for
+//           all, K = C: one each). With --rate R instead: an open loop, R calls a second started
+//           on schedule whatever the answers (callback API, at most C in flight: a call that
+//           would exceed it is counted as "late" and not made); each latency is measured from
+//           the call's scheduled time, so that a stalled service is not hidden by calls that
+//           were never sent.
 //   watch:  W WatchIncidents streams that only read, for S seconds; says on a first line when
 //           the service counts them all as watchers, so that the caller can measure meanwhile.
 //
@@ -51,6 +55,7 @@ constexpr int kMaxCallers = 1024;
 constexpr int kMaxStreams = 10000;
 constexpr double kMaxSeconds = 600;
 constexpr std::uint64_t kMaxCalls = 50'000'000;
+constexpr double kMaxRate = 1'000'000;
 /// A call that takes longer is an error (DEADLINE_EXCEEDED), not a stuck benchmark.
 constexpr auto kCallDeadline = 5s;
 constexpr int kStatusCodes = 17;
@@ -67,6 +72,8 @@ struct Options {
   double seconds = 5;
   double warmup = 1;
   std::uint64_t max_calls = 5'000'000;
+  /// Calls a second in the open loop; 0: the closed loop of `callers`.
+  double rate = 0;
 };
 
 const char* codeName(int code) {
@@ -139,7 +146,7 @@ void usage(const char* why) {
             << "usage: wctmon-api-load --server unix:/PATH|127.0.0.1:PORT --token-file FILE\n"
             << "         status [--client callback|sync] [--callers C] [--channels K] [--seconds "
                "S] [--warmup S] "
-               "[--max-calls M]\n"
+               "[--max-calls M] [--rate R]\n"
             << "       | watch [--streams W] [--channels K] [--seconds S]\n";
 }
 
@@ -173,6 +180,8 @@ std::optional<Options> parse(int argc, char** argv) {
         o.seconds = std::stod(value);
       } else if (arg == "--warmup") {
         o.warmup = std::stod(value);
+      } else if (arg == "--rate") {
+        o.rate = std::stod(value);
       } else if (arg == "--max-calls") {
         o.max_calls = std::stoull(value);
       } else {
@@ -202,6 +211,10 @@ std::optional<Options> parse(int argc, char** argv) {
   } else if (!(o.seconds > 0 && o.seconds <= kMaxSeconds) ||
              !(o.warmup >= 0 && o.warmup <= kMaxSeconds)) {
     usage("--seconds is above 0 and --warmup at least 0, both at most 600");
+  } else if (!(o.rate >= 0 && o.rate <= kMaxRate)) {
+    usage("--rate is from 0 (a closed loop) to 1000000 calls a second");
+  } else if (o.rate > 0 && o.client != "callback") {
+    usage("--rate drives the callback client");
   } else if (o.max_calls < 1 || o.max_calls > kMaxCalls) {
     usage("--max-calls is from 1 to 50000000");
   } else {
@@ -276,7 +289,7 @@ class StatusLoad {
                                          std::chrono::duration<double>(o.warmup))),
         until_(measure_from_ + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(o.seconds))),
-        running_(o.callers) {}
+        running_(o.rate > 0 ? 1 : o.callers) {}
 
   const std::string& bearer() const { return bearer_; }
 
@@ -294,6 +307,9 @@ class StatusLoad {
   }
 
   void fail(int code) { ++errors_[static_cast<std::size_t>(code)]; }
+
+  /// An open-loop call not made: as many as the in-flight bound were still unanswered.
+  void late() { ++late_; }
 
   /// Every answer, warm-up included: the service's CPU over the whole run divides by it.
   void answered() { ++answered_; }
@@ -336,11 +352,12 @@ class StatusLoad {
     char out[1024];
     std::snprintf(out, sizeof(out),
                   "{\"mode\": \"status\", \"client\": \"%s\", \"server\": \"%s\", \"callers\": %d, "
-                  "\"channels\": %d, "
+                  "\"channels\": %d, \"rate\": %.0f, \"late\": %llu, "
                   "\"seconds\": %.3f, \"calls\": %llu, \"ok\": %llu, \"errors\": %s, "
                   "\"rps\": %.1f, \"latency_us\": {\"p50\": %u, \"p90\": %u, \"p99\": %u, "
                   "\"max\": %u}, \"all_calls\": %llu, \"client_cpu_seconds\": %.3f}",
-                  o.client.c_str(), o.server.c_str(), o.callers, o.channels, window,
+                  o.client.c_str(), o.server.c_str(), o.callers, o.channels, o.rate,
+                  static_cast<unsigned long long>(late_.load()), window,
                   static_cast<unsigned long long>(ok + failed), static_cast<unsigned long long>(ok),
                   errorsJson(errors_).c_str(),
                   window > 0 ? static_cast<double>(ok + failed) / window : 0.0, p50, p90, p99, max,
@@ -355,6 +372,7 @@ class StatusLoad {
   const Clock::time_point until_;
   std::atomic<std::uint64_t> started_{0};
   std::atomic<std::uint64_t> answered_{0};
+  std::atomic<std::uint64_t> late_{0};
   std::array<std::atomic<std::uint64_t>, kStatusCodes> errors_{};
   std::mutex mutex_;
   std::condition_variable done_;
@@ -422,6 +440,79 @@ class Caller {
   std::vector<std::uint32_t> latencies_;
 };
 
+/// The open loop: calls started on a fixed schedule (`rate` a second) whatever the answers, each
+/// measured from the time it was due, at most `callers` in flight.
+class Pacer {
+ public:
+  Pacer(StatusLoad& load, std::vector<std::unique_ptr<v1::Monitor::Stub>>& stubs, const Options& o)
+      : load_(load), stubs_(stubs), rate_(o.rate), max_in_flight_(o.callers) {}
+
+  void run() {
+    const auto began = Clock::now();
+    const auto period = std::chrono::duration<double>(1.0 / rate_);
+    for (std::uint64_t k = 0;; ++k) {
+      const auto due =
+          began + std::chrono::duration_cast<Clock::duration>(period * static_cast<double>(k));
+      // Sleeps are coarser than the period: every call due by now starts at once.
+      if (Clock::now() < due) std::this_thread::sleep_until(due);
+      if (!load_.mayStart(due)) break;
+      if (in_flight_.load() >= max_in_flight_) {
+        if (load_.measured(due)) load_.late();
+        continue;
+      }
+      ++in_flight_;
+      new Call(*this, *stubs_[k % stubs_.size()], due);  // deletes itself when answered
+    }
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [this] { return in_flight_.load() == 0; });
+    load_.callerDone(std::move(latencies_));
+  }
+
+ private:
+  struct Call {
+    Call(Pacer& owner, v1::Monitor::Stub& stub, Clock::time_point due_at)
+        : pacer(owner), due(due_at) {
+      context.AddMetadata("authorization", pacer.load_.bearer());
+      context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+      stub.async()->GetStatus(&context, &request, &response, [this](const grpc::Status& s) {
+        pacer.answered(s, due);
+        delete this;
+      });
+    }
+    Pacer& pacer;
+    const Clock::time_point due;
+    grpc::ClientContext context;
+    v1::GetStatusRequest request;
+    v1::ServiceStatus response;
+  };
+
+  void answered(const grpc::Status& s, Clock::time_point due) {
+    const auto took = Clock::now() - due;
+    load_.answered();
+    {
+      std::lock_guard lock(mutex_);
+      if (load_.measured(due)) {
+        if (s.ok()) {
+          latencies_.push_back(static_cast<std::uint32_t>(
+              std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
+        } else {
+          load_.fail(s.error_code());
+        }
+      }
+      if (--in_flight_ == 0) idle_.notify_all();
+    }
+  }
+
+  StatusLoad& load_;
+  std::vector<std::unique_ptr<v1::Monitor::Stub>>& stubs_;
+  const double rate_;
+  const int max_in_flight_;
+  std::atomic<int> in_flight_{0};
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::vector<std::uint32_t> latencies_;
+};
+
 int runStatus(const Options& o, const std::string& bearer) {
   auto channels = openChannels(o.server, o.channels);
   std::vector<std::unique_ptr<v1::Monitor::Stub>> stubs;
@@ -435,6 +526,11 @@ int runStatus(const Options& o, const std::string& bearer) {
   }
   const double cpu0 = cpuSeconds();
   StatusLoad load(o, bearer);
+  if (o.rate > 0) {
+    Pacer(load, stubs, o).run();
+    std::cout << load.json(o, cpuSeconds() - cpu0) << std::endl;
+    return kExitOk;
+  }
   std::vector<std::unique_ptr<Caller>> callers;
   for (int i = 0; i < o.callers; ++i) {
     callers.push_back(
