@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "api/grpc_errors.h"
@@ -88,6 +90,50 @@ std::optional<IncidentQuery::Position> parsePageToken(const std::string& token) 
 grpc::Status invalid(const std::string& message) {
   return {grpc::StatusCode::INVALID_ARGUMENT, message};
 }
+
+/// How an on-demand analysis is stopped when its caller goes away (its deadline passed, the call
+/// cancelled, the connection lost), whichever comes first of the caller leaving and the analysis
+/// starting. Shared, not part of the reactor: the analysis may answer, and the reactor be gone,
+/// before the analysis is even known to have started.
+class AnalysisCancel {
+ public:
+  void started(WaitChainAnalyzer::Cancel cancel) {
+    bool left = false;
+    {
+      std::lock_guard lock(mutex_);
+      cancel_ = cancel;
+      left = caller_left_;
+    }
+    if (left) cancel();
+  }
+
+  void callerLeft() {
+    WaitChainAnalyzer::Cancel cancel;
+    {
+      std::lock_guard lock(mutex_);
+      caller_left_ = true;
+      cancel = cancel_;
+    }
+    if (cancel) cancel();
+  }
+
+ private:
+  std::mutex mutex_;
+  bool caller_left_ = false;
+  WaitChainAnalyzer::Cancel cancel_;
+};
+
+/// The reactor of one AnalyzeProcess: a caller who leaves cancels the analysis, so that nothing
+/// is read further and no capture stops a target's threads for nobody.
+class AnalysisReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit AnalysisReactor(std::shared_ptr<AnalysisCancel> cancel) : cancel_(std::move(cancel)) {}
+  void OnCancel() override { cancel_->callerLeft(); }
+  void OnDone() override { delete this; }
+
+ private:
+  std::shared_ptr<AnalysisCancel> cancel_;
+};
 
 }  // namespace
 
@@ -245,8 +291,8 @@ grpc::ServerUnaryReactor* MonitorService::AnalyzeProcess(grpc::CallbackServerCon
                                                          const v1::AnalyzeProcessRequest* request,
                                                          v1::AnalyzeResult* response) {
   if (auto* refused = refuse(context, Role::kAdmin)) return refused;
-  auto* reactor = context->DefaultReactor();
   if (request->pid() <= 0) {
+    auto* reactor = context->DefaultReactor();
     reactor->Finish(
         invalid("pid must be a process id above 0 (got " + std::to_string(request->pid()) + ")"));
     return reactor;
@@ -255,16 +301,22 @@ grpc::ServerUnaryReactor* MonitorService::AnalyzeProcess(grpc::CallbackServerCon
   options.out_of_proc = request->out_of_proc();
   options.capture = request->capture();
   if (request->max_nodes() > 0) options.max_nodes = request->max_nodes();
-  deps_.monitor.asyncAnalyzeProcess(Pid{request->pid()}, std::move(options), deps_.work,
-                                    [reactor, response](Result<Analysis> analysis) {
-                                      if (!analysis) {
-                                        reactor->Finish(toGrpcStatus(analysis.error()));
-                                        return;
-                                      }
-                                      *response = wire::toProto(analysis->result);
-                                      reactor->Finish(grpc::Status::OK);
-                                    });
-  return reactor;
+  auto cancel = std::make_shared<AnalysisCancel>();
+  auto* call = new AnalysisReactor(cancel);  // deletes itself when done
+  const auto pid = request->pid();
+  cancel->started(deps_.monitor.asyncAnalyzeProcess(
+      Pid{pid}, std::move(options), deps_.work, [call, response, pid](Result<Analysis> analysis) {
+        if (!analysis) {
+          if (analysis.error().code == ErrorCode::kCancelled) {
+            spdlog::info("on-demand analysis of pid {} stopped: its caller went away", pid);
+          }
+          call->Finish(toGrpcStatus(analysis.error()));
+          return;
+        }
+        *response = wire::toProto(analysis->result);
+        call->Finish(grpc::Status::OK);
+      }));
+  return call;
 }
 
 grpc::ServerUnaryReactor* MonitorService::ListProcesses(grpc::CallbackServerContext* context,

@@ -1,10 +1,13 @@
 #include "core/analyzer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <set>
 #include <unordered_map>
+
+#include "core/completion.h"
 
 namespace wctmon {
 namespace {
@@ -45,6 +48,12 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
                                   .chain_filter = options_.chain_filter};
   }
 
+  /// From any thread: the step in flight or the next one ends the analysis with kCancelled.
+  void cancel() {
+    cancelled_ = true;
+    session_->cancel();
+  }
+
   void start() {
     session_->asyncSample(options_.out_of_proc, executor_,
                           [self = shared_from_this()](Result<Snapshot> snapshot) {
@@ -58,6 +67,7 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
       done_(snapshot.error());
       return;
     }
+    if (endIfCancelled()) return;
     snapshot_ = std::move(snapshot).value();
     if (options_.all_processes) {
       for (const auto& p : snapshot_.processes) roots_.push_back(p.pid);
@@ -98,6 +108,7 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
       done_(again.error());
       return;
     }
+    if (endIfCancelled()) return;
     std::set<ThreadRef> changed;
     for (auto& sample : *again) {
       ThreadSample* old = findThread(snapshot_, sample.id);
@@ -138,6 +149,8 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
 
     addWaitTimes(graph_.chains);
 
+    // The last chance to stop: a capture stops the target's threads for a caller who left.
+    if (endIfCancelled()) return;
     if (options_.capture && inspector_ != nullptr && !graph_.deadlocks.empty()) {
       result.captures = inspector_->capture(cycleThreads(graph_.deadlocks));
     }
@@ -160,6 +173,12 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
     result.analysis_time = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started_);
     done_(std::move(out));
+  }
+
+  bool endIfCancelled() {
+    if (!cancelled_) return false;
+    done_(cancelledError("the analysis"));
+    return true;
   }
 
   /// Sets how long each blocked thread of the reported chains has waited, as the platform tells.
@@ -197,6 +216,7 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
   Executor executor_;
   WaitChainAnalyzer::Handler done_;
   std::chrono::steady_clock::time_point started_;
+  std::atomic<bool> cancelled_{false};
   Snapshot snapshot_;
   std::vector<Pid> roots_;
   GraphAnalysis graph_;
@@ -207,11 +227,15 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
 
 }  // namespace
 
-void WaitChainAnalyzer::asyncAnalyze(std::shared_ptr<WaitChainSession> session,
-                                     AnalyzeOptions options, Executor executor, Handler done) {
-  std::make_shared<AnalysisRun>(std::move(session), std::move(options), inspector_,
-                                std::move(executor), std::move(done))
-      ->start();
+WaitChainAnalyzer::Cancel WaitChainAnalyzer::asyncAnalyze(std::shared_ptr<WaitChainSession> session,
+                                                          AnalyzeOptions options, Executor executor,
+                                                          Handler done) {
+  auto run = std::make_shared<AnalysisRun>(std::move(session), std::move(options), inspector_,
+                                           std::move(executor), std::move(done));
+  run->start();
+  return [weak = std::weak_ptr<AnalysisRun>(run)] {
+    if (auto alive = weak.lock()) alive->cancel();
+  };
 }
 
 Result<Analysis> analyzeNow(RunLoop& loop, WaitChainAnalyzer& analyzer,

@@ -46,15 +46,19 @@ struct Analysis {
 class WaitChainAnalyzer {
  public:
   using Handler = std::function<void(Result<Analysis>)>;
+  /// Cancels an analysis in flight: its handler runs with kCancelled at once if a platform read
+  /// is in flight, or at its next step otherwise, and nothing further is done (no re-read, no
+  /// capture). Does nothing once the analysis has completed; callable from any thread.
+  using Cancel = std::function<void()>;
 
   explicit WaitChainAnalyzer(ThreadInspector* inspector) : inspector_(inspector) {}
   WaitChainAnalyzer(const WaitChainAnalyzer&) = delete;
   WaitChainAnalyzer& operator=(const WaitChainAnalyzer&) = delete;
 
   /// Analyses what `session` samples; `done` runs on `executor` once, with the analysis or the
-  /// error of the sample (kCancelled when the session was cancelled meanwhile).
-  void asyncAnalyze(std::shared_ptr<WaitChainSession> session, AnalyzeOptions options,
-                    Executor executor, Handler done);
+  /// error of the sample (kCancelled when the session or the analysis was cancelled meanwhile).
+  Cancel asyncAnalyze(std::shared_ptr<WaitChainSession> session, AnalyzeOptions options,
+                      Executor executor, Handler done);
 
  private:
   ThreadInspector* inspector_;

@@ -449,15 +449,16 @@ std::vector<TargetConfig> Monitor::runtimeTargets() const {
   return runtime_targets_;
 }
 
-void Monitor::asyncAnalyzeProcess(Pid pid, AnalyzeOptions options, Executor executor,
-                                  WaitChainAnalyzer::Handler done) {
+WaitChainAnalyzer::Cancel Monitor::asyncAnalyzeProcess(Pid pid, AnalyzeOptions options,
+                                                       Executor executor,
+                                                       WaitChainAnalyzer::Handler done) {
   auto session = deps_.source.open(pid);
   if (!session) {
     executor([done = std::move(done), error = session.error()] { done(error); });
-    return;
+    return [] {};
   }
-  analyzer_.asyncAnalyze(std::shared_ptr<WaitChainSession>(std::move(*session)), std::move(options),
-                         std::move(executor), std::move(done));
+  return analyzer_.asyncAnalyze(std::shared_ptr<WaitChainSession>(std::move(*session)),
+                                std::move(options), std::move(executor), std::move(done));
 }
 
 std::vector<TargetConfig> Monitor::targets() const {

@@ -119,9 +119,10 @@ class Monitor {
   void cancelSample(const ProcessIdentity& process);
 
   /// Analyzes any process on demand (the API's AnalyzeProcess): a session of its own, the
-  /// analysis as completions on `executor`, `done` once with the result.
-  void asyncAnalyzeProcess(Pid pid, AnalyzeOptions options, Executor executor,
-                           WaitChainAnalyzer::Handler done);
+  /// analysis as completions on `executor`, `done` once with the result. The analysis can be
+  /// cancelled (its caller gone) with what this returns.
+  WaitChainAnalyzer::Cancel asyncAnalyzeProcess(Pid pid, AnalyzeOptions options, Executor executor,
+                                                WaitChainAnalyzer::Handler done);
 
   /// Installs a new configuration (targets, thresholds); the next discovery applies it.
   void reconfigure(Config config);

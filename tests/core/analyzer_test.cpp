@@ -173,6 +173,55 @@ TEST(Analyzer, WaitTimesAreAskedForBlockedThreadsOfReportedChainsOnly) {
   }
 }
 
+TEST(Analyzer, ACancelledAnalysisEndsAtItsNextStepWithoutReReadOrCapture) {
+  FakeWaitChainSource source;
+  FakeThreadInspector inspector;
+  source.setSample(abba(5, 7));
+  source.queueResample(abba(5, 7));
+  RunLoop loop;
+  std::shared_ptr<WaitChainSession> session = std::move(source.open(Pid{10})).value();
+  std::vector<ErrorCode> codes;
+  const auto cancel =
+      WaitChainAnalyzer(&inspector)
+          .asyncAnalyze(session, AnalyzeOptions{.capture = true}, loop.executor(),
+                        [&](Result<Analysis> a) {
+                          codes.push_back(a ? ErrorCode::kInternal : a.error().code);
+                        });
+  cancel();  // the sample's completion is queued, not yet seen: the analysis stops there
+  loop.run();
+  ASSERT_EQ(codes, std::vector<ErrorCode>{ErrorCode::kCancelled});
+  EXPECT_EQ(source.resampleCalls(), 0);
+  EXPECT_TRUE(inspector.requested.empty());
+  cancel();  // once completed, nothing more happens
+  loop.run();
+  EXPECT_EQ(codes.size(), 1U);
+}
+
+TEST(Analyzer, ACancelledAnalysisWhoseReadIsStuckEndsAtOnceAndCapturesNothing) {
+  FakeWaitChainSource source;
+  FakeThreadInspector inspector;
+  source.setSample(abba(5, 7));
+  source.holdSamples();
+  RunLoop loop;
+  std::shared_ptr<WaitChainSession> session = std::move(source.open(Pid{10})).value();
+  std::vector<ErrorCode> codes;
+  const auto cancel =
+      WaitChainAnalyzer(&inspector)
+          .asyncAnalyze(session, AnalyzeOptions{.capture = true}, loop.executor(),
+                        [&](Result<Analysis> a) {
+                          codes.push_back(a ? ErrorCode::kInternal : a.error().code);
+                        });
+  loop.run();
+  EXPECT_TRUE(codes.empty());
+  cancel();
+  loop.run();
+  ASSERT_EQ(codes, std::vector<ErrorCode>{ErrorCode::kCancelled});
+  source.release();  // the read ends late: its result is dropped
+  loop.run();
+  EXPECT_EQ(codes.size(), 1U);
+  EXPECT_TRUE(inspector.requested.empty());
+}
+
 TEST(Analyzer, ACancelledSampleCompletesAtOnceAndTheSessionIsBusyUntilTheWorkEnds) {
   FakeWaitChainSource source;
   source.setSample(abba(5, 7));

@@ -203,6 +203,22 @@ TEST(Api, ADeadlockIsListedWithItsProcessAndReadWhole) {
   EXPECT_EQ(gone["code"], "NOT_FOUND") << gone.dump();
 }
 
+TEST(Api, AnAnalysisWhoseCallerLeavesIsStoppedBeforeItCapturesAnything) {
+  ApiService service;
+  // Large enough that reading it takes far longer than the caller waits; not a target.
+  FixtureProcess big("idle-abba", "10000");
+  const auto r = runCommand({"/usr/bin/python3", WCTMON_API_CLIENT, WCTMON_PROTO_DIR,
+                             service.dir().path().string(), service.unixTarget(),
+                             service.adminToken(), "AnalyzeProcess",
+                             json{{"pid", big.pid()}, {"capture", true}}.dump(), "--timeout=0.02"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["code"], "DEADLINE_EXCEEDED") << r.out;
+  const auto line =
+      "on-demand analysis of pid " + std::to_string(big.pid()) + " stopped: its caller went away";
+  EXPECT_TRUE(waitFor([&] { return readFile(service.log()).find(line) != std::string::npos; }, 10s))
+      << readFile(service.log());
+}
+
 TEST(Api, PagesOfIncidentsAndBadRequestsGetTheirStatus) {
   ApiService service;
   const auto bad_token = admin(service, "ListIncidents", {{"page_token", "nonsense"}});
