@@ -1,0 +1,87 @@
+#include "platform/windows/toolhelp.h"
+
+#include <windows.h>
+// tlhelp32.h needs windows.h first.
+#include <tlhelp32.h>
+
+#include <string>
+
+#include "platform/windows/win_text.h"
+
+namespace wctmon::windows_platform {
+namespace {
+
+/// Closes a handle when it goes out of scope.
+class Handle {
+ public:
+  explicit Handle(HANDLE h) : h_(h) {}
+  ~Handle() {
+    if (valid()) ::CloseHandle(h_);
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  [[nodiscard]] bool valid() const { return h_ != nullptr && h_ != INVALID_HANDLE_VALUE; }
+  [[nodiscard]] HANDLE get() const { return h_; }
+
+ private:
+  HANDLE h_;
+};
+
+Error errorOf(DWORD code, Pid pid, const std::string& what) {
+  const auto message = what + " of pid " + std::to_string(pid.value) + ": " + lastErrorText(code);
+  if (code == ERROR_ACCESS_DENIED) return makeError(ErrorCode::kAccessDenied, message);
+  if (code == ERROR_INVALID_PARAMETER) {
+    return makeError(ErrorCode::kNoSuchProcess, "no process with pid " + std::to_string(pid.value));
+  }
+  return makeError(ErrorCode::kIo, message);
+}
+
+}  // namespace
+
+Result<std::uint64_t> processStartTime(Pid pid) {
+  Handle process(
+      ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid.value)));
+  if (!process.valid()) return errorOf(::GetLastError(), pid, "opening");
+  FILETIME created{};
+  FILETIME exited{};
+  FILETIME kernel{};
+  FILETIME user{};
+  if (::GetProcessTimes(process.get(), &created, &exited, &kernel, &user) == FALSE) {
+    return errorOf(::GetLastError(), pid, "reading the creation time");
+  }
+  return (static_cast<std::uint64_t>(created.dwHighDateTime) << 32) | created.dwLowDateTime;
+}
+
+Result<ProcessThreads> listProcessThreads(Pid pid) {
+  Handle snapshot(::CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS | TH32CS_SNAPTHREAD, 0));
+  if (!snapshot.valid()) return errorOf(::GetLastError(), pid, "listing the threads");
+  ProcessThreads out;
+  out.pid = pid;
+  const auto wanted = static_cast<DWORD>(pid.value);
+  PROCESSENTRY32W process{};
+  process.dwSize = sizeof(process);
+  bool found = false;
+  for (BOOL more = ::Process32FirstW(snapshot.get(), &process); more != FALSE;
+       more = ::Process32NextW(snapshot.get(), &process)) {
+    if (process.th32ProcessID == wanted) {
+      out.name = toUtf8(process.szExeFile);
+      found = true;
+      break;
+    }
+  }
+  if (!found) {
+    return makeError(ErrorCode::kNoSuchProcess, "no process with pid " + std::to_string(pid.value));
+  }
+  THREADENTRY32 thread{};
+  thread.dwSize = sizeof(thread);
+  for (BOOL more = ::Thread32First(snapshot.get(), &thread); more != FALSE;
+       more = ::Thread32Next(snapshot.get(), &thread)) {
+    if (thread.th32OwnerProcessID == wanted) out.tids.push_back(thread.th32ThreadID);
+  }
+  auto start = processStartTime(pid);
+  if (!start) return start.error();
+  out.start_time = *start;
+  return out;
+}
+
+}  // namespace wctmon::windows_platform
