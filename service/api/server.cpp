@@ -4,15 +4,13 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <system_error>
+
+#include "api/local_socket.h"
 
 namespace wctmon::api {
 namespace {
@@ -63,20 +61,6 @@ Result<std::shared_ptr<grpc::ServerCredentials>> tcpCredentials(const Config::Ap
   return grpc::SslServerCredentials(options);
 }
 
-/// Whether something accepts connections on the Unix socket at `path` (another service).
-bool socketAnswers(const std::filesystem::path& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  const auto text = path.string();
-  std::copy_n(text.c_str(), std::min(text.size() + 1, sizeof(address.sun_path)), address.sun_path);
-  const bool answers =
-      ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return answers;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
@@ -106,6 +90,12 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
     const auto address = parseListenAddress(config.listen[i], why);
     if (!address) return makeError(ErrorCode::kInvalidArgument, "api.listen: " + why);
     if (address->isUnix()) {
+      if (!localSocketsSupported()) {
+        return makeError(ErrorCode::kInvalidArgument,
+                         "api.listen: " + config.listen[i] +
+                             ": Unix sockets are not served on this system; listen on "
+                             "127.0.0.1:PORT");
+      }
       std::error_code ec;
       std::filesystem::create_directories(address->unix_path.parent_path(), ec);
       if (ec) {
@@ -137,7 +127,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
     std::string why;
     const auto address = parseListenAddress(config.listen[i], why);
     if (address->isUnix()) {
-      ::chmod(address->unix_path.c_str(), 0660);
+      restrictSocket(address->unix_path);
       server->listening_.push_back(config.listen[i]);
     } else {
       if (ports[i] == 0) {

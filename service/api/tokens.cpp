@@ -1,14 +1,11 @@
 #include "api/tokens.h"
 
-#include <fcntl.h>
-#include <sys/random.h>
-#include <unistd.h>
-
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "api/secret_file.h"
 
 namespace wctmon::api {
 namespace {
@@ -39,21 +36,14 @@ Error fileError(const std::filesystem::path& file, const std::string& what, int 
                    "API token file " + file.string() + ": " + what + ": " + std::strerror(err));
 }
 
-/// A new token: 256 random bits from the kernel, in hex.
+/// A new token: 256 random bits from the system, in hex.
 Result<std::string> randomToken() {
-  std::array<unsigned char, 32> bytes{};
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    const auto n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return makeError(ErrorCode::kIo, std::string("getrandom: ") + std::strerror(errno));
-    }
-    got += static_cast<std::size_t>(n);
-  }
+  auto bytes = randomBytes(32);
+  if (!bytes) return bytes.error();
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (const auto b : bytes) {
+  for (const char c : *bytes) {
+    const auto b = static_cast<unsigned char>(c);
     out += kHex[b >> 4];
     out += kHex[b & 15];
   }
@@ -65,27 +55,14 @@ Result<std::string> randomToken() {
 std::string_view roleName(Role role) { return role == Role::kAdmin ? "admin" : "reader"; }
 
 Result<std::string> readOrMakeToken(const std::filesystem::path& file) {
-  // Made with O_EXCL: two services starting at once never overwrite each other's token.
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd >= 0) {
-    auto token = randomToken();
-    if (!token) {
-      ::close(fd);
-      ::unlink(file.c_str());
-      return token.error();
-    }
-    const std::string line = *token + "\n";
-    const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    const int err = errno;
-    const bool synced = written && ::fsync(fd) == 0;
-    ::close(fd);
-    if (!written || !synced) {
-      ::unlink(file.c_str());
-      return fileError(file, "cannot write a new token", err);
-    }
-    return token;
+  auto fresh = randomToken();
+  if (!fresh) return fresh.error();
+  auto made = createSecretFile(file, *fresh + "\n");
+  if (!made) {
+    return makeError(ErrorCode::kIo,
+                     "API token file " + file.string() + ": " + made.error().message);
   }
-  if (errno != EEXIST) return fileError(file, "cannot create it", errno);
+  if (*made == SecretFile::kCreated) return fresh;
   std::ifstream in(file);
   if (!in) return fileError(file, "cannot read it", errno);
   std::stringstream text;

@@ -13,10 +13,19 @@
 
 namespace wctmon {
 
-/// Where the API listens unless the configuration says otherwise: a Unix socket in the service's
-/// runtime directory and the loopback address on a fixed port.
+/// Where the API listens unless the configuration says otherwise: on Linux a Unix socket in the
+/// service's runtime directory and the loopback address on a fixed port; on Windows that address.
 inline constexpr std::string_view kDefaultApiSocket = "unix:/run/wctmon/api.sock";
 inline constexpr std::string_view kDefaultApiAddress = "127.0.0.1:7787";
+
+/// What an unsaid configuration means where it differs between platforms. One definition per
+/// platform, chosen by CMake (config_defaults_linux.cpp, config_defaults_windows.cpp).
+struct PlatformDefaults {
+  /// /var/lib/wctmon; %ProgramData%\wctmon.
+  std::filesystem::path state_dir;
+  std::vector<std::string> api_listen;
+};
+[[nodiscard]] const PlatformDefaults& platformDefaults();
 /// Where the Prometheus metrics are served unless the configuration says otherwise.
 inline constexpr std::string_view kDefaultMetricsAddress = "127.0.0.1:7788";
 
@@ -60,7 +69,7 @@ struct TargetConfig {
 
 /// The whole configuration, validated: every field holds a usable value.
 struct Config {
-  std::filesystem::path state_dir = "/var/lib/wctmon";
+  std::filesystem::path state_dir = platformDefaults().state_dir;
 
   struct Sampling {
     std::chrono::milliseconds interval{1000};
@@ -122,8 +131,7 @@ struct Config {
     bool enabled = true;
     /// Where it listens: "unix:/ABSOLUTE/PATH", "IPV4:PORT" or "[IPV6]:PORT". An address that
     /// is not loopback needs TLS.
-    std::vector<std::string> listen = {std::string(kDefaultApiSocket),
-                                       std::string(kDefaultApiAddress)};
+    std::vector<std::string> listen = platformDefaults().api_listen;
     /// Bearer tokens, one per role; relative paths are under state_dir. Made (mode 0600, a
     /// random 256-bit token) when missing at start.
     std::filesystem::path admin_token_file = "api-admin.token";

@@ -1,9 +1,7 @@
 #include "store/incident_store.h"
 
-#include <fcntl.h>
 #include <google/protobuf/util/json_util.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,6 +10,7 @@
 #include <system_error>
 
 #include "model/format.h"
+#include "store/durable_file.h"
 #include "wire/proto_convert.h"
 
 namespace wctmon {
@@ -78,11 +77,21 @@ ALTER TABLE incidents DROP COLUMN processes;
 
 static_assert(std::size(kMigrations) == IncidentStore::kSchemaVersion);
 
+/// A path as SQLite takes it: UTF-8 on every platform (path.string() is the ANSI code page on
+/// Windows).
+std::string sqlitePath(const std::filesystem::path& path) {
+  const auto text = path.u8string();
+  return {text.begin(), text.end()};
+}
+
 /// The "file:" URI of `path` with `query`: bytes that URIs reserve are percent-encoded.
 std::string fileUri(const std::filesystem::path& path, const std::string& query) {
   static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string uri = "file:";
-  for (const char c : path.string()) {
+  // Forward slashes, and a drive ("C:/...") after a slash, as SQLite's URIs have it on Windows.
+  std::string uri = path.has_root_name() ? "file:/" : "file:";
+  const auto generic = path.generic_u8string();
+  for (const auto u : generic) {
+    const char c = static_cast<char>(u);
     const auto b = static_cast<unsigned char>(c);
     if (std::isalnum(b) != 0 || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
       uri += c;
@@ -366,8 +375,8 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
     if (auto created = create(file); !created) return created.error();
   }
   sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  const int rc = sqlite3_open_v2(sqlitePath(file).c_str(), &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = sqliteReason(db, rc);
     sqlite3_close(db);
@@ -388,26 +397,30 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
 }
 
 Status IncidentStore::create(const std::filesystem::path& file) {
-  const std::string building = file.string() + ".new";
+  auto building = file;
+  building += ".new";
+  std::error_code ignored;
   // Whatever a crash in the middle of a previous build left.
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    ::unlink((building + suffix).c_str());
+    auto left = building;
+    left += suffix;
+    std::filesystem::remove(left, ignored);
   }
   {
     sqlite3* db = nullptr;
-    const int rc =
-        sqlite3_open_v2(building.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    const int rc = sqlite3_open_v2(sqlitePath(building).c_str(), &db,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
     if (rc != SQLITE_OK) {
       std::string message = sqliteReason(db, rc);
       sqlite3_close(db);
       return makeError(ErrorCode::kIo,
-                       "cannot create the incident store " + building + ": " + message);
+                       "cannot create the incident store " + building.string() + ": " + message);
     }
     // Built in WAL mode, so that the store is born in the mode it is used in: switching later
     // would rewrite its first page under a reader. Closing this, the only connection, folds the
     // log into the file and removes it. Nobody sees the file before it is linked, so it is synced
     // once, below, rather than at every step.
-    IncidentStore store(db, building);
+    IncidentStore store(db, building.string());
     if (auto s = store.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;",
                             "cannot create the incident store");
         !s) {
@@ -415,26 +428,15 @@ Status IncidentStore::create(const std::filesystem::path& file) {
     }
     if (auto s = store.migrate(); !s) return s;
   }
-  if (const int fd = ::open(building.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  // link() rather than rename(): a store that appeared meanwhile is kept, never replaced.
-  int error = ::link(building.c_str(), file.c_str()) == 0 ? 0 : errno;
-  if (error == EPERM || error == EOPNOTSUPP) {  // a file system without hard links
-    error = ::rename(building.c_str(), file.c_str()) == 0 ? 0 : errno;
-  }
-  ::unlink(building.c_str());
-  if (error != 0 && error != EEXIST) {
-    return makeError(ErrorCode::kIo, "cannot create the incident store " + file.string() + ": " +
-                                         std::generic_category().message(error));
+  syncFile(building);
+  const auto error = linkNoReplace(building, file);
+  std::filesystem::remove(building, ignored);
+  if (error && error != std::errc::file_exists) {
+    return makeError(ErrorCode::kIo,
+                     "cannot create the incident store " + file.string() + ": " + error.message());
   }
   // The name is durable once its directory is.
-  if (const int dir = ::open(file.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  syncDirectory(file.parent_path());
   return std::monostate{};
 }
 

@@ -1,0 +1,11 @@
+#include "core/config.h"
+
+namespace wctmon {
+
+const PlatformDefaults& platformDefaults() {
+  static const PlatformDefaults defaults{
+      "/var/lib/wctmon", {std::string(kDefaultApiSocket), std::string(kDefaultApiAddress)}};
+  return defaults;
+}
+
+}  // namespace wctmon
