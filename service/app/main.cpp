@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
@@ -8,6 +6,7 @@
 #include <limits>
 
 #include "app/incidents_command.h"
+#include "app/run_service.h"
 #include "cli/cli_args.h"
 #include "core/analyzer.h"
 #include "core/config.h"
@@ -76,28 +75,11 @@ int runAnalyze(const AnalyzeArgs& args) {
     wctmon::wire::writeTextReport(std::cout, *result, args.brief || args.all);
   }
   if (!args.all && everyThreadDenied(*result)) {
-    std::cerr << "wctmon: permission denied: cannot read the waits of process " << args.pid
-              << " (run as its owner, as root or with CAP_SYS_PTRACE)\n";
+    std::cerr << "wctmon: permission denied: cannot read the waits of process " << args.pid << " ("
+              << wctmon::app::privilegeHint() << ")\n";
     return kExitError;
   }
   return result->deadlocks.empty() ? kExitOk : kExitDeadlock;
-}
-
-/// `wctmon run` and `wctmon incidents` are the service binary, wctmond, next to this one: exec
-/// keeps the pid, the foreground and the signals, and this command-line tool does not carry the
-/// service's libraries (their loading alone would slow every `wctmon analyze`).
-int execService(std::vector<std::string> args) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto service = (ec ? std::filesystem::path("/usr/bin") : self.parent_path()) / "wctmond";
-  const std::string path = service.string();
-  args.insert(args.begin(), path);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  ::execv(path.c_str(), argv.data());
-  std::cerr << "wctmon: cannot start " << path << ": " << std::strerror(errno) << "\n";
-  return kExitError;
 }
 
 /// `wctmon validate-config FILE`: 0 when valid, 1 with one line per problem otherwise.
@@ -169,11 +151,11 @@ int main(int argc, char** argv) {
   }
   try {
     if (analyze->parsed()) return runAnalyze(args);
-    if (run->parsed()) return execService({"--config", run_config});
+    if (run->parsed()) return wctmon::app::runService({"--config", run_config});
     if (validate->parsed()) return runValidateConfig(validate_file);
     if (incidents->parsed()) {
       std::vector<std::string> forwarded(argv + 1, argv + argc);
-      return execService(std::move(forwarded));
+      return wctmon::app::runService(std::move(forwarded));
     }
   } catch (const std::exception& e) {
     std::cerr << "wctmon: " << e.what() << "\n";

@@ -1,7 +1,8 @@
 // wctmond: the monitoring service, as `wctmon run --config FILE` starts it (in the foreground,
 // under systemd or by hand), and the store reader behind `wctmon incidents`. This main only
 // translates: the command line into a Service or the incidents command, SIGTERM/SIGINT into
-// Service::stop(), SIGHUP into Service::reload().
+// Service::stop(), SIGHUP into Service::reload(). On Windows, in the foreground, Ctrl+C and
+// Ctrl+Break stop it (a reload is asked through the API's ReloadConfig).
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -26,7 +27,13 @@ int run(const std::string& config_path) {
   // Caught from before the start: a SIGTERM that comes while the service starts stops it once
   // started, rather than killing it half-way (a store being created, say).
   asio::io_context signals_io;
+#ifdef _WIN32
+  asio::signal_set signals(signals_io, SIGTERM, SIGINT, SIGBREAK);
+  constexpr int kReloadSignal = -1;  // none: Windows has no SIGHUP
+#else
   asio::signal_set signals(signals_io, SIGTERM, SIGINT, SIGHUP);
+  constexpr int kReloadSignal = SIGHUP;
+#endif
   if (auto started = service.start(config_path); !started) {
     std::istringstream lines(started.error().message);
     for (std::string line; std::getline(lines, line);) std::cerr << "wctmon: " << line << "\n";
@@ -36,7 +43,7 @@ int run(const std::string& config_path) {
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& error, int signal) {
         if (error) return;
-        if (signal == SIGHUP) {
+        if (signal == kReloadSignal) {
           (void)service.reload();  // the service logs what it applied and what it refused
           signals.async_wait(on_signal);
           return;
