@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "client/defaults.h"
 #include "client/exit_codes.h"
 #include "model/format.h"
 
@@ -41,8 +42,9 @@ bool isUnix(const std::string& server) { return server.rfind("unix:", 0) == 0; }
 
 std::string defaultServer() {
   std::error_code ec;
-  return std::filesystem::exists(kDefaultSocket, ec) ? std::string("unix:") + kDefaultSocket
-                                                     : std::string(kDefaultTcp);
+  const auto& d = defaults();
+  return !d.socket.empty() && std::filesystem::exists(d.socket, ec) ? "unix:" + d.socket.string()
+                                                                    : d.tcp;
 }
 
 std::variant<std::unique_ptr<Connection>, Failure> Connection::open(ConnectionOptions options) {
@@ -61,7 +63,7 @@ std::variant<std::unique_ptr<Connection>, Failure> Connection::open(ConnectionOp
     // The admin token grants every call; a user who may read only the reader's gets the calls
     // of a reader.
     for (const char* name : {kAdminTokenName, kReaderTokenName}) {
-      const auto file = (std::filesystem::path(kDefaultStateDir) / name).string();
+      const auto file = (defaults().state_dir / name).string();
       if (const auto token = readWhole(file, why)) {
         c->token_file_ = file;
         c->token_ = trimmed(*token);
@@ -131,9 +133,10 @@ Failure Connection::explain(const grpc::Status& status) const {
     }
     case grpc::StatusCode::UNAUTHENTICATED:
       if (token_file_.empty()) {
-        return {kExitDenied, "unauthenticated: no token: neither " + std::string(kDefaultStateDir) +
-                                 "/" + kAdminTokenName + " nor " + kReaderTokenName +
-                                 " can be read here (run as root, or give --token-file FILE)"};
+        return {kExitDenied, "unauthenticated: no token: neither " +
+                                 (defaults().state_dir / kAdminTokenName).string() + " nor " +
+                                 kReaderTokenName + " can be read here (run as " +
+                                 defaults().token_readers + ", or give --token-file FILE)"};
       }
       return {kExitDenied, "unauthenticated: the service does not accept the token in " +
                                token_file_ + " (" + said + ")"};

@@ -35,10 +35,7 @@ struct Failure {
   std::string reason;
 };
 
-/// The service's documented defaults (README, config/wctmon.schema.json).
-inline constexpr const char* kDefaultSocket = "/run/wctmon/api.sock";
-inline constexpr const char* kDefaultTcp = "127.0.0.1:7787";
-inline constexpr const char* kDefaultStateDir = "/var/lib/wctmon";
+/// The token files' names in the service's state directory (client/defaults.h).
 inline constexpr const char* kAdminTokenName = "api-admin.token";
 inline constexpr const char* kReaderTokenName = "api-reader.token";
 

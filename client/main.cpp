@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <limits>
+#include <sstream>
 
 #include "cli/cli_args.h"
 #include "client/commands.h"
+#include "client/defaults.h"
 #include "client/exit_codes.h"
 #include "client/time_args.h"
 #include "wire/terminal_text.h"
@@ -15,15 +17,41 @@ namespace {
 using namespace wctmon::client;
 namespace cli = wctmon::cli;
 
-constexpr const char* kFooter =
-    R"(Server: --server, else $WCTMON_SERVER, else unix:/run/wctmon/api.sock when it exists, else
-127.0.0.1:7787. Token: --token-file, else $WCTMON_TOKEN_FILE, else /var/lib/wctmon/api-admin.token
-when readable, else /var/lib/wctmon/api-reader.token (the reader token allows status, targets list,
-ps, incidents, incident, watch, health; the admin token everything).
+/// `text` as lines of at most `width` columns, broken between words.
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out;
+  std::size_t line = 0;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+  }
+  return out;
+}
+
+/// The help's footer: where wctctl looks for the server and the token on this platform.
+std::string footer() {
+  const auto& d = defaults();
+  std::string where = "Server: --server, else $WCTMON_SERVER, else ";
+  if (!d.socket.empty()) where += "unix:" + d.socket.string() + " when it exists, else ";
+  where += d.tcp + ". Token: --token-file, else $WCTMON_TOKEN_FILE, else " +
+           (d.state_dir / kAdminTokenName).string() + " when readable, else " +
+           (d.state_dir / kReaderTokenName).string() +
+           " (the reader token allows status, targets list, ps, incidents, incident, watch, "
+           "health; the admin token everything).";
+  return wrapped(where, 100) + R"(
 
 Exit status: 0 ok; 1 error (the server's reason is printed); 2 usage; 3 analyze found a deadlock;
 4 server unavailable (nothing answers, or not within --timeout); 5 unauthenticated or permission
 denied.)";
+}
 
 /// Accepts what `parse` accepts; the error says what was expected.
 template <typename Parse>
@@ -45,7 +73,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // Global options may come after the verb too: "wctctl incidents -o json".
   app.fallthrough();
-  app.footer(kFooter);
+  app.footer(footer());
 
   ConnectionOptions connection;
   std::string output = "table";

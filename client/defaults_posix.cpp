@@ -1,0 +1,10 @@
+#include "client/defaults.h"
+
+namespace wctmon::client {
+
+const Defaults& defaults() {
+  static const Defaults d{"/run/wctmon/api.sock", "127.0.0.1:7787", "/var/lib/wctmon", "root"};
+  return d;
+}
+
+}  // namespace wctmon::client
