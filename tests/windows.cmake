@@ -1,0 +1,41 @@
+# The tests of the Windows build, cross-compiled and run under Wine (CMAKE_CROSSCOMPILING_EMULATOR,
+# set by scripts/build-windows.sh) or natively on Windows: the platform layer against a scripted
+# WCT and against real processes that deadlock, and the platform-neutral core and model.
+find_package(GTest REQUIRED)
+include(GoogleTest)
+
+# Programs that really deadlock: two threads on two critical sections, or on two mutex handles.
+# DWARF 4: Wine's DbgHelp does not read gcc 12's default DWARF 5, and the stacks name these
+# functions.
+add_executable(wctmon-wct-fixture fixtures/windows/wct_fixture.cpp)
+target_compile_options(wctmon-wct-fixture PRIVATE -O1 -gdwarf-4 -fno-omit-frame-pointer)
+target_link_libraries(wctmon-wct-fixture PRIVATE wctmon_warnings)
+
+# The WCT source on a scripted WCT and on the system's, the thread inspector and the process
+# catalog on the fixture (found beside the test).
+add_executable(wctmon_windows_tests
+  platform/windows/process_catalog_test.cpp
+  platform/windows/thread_inspector_test.cpp
+  platform/windows/wct_source_test.cpp)
+target_include_directories(wctmon_windows_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(wctmon_windows_tests PRIVATE wctmon_platform GTest::gtest_main
+                      wctmon_warnings)
+add_dependencies(wctmon_windows_tests wctmon-wct-fixture)
+# Discovered when ctest runs, not at build time: under Wine the first start of a prefix is slow.
+gtest_discover_tests(wctmon_windows_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
+                     PROPERTIES LABELS windows TIMEOUT 120)
+
+# The platform-neutral core and model, built by the Windows compiler and run on Windows.
+add_executable(wctmon_windows_core_tests
+  core/alert_rate_limiter_test.cpp
+  core/analyzer_test.cpp
+  core/glob_test.cpp
+  core/incident_tracker_test.cpp
+  core/wait_graph_test.cpp
+  model/enum_names_test.cpp
+  model/format_test.cpp)
+target_include_directories(wctmon_windows_core_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(wctmon_windows_core_tests PRIVATE wctmon_core GTest::gtest_main
+                      wctmon_warnings)
+gtest_discover_tests(wctmon_windows_core_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
+                     PROPERTIES LABELS windows TIMEOUT 120)
