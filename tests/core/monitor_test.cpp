@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <deque>
 #include <future>
 #include <thread>
 
@@ -15,6 +14,7 @@
 #include "fakes/fake_incident_repository.h"
 #include "fakes/fake_platform.h"
 #include "fakes/fake_wait_chain_source.h"
+#include "support/thread_executor.h"
 
 namespace wctmon {
 namespace {
@@ -28,6 +28,7 @@ using testing::FakeWaitChainSource;
 using testing::processInfo;
 using testing::SnapshotBuilder;
 using testing::T;
+using testing::ThreadExecutor;
 
 Snapshot abba() { return testing::abbaSnapshot(); }
 
@@ -467,49 +468,6 @@ TEST_F(MonitorTest, AProcessThatExecsIntoAProgramItsTargetDoesNotSelectIsDropped
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].resolution, "the process is no longer watched");
 }
-
-/// Runs the tasks posted to it on a thread of its own, in order, as the service's pool would.
-class ThreadExecutor {
- public:
-  ThreadExecutor() : thread_([this] { loop(); }) {}
-  ~ThreadExecutor() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  Executor executor() {
-    return [this](Task task) {
-      {
-        std::lock_guard lock(mutex_);
-        tasks_.push_back(std::move(task));
-      }
-      wake_.notify_all();
-    };
-  }
-
- private:
-  void loop() {
-    for (;;) {
-      Task task;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return done_ || !tasks_.empty(); });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      task();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Task> tasks_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 /// An inspector whose captures wait until the test lets them go, as a ptrace stop of a thread
 /// that takes its time would.

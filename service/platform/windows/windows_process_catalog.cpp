@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/windows/ntdll.h"
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
@@ -78,15 +79,7 @@ std::string imageName(HANDLE process) {
 using NtQueryInformationProcessFn = LONG(NTAPI*)(HANDLE, ULONG, PVOID, ULONG, PULONG);
 
 NtQueryInformationProcessFn ntQueryInformationProcess() {
-  // Looked up rather than linked: ntdll's native API is not part of the SDK's import
-  // libraries everywhere, and a missing export must only cost the command lines.
-  static const auto fn = []() -> NtQueryInformationProcessFn {
-    const HMODULE ntdll = ::GetModuleHandleW(L"ntdll.dll");
-    if (ntdll == nullptr) return nullptr;
-    // Through void (*)(): the generic function pointer type, which -Wcast-function-type accepts.
-    return reinterpret_cast<NtQueryInformationProcessFn>(
-        reinterpret_cast<void (*)()>(::GetProcAddress(ntdll, "NtQueryInformationProcess")));
-  }();
+  static const auto fn = ntdllFunction<NtQueryInformationProcessFn>("NtQueryInformationProcess");
   return fn;
 }
 

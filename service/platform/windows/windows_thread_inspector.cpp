@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/windows/ntdll.h"
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
@@ -132,13 +133,7 @@ struct ThreadBasicInformation {
 using NtQueryInformationThreadFn = LONG(NTAPI*)(HANDLE, ULONG, PVOID, ULONG, PULONG);
 
 NtQueryInformationThreadFn ntQueryInformationThread() {
-  static const auto fn = []() -> NtQueryInformationThreadFn {
-    const HMODULE ntdll = ::GetModuleHandleW(L"ntdll.dll");
-    if (ntdll == nullptr) return nullptr;
-    // Through void (*)(): the generic function pointer type, which -Wcast-function-type accepts.
-    return reinterpret_cast<NtQueryInformationThreadFn>(
-        reinterpret_cast<void (*)()>(::GetProcAddress(ntdll, "NtQueryInformationThread")));
-  }();
+  static const auto fn = ntdllFunction<NtQueryInformationThreadFn>("NtQueryInformationThread");
   return fn;
 }
 

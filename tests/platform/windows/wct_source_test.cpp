@@ -16,60 +16,13 @@
 #include "core/analyzer.h"
 #include "platform/windows/toolhelp.h"
 #include "platform/windows/wct_wait_chain_source.h"
+#include "support/thread_executor.h"
 
 namespace wctmon::windows_platform {
 namespace {
 
 using namespace std::chrono_literals;
-
-/// Runs tasks on a thread of its own, in order: the service's pool in miniature.
-class TaskThread {
- public:
-  TaskThread() : thread_([this] { loop(); }) {}
-  ~TaskThread() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  TaskThread(const TaskThread&) = delete;
-  TaskThread& operator=(const TaskThread&) = delete;
-
-  Executor executor() {
-    return Executor([this](Task task) {
-      {
-        std::lock_guard lock(mutex_);
-        tasks_.push_back(std::move(task));
-      }
-      wake_.notify_all();
-    });
-  }
-
-  std::thread::id id() const { return thread_.get_id(); }
-
- private:
-  void loop() {
-    for (;;) {
-      Task task;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      task();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Task> tasks_;
-  bool stop_ = false;
-  std::thread thread_;
-};
+using wctmon::testing::ThreadExecutor;
 
 WAITCHAIN_NODE_INFO threadNode(DWORD pid, DWORD tid, WCT_OBJECT_STATUS status, DWORD wait_ms = 0,
                                DWORD switches = 0) {
@@ -303,8 +256,8 @@ class WctSourceTest : public ::testing::Test {
     return future.get();
   }
 
-  TaskThread work_;
-  TaskThread caller_;
+  ThreadExecutor work_;
+  ThreadExecutor caller_;
   std::shared_ptr<ScriptedWct> wct_;
   std::vector<DWORD> tids_{11, 12, 13};
   WctWaitChainSource source_;
@@ -511,8 +464,8 @@ TEST_F(WctSourceTest, ASecondOperationWhileOneIsInFlightIsRefusedAsBusy) {
 }
 
 TEST(WctSystem, TheSystemsWctIsAskedAndItsAnswerReported) {
-  TaskThread work;
-  TaskThread caller;
+  ThreadExecutor work;
+  ThreadExecutor caller;
   WctWaitChainSource source(work.executor(), makeSystemWctApi(), listProcessThreads);
   const auto availability = source.availability();
   auto session =

@@ -1,0 +1,63 @@
+// An executor that runs the tasks posted to it on a thread of its own, in order, as the
+// service's pool would, for tests of asynchronous code.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "core/executor.h"
+
+namespace wctmon::testing {
+
+class ThreadExecutor {
+ public:
+  ThreadExecutor() : thread_([this] { loop(); }) {}
+  ~ThreadExecutor() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  ThreadExecutor(const ThreadExecutor&) = delete;
+  ThreadExecutor& operator=(const ThreadExecutor&) = delete;
+
+  Executor executor() {
+    return [this](Task task) {
+      {
+        std::lock_guard lock(mutex_);
+        tasks_.push_back(std::move(task));
+      }
+      wake_.notify_all();
+    };
+  }
+
+  /// The thread the tasks run on.
+  [[nodiscard]] std::thread::id id() const { return thread_.get_id(); }
+
+ private:
+  void loop() {
+    for (;;) {
+      Task task;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return done_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Task> tasks_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace wctmon::testing
