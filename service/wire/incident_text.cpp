@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "model/calendar.h"
 #include "model/format.h"
 #include "wire/text_report.h"
 
@@ -30,8 +31,7 @@ void writeRegisters(std::ostream& out, const std::vector<RegisterValue>& registe
 
 std::string localTimeText(std::chrono::system_clock::time_point t, bool milliseconds) {
   const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  ::localtime_r(&seconds, &tm);
+  const std::tm tm = localCalendar(seconds);
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
   std::string out = buf;

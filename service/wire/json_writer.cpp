@@ -7,6 +7,7 @@
 #include <ctime>
 #include <vector>
 
+#include "model/calendar.h"
 #include "model/enum_names.h"
 #include "model/format.h"
 #include "wire/utf8.h"
@@ -175,8 +176,7 @@ std::string timestamp(std::chrono::system_clock::time_point t) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
   const std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000);
   const auto nanos = static_cast<long>(ns % 1'000'000'000);
-  std::tm tm{};
-  ::gmtime_r(&seconds, &tm);
+  const std::tm tm = utcCalendar(seconds);
   std::array<char, 64> buf{};
   std::size_t n = std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%S", &tm);
   std::string out(buf.data(), n);
