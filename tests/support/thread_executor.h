@@ -4,10 +4,9 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
-
-#include "core/executor.h"
 
 namespace wctmon::testing {
 
@@ -25,7 +24,10 @@ class ThreadExecutor {
   ThreadExecutor(const ThreadExecutor&) = delete;
   ThreadExecutor& operator=(const ThreadExecutor&) = delete;
 
-  Executor executor() {
+  using Task = std::function<void()>;
+
+  /// What posts to this thread: converts to the service's Executor (a post function).
+  [[nodiscard]] auto executor() {
     return [this](Task task) {
       {
         std::lock_guard lock(mutex_);
