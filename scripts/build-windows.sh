@@ -6,6 +6,7 @@
 #   scripts/build-windows.sh            build, then run the tests under Wine
 #   scripts/build-windows.sh --no-test  build only
 #
+# The interop test also runs the native Linux build (build/default: scripts/build.sh makes it).
 # Environment: WCTMON_WINDOWS_DEPS_CACHE (where the dependencies are cached), WINE (default
 # /usr/lib/wine/wine64).
 set -euo pipefail
@@ -32,7 +33,8 @@ cmake -S . -B "$build" -G Ninja \
   -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake \
   -DWCTMON_WINDOWS_PREFIX="$prefix" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWCTMON_WERROR=ON \
-  -DCMAKE_CROSSCOMPILING_EMULATOR="$emulator" >/dev/null
+  -DCMAKE_CROSSCOMPILING_EMULATOR="$emulator" \
+  -DWCTMON_LINUX_BUILD="$PWD/build/default" >/dev/null
 cmake --build "$build"
 
 ((run_tests)) || exit 0

@@ -8,7 +8,9 @@ include(GoogleTest)
 # DWARF 4: Wine's DbgHelp does not read gcc 12's default DWARF 5, and the stacks name these
 # functions.
 add_executable(wctmon-wct-fixture fixtures/windows/wct_fixture.cpp)
-target_compile_options(wctmon-wct-fixture PRIVATE -O1 -gdwarf-4 -fno-omit-frame-pointer)
+if(NOT MSVC)
+  target_compile_options(wctmon-wct-fixture PRIVATE -O1 -gdwarf-4 -fno-omit-frame-pointer)
+endif()
 target_link_libraries(wctmon-wct-fixture PRIVATE wctmon_warnings)
 
 # The WCT source on a scripted WCT and on the system's, the thread inspector and the process
@@ -39,3 +41,15 @@ target_link_libraries(wctmon_windows_core_tests PRIVATE wctmon_core GTest::gtest
                       wctmon_warnings)
 gtest_discover_tests(wctmon_windows_core_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                      PROPERTIES LABELS windows TIMEOUT 120)
+
+# The Windows executables under Wine next to the native Linux ones (validate-config alike,
+# analyze where WCT is missing, wctctl.exe to the Linux service and the Linux wctctl to
+# wctmond.exe): needs the Linux build (WCTMON_LINUX_BUILD, set by scripts/build-windows.sh).
+set(WCTMON_LINUX_BUILD "" CACHE PATH "A native Linux build of wctmon, for the interop test")
+if(WCTMON_LINUX_BUILD)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+  add_test(NAME windows.interop
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_interop.py
+                   ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(windows.interop PROPERTIES LABELS windows TIMEOUT 300)
+endif()

@@ -380,12 +380,15 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   ObjectReader root(j, "", errors);
   if (!root.ok()) return;
 
-  std::string state_dir = c.state_dir.string();
+  std::string state_dir;
   if (root.string("state_dir", state_dir)) {
-    if (state_dir.front() != '/') {
+    // UTF-8, whatever the system's narrow encoding; absolute as the platform means it
+    // ("/var/lib/wctmon", "C:\\ProgramData\\wctmon").
+    std::filesystem::path dir(std::u8string(state_dir.begin(), state_dir.end()));
+    if (!dir.is_absolute()) {
       root.fail("/state_dir", "must be an absolute path (got \"" + state_dir + "\")");
     } else {
-      c.state_dir = state_dir;
+      c.state_dir = std::move(dir);
     }
   }
   if (const json* s = root.find("sampling")) {
