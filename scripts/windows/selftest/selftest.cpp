@@ -1,12 +1,12 @@
 // Proves a Windows dependency prefix: each library links statically and does real work under Wine.
 // WCTMON_SELFTEST_CERT / WCTMON_SELFTEST_KEY name a PEM certificate (for IP 127.0.0.1) and its key.
 #include <absl/strings/str_cat.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <fmt/format.h>
 #include <openssl/evp.h>
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
@@ -40,7 +40,8 @@ std::string readFile(const char* path) {
 }
 
 class EchoService final : public selftest::Echo::Service {
-  grpc::Status Say(grpc::ServerContext*, const selftest::Ping* request, selftest::Ping* reply) override {
+  grpc::Status Say(grpc::ServerContext*, const selftest::Ping* request,
+                   selftest::Ping* reply) override {
     reply->set_text(absl::StrCat("echo: ", request->text()));
     return grpc::Status::OK;
   }
@@ -59,7 +60,8 @@ std::string roundTrip(const std::shared_ptr<grpc::ServerCredentials>& serverCred
   EXPECT_GT(port, 0);
   if (server == nullptr || port <= 0) return {};
 
-  auto stub = selftest::Echo::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), channelCredentials));
+  auto stub = selftest::Echo::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), channelCredentials));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   selftest::Ping request;
@@ -88,20 +90,24 @@ TEST(Selftest, Trivial) { EXPECT_EQ(1 + 1, 2); }
 
 TEST(Grpc, InsecureServerAnswers) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  EXPECT_EQ(roundTrip(grpc::InsecureServerCredentials(), grpc::InsecureChannelCredentials()), "echo: hi");
+  EXPECT_EQ(roundTrip(grpc::InsecureServerCredentials(), grpc::InsecureChannelCredentials()),
+            "echo: hi");
 }
 
 TEST(Grpc, TlsServerAnswers) {
   const char* certPath = std::getenv("WCTMON_SELFTEST_CERT");
   const char* keyPath = std::getenv("WCTMON_SELFTEST_KEY");
-  ASSERT_TRUE(certPath != nullptr && keyPath != nullptr) << "set WCTMON_SELFTEST_CERT and WCTMON_SELFTEST_KEY";
+  ASSERT_TRUE(certPath != nullptr && keyPath != nullptr)
+      << "set WCTMON_SELFTEST_CERT and WCTMON_SELFTEST_KEY";
   const std::string cert = readFile(certPath);
   ASSERT_FALSE(cert.empty());
   grpc::SslServerCredentialsOptions serverOptions;
   serverOptions.pem_key_cert_pairs.push_back({readFile(keyPath), cert});
   grpc::SslCredentialsOptions channelOptions;
   channelOptions.pem_root_certs = cert;
-  EXPECT_EQ(roundTrip(grpc::SslServerCredentials(serverOptions), grpc::SslCredentials(channelOptions)), "echo: hi");
+  EXPECT_EQ(
+      roundTrip(grpc::SslServerCredentials(serverOptions), grpc::SslCredentials(channelOptions)),
+      "echo: hi");
 }
 
 TEST(Protobuf, JsonMapping) {
@@ -125,10 +131,14 @@ TEST(Zlib, RoundTrip) {
   const std::string text(1000, 'w');
   std::vector<Bytef> packed(compressBound(text.size()));
   uLongf packedSize = packed.size();
-  ASSERT_EQ(compress(packed.data(), &packedSize, reinterpret_cast<const Bytef*>(text.data()), text.size()), Z_OK);
+  ASSERT_EQ(compress(packed.data(), &packedSize, reinterpret_cast<const Bytef*>(text.data()),
+                     text.size()),
+            Z_OK);
   std::string unpacked(text.size(), '\0');
   uLongf unpackedSize = unpacked.size();
-  ASSERT_EQ(uncompress(reinterpret_cast<Bytef*>(unpacked.data()), &unpackedSize, packed.data(), packedSize), Z_OK);
+  ASSERT_EQ(uncompress(reinterpret_cast<Bytef*>(unpacked.data()), &unpackedSize, packed.data(),
+                       packedSize),
+            Z_OK);
   EXPECT_EQ(unpacked, text);
 }
 
@@ -143,7 +153,8 @@ TEST(Sqlite, WalFileStore) {
   };
   EXPECT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL", keepFirst, &mode, nullptr), SQLITE_OK);
   EXPECT_EQ(mode, "wal");
-  EXPECT_EQ(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);", nullptr, nullptr, nullptr),
+  EXPECT_EQ(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);", nullptr, nullptr,
+                         nullptr),
             SQLITE_OK);
   std::string count;
   EXPECT_EQ(sqlite3_exec(db, "SELECT count(*) FROM t", keepFirst, &count, nullptr), SQLITE_OK);
@@ -155,7 +166,11 @@ TEST(Sqlite, WalFileStore) {
 
 TEST(Prometheus, PullEndpointServesOverAsio) {
   auto registry = std::make_shared<prometheus::Registry>();
-  prometheus::BuildCounter().Name("selftest_requests_total").Register(*registry).Add({}).Increment(3);
+  prometheus::BuildCounter()
+      .Name("selftest_requests_total")
+      .Register(*registry)
+      .Add({})
+      .Increment(3);
   prometheus::Exposer exposer{"127.0.0.1:0"};
   exposer.RegisterCollectable(registry);
   ASSERT_FALSE(exposer.GetListeningPorts().empty());
