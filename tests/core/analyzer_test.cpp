@@ -173,20 +173,26 @@ TEST(Analyzer, WaitTimesAreAskedForBlockedThreadsOfReportedChainsOnly) {
   }
 }
 
+/// Starts an analysis of pid 10 that captures, recording how it ends (kInternal: it succeeded).
+WaitChainAnalyzer::Cancel startCapturing(FakeWaitChainSource& source,
+                                         FakeThreadInspector& inspector, RunLoop& loop,
+                                         std::vector<ErrorCode>& codes) {
+  std::shared_ptr<WaitChainSession> session = std::move(source.open(Pid{10})).value();
+  return WaitChainAnalyzer(&inspector)
+      .asyncAnalyze(session, AnalyzeOptions{.capture = true}, loop.executor(),
+                    [&codes](Result<Analysis> a) {
+                      codes.push_back(a ? ErrorCode::kInternal : a.error().code);
+                    });
+}
+
 TEST(Analyzer, ACancelledAnalysisEndsAtItsNextStepWithoutReReadOrCapture) {
   FakeWaitChainSource source;
   FakeThreadInspector inspector;
   source.setSample(abba(5, 7));
   source.queueResample(abba(5, 7));
   RunLoop loop;
-  std::shared_ptr<WaitChainSession> session = std::move(source.open(Pid{10})).value();
   std::vector<ErrorCode> codes;
-  const auto cancel =
-      WaitChainAnalyzer(&inspector)
-          .asyncAnalyze(session, AnalyzeOptions{.capture = true}, loop.executor(),
-                        [&](Result<Analysis> a) {
-                          codes.push_back(a ? ErrorCode::kInternal : a.error().code);
-                        });
+  const auto cancel = startCapturing(source, inspector, loop, codes);
   cancel();  // the sample's completion is queued, not yet seen: the analysis stops there
   loop.run();
   ASSERT_EQ(codes, std::vector<ErrorCode>{ErrorCode::kCancelled});
@@ -203,14 +209,8 @@ TEST(Analyzer, ACancelledAnalysisWhoseReadIsStuckEndsAtOnceAndCapturesNothing) {
   source.setSample(abba(5, 7));
   source.holdSamples();
   RunLoop loop;
-  std::shared_ptr<WaitChainSession> session = std::move(source.open(Pid{10})).value();
   std::vector<ErrorCode> codes;
-  const auto cancel =
-      WaitChainAnalyzer(&inspector)
-          .asyncAnalyze(session, AnalyzeOptions{.capture = true}, loop.executor(),
-                        [&](Result<Analysis> a) {
-                          codes.push_back(a ? ErrorCode::kInternal : a.error().code);
-                        });
+  const auto cancel = startCapturing(source, inspector, loop, codes);
   loop.run();
   EXPECT_TRUE(codes.empty());
   cancel();

@@ -6,26 +6,11 @@
 
 #include <string>
 
+#include "platform/windows/handle.h"
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
 namespace {
-
-/// Closes a handle when it goes out of scope.
-class Handle {
- public:
-  explicit Handle(HANDLE h) : h_(h) {}
-  ~Handle() {
-    if (valid()) ::CloseHandle(h_);
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  [[nodiscard]] bool valid() const { return h_ != nullptr && h_ != INVALID_HANDLE_VALUE; }
-  [[nodiscard]] HANDLE get() const { return h_; }
-
- private:
-  HANDLE h_;
-};
 
 Error errorOf(DWORD code, Pid pid, const std::string& what) {
   const auto message = what + " of pid " + std::to_string(pid.value) + ": " + lastErrorText(code);

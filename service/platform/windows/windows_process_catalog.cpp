@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/windows/handle.h"
 #include "platform/windows/ntdll.h"
 #include "platform/windows/win_text.h"
 
@@ -24,25 +25,6 @@ constexpr DWORD kSystemPid = 4;
 constexpr ULONG kProcessCommandLineInformation = 60;
 constexpr LONG kStatusInfoLengthMismatch = static_cast<LONG>(0xC0000004UL);
 constexpr LONG kStatusBufferTooSmall = static_cast<LONG>(0xC0000023UL);
-
-/// Closes a handle when it goes out of scope.
-class Handle {
- public:
-  Handle() = default;
-  explicit Handle(HANDLE h) : h_(h) {}
-  ~Handle() { reset(); }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  [[nodiscard]] bool valid() const { return h_ != nullptr && h_ != INVALID_HANDLE_VALUE; }
-  [[nodiscard]] HANDLE get() const { return h_; }
-  void reset(HANDLE h = nullptr) {
-    if (valid()) ::CloseHandle(h_);
-    h_ = h;
-  }
-
- private:
-  HANDLE h_ = nullptr;
-};
 
 std::uint64_t ticksOf(const FILETIME& time) {
   return (static_cast<std::uint64_t>(time.dwHighDateTime) << 32) | time.dwLowDateTime;

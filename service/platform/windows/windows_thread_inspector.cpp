@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/windows/handle.h"
 #include "platform/windows/ntdll.h"
 #include "platform/windows/win_text.h"
 
@@ -35,31 +36,6 @@ constexpr std::uint64_t kPageSize = 4096;
 constexpr ULONG kMaxSymbolName = 1024;
 /// THREADINFOCLASS value of THREAD_BASIC_INFORMATION.
 constexpr ULONG kThreadBasicInformation = 0;
-
-/// Owns one handle and closes it once.
-class Handle {
- public:
-  Handle() = default;
-  explicit Handle(HANDLE h) : h_(h) {}
-  Handle(Handle&& other) noexcept : h_(std::exchange(other.h_, nullptr)) {}
-  Handle& operator=(Handle&& other) noexcept {
-    if (this != &other) reset(std::exchange(other.h_, nullptr));
-    return *this;
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  ~Handle() { reset(); }
-
-  [[nodiscard]] bool valid() const { return h_ != nullptr && h_ != INVALID_HANDLE_VALUE; }
-  [[nodiscard]] HANDLE get() const { return h_; }
-  void reset(HANDLE h = nullptr) {
-    if (valid()) ::CloseHandle(h_);
-    h_ = h;
-  }
-
- private:
-  HANDLE h_ = nullptr;
-};
 
 const void* remote(std::uint64_t address) {
   return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address));
