@@ -27,10 +27,12 @@ Options (before or among the arguments):
   --wire              also "wire": the response's bytes in hex, as the server sent them, parsed
                       here explicitly with the generated message class (watch: per event)
 
-"watch" takes {"events": N, "window": BYTES, "pause": SECONDS} (all optional): it prints
+"watch" takes {"events": N, "window": BYTES, "pause": SECONDS, "pause_until": PATH} (all optional):
+it prints
 {"subscribed": true} once the server has answered, then each event as it comes, one JSON object
 per line, until N events or the end of the stream, then the final {"code": ...}. With "pause",
-nothing is read for that long after subscribing (a slow client); "window" sets the HTTP/2 window
+nothing is read for that long after subscribing (a slow client), with "pause_until" nothing until
+PATH exists (at most a minute); "window" sets the HTTP/2 window
 the client grants, so that a client that does not read holds the server back at once.
 """
 import importlib
@@ -239,6 +241,10 @@ def watch(channel, messages, metadata, options, wire):
     stream.initial_metadata()
     print(json.dumps({"subscribed": True}), flush=True)
     time.sleep(options.get("pause", 0))
+    if "pause_until" in options:
+        give_up = time.monotonic() + 60
+        while not os.path.exists(options["pause_until"]) and time.monotonic() < give_up:
+            time.sleep(0.05)
     left = options.get("events")
     for event in stream:
         line = {}

@@ -306,26 +306,36 @@ TEST(Api, AWatcherGetsTheOpenIncidentsThenEachChangeAsItHappensUntilTheServiceSt
 }
 
 TEST(Api, AWatcherThatDoesNotReadIsCutOffWhileSamplingAndOtherWatchersGoOn) {
-  ApiService service(R"("watch_queue": 2, )");
-  // Grants the server one small HTTP/2 window and reads nothing for a while.
-  auto slow = watch(service, {{"window", 1024}, {"pause", 8}});
+  // A queue that takes the bursts below (two deadlocks forming or ending in one sweep) from a
+  // client that reads, and not the sixteen events held up by one that does not.
+  ApiService service(R"("watch_queue": 4, )");
+  // Grants the server one small HTTP/2 window and reads nothing until told to.
+  const auto go_on = service.dir().path() / "slow-client-reads";
+  auto slow = watch(service, {{"window", 1024}, {"pause_until", go_on.string()}});
   auto reader = watch(service);
   const auto samples_before =
       std::stoull(admin(service, "GetStatus")["response"].value("samples", "0"));
   std::vector<std::unique_ptr<FixtureProcess>> fixtures;
-  for (int i = 0; i < 4; ++i) {
-    fixtures.push_back(std::make_unique<FixtureProcess>("mutex-abba", "", service.tag()));
+  for (int pair = 0; pair < 4; ++pair) {
+    std::set<pid_t> pids;
+    for (int i = 0; i < 2; ++i) {
+      fixtures.push_back(std::make_unique<FixtureProcess>("mutex-abba", "", service.tag()));
+      pids.insert(fixtures.back()->pid());
+    }
+    ASSERT_EQ(awaitEvents(*reader, "TYPE_OPENED", pids), std::set<pid_t>{});
   }
-  std::set<pid_t> pids;
-  for (const auto& f : fixtures) pids.insert(f->pid());
-  EXPECT_EQ(awaitEvents(*reader, "TYPE_OPENED", pids), std::set<pid_t>{});
-  for (const auto& f : fixtures) f->kill();
-  EXPECT_EQ(awaitEvents(*reader, "TYPE_RESOLVED", pids), std::set<pid_t>{});
+  for (std::size_t pair = 0; pair < fixtures.size(); pair += 2) {
+    const std::set<pid_t> pids{fixtures[pair]->pid(), fixtures[pair + 1]->pid()};
+    fixtures[pair]->kill();
+    fixtures[pair + 1]->kill();
+    ASSERT_EQ(awaitEvents(*reader, "TYPE_RESOLVED", pids), std::set<pid_t>{});
+  }
   const auto status = admin(service, "GetStatus")["response"];
   EXPECT_GT(std::stoull(status.value("samples", "0")), samples_before);
   EXPECT_EQ(status.value("samples_overdue", "0"), "0");
 
   // What the slow client reads once it does: what was sent before it was cut off, then why.
+  std::ofstream{go_on};
   json last;
   for (json e = nextEvent(*slow); !e.is_null(); e = nextEvent(*slow)) {
     last = e;
