@@ -78,12 +78,5 @@ string(JOIN " " _wctmon_system_libs ${_wctmon_system_libs})
 set(CMAKE_C_STANDARD_LIBRARIES "${_wctmon_system_libs}" CACHE STRING "Libraries linked last into every C target")
 set(CMAKE_CXX_STANDARD_LIBRARIES "${_wctmon_system_libs}" CACHE STRING "Libraries linked last into every C++ target")
 
-# Tests and try_run() executables run under Wine when it is installed, unless the caller names its own
-# emulator (-DCMAKE_CROSSCOMPILING_EMULATOR="env;WINEPREFIX=...;wine64"): a cache entry, never a normal
-# variable that would hide the caller's. Debian's wine64 package keeps its loader out of PATH.
-if(NOT DEFINED CMAKE_CROSSCOMPILING_EMULATOR)
-  find_program(WCTMON_WINE64 NAMES wine64 PATHS /usr/lib/wine)
-  if(WCTMON_WINE64)
-    set(CMAKE_CROSSCOMPILING_EMULATOR "${WCTMON_WINE64}" CACHE STRING "Runs the target's programs on this host")
-  endif()
-endif()
+# How the target's programs run on this host (Wine): its own file, outside the dependencies' cache key.
+include("${CMAKE_CURRENT_LIST_DIR}/wine-emulator.cmake")

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  ccache                    # a fresh clone compiles from the cache (cmake/WctmonCcache.cmake)
   git                       # scripts/check-format.sh and check-deps.sh list the tracked files
   libboost-dev nlohmann-json3-dev libcli11-dev
   libspdlog-dev libfmt-dev  # spdlog's CMake package finds fmt's
@@ -21,6 +22,8 @@ packages=(
   python3                   # tests and benchmarks
   python3-grpcio            # the API's tests drive it from an independent client
   systemd                   # systemd-journald and journalctl: the alerts tests run a private one
+  g++-mingw-w64-x86-64-posix libz-mingw-w64-dev  # the Windows cross-build (scripts/build-windows.sh)
+  wine64                    # the Windows tests run under it
 )
 
 missing=()

@@ -29,12 +29,20 @@ wineprefix="$PWD/$build/wineprefix"
 # Every test program runs under Wine in one prefix of the build's own, quietly.
 emulator="env;WINEPREFIX=$wineprefix;WINEDEBUG=-all;$wine"
 
-cmake -S . -B "$build" -G Ninja \
+# Another prefix (new dependency versions) invalidates what an earlier configure found in the old
+# one: configure afresh then. The prefix of the last configure that succeeded is kept beside it.
+fresh=()
+if [[ -f $build/CMakeCache.txt && $(cat "$build/deps-prefix" 2>/dev/null) != "$prefix" ]]; then
+  echo "build-windows.sh: the dependencies are now $prefix: configuring $build afresh"
+  fresh=(--fresh)
+fi
+cmake "${fresh[@]}" -S . -B "$build" -G Ninja \
   -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake \
   -DWCTMON_WINDOWS_PREFIX="$prefix" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWCTMON_WERROR=ON \
   -DCMAKE_CROSSCOMPILING_EMULATOR="$emulator" \
   -DWCTMON_LINUX_BUILD="$PWD/build/default" >/dev/null
+printf '%s\n' "$prefix" >"$build/deps-prefix"
 cmake --build "$build"
 
 ((run_tests)) || exit 0
@@ -43,6 +51,9 @@ export WINEPREFIX=$wineprefix WINEDEBUG=-all
 if [[ ! -f $wineprefix/system.reg ]]; then
   "$wine" wineboot --init >/dev/null 2>&1 || true
 fi
+# One wineserver for the whole run (persistent until killed below): tests start Wine processes one
+# after another, and one that starts while the previous server is shutting down fails to start.
+"${wine%/*}/wineserver" -p
 status=0
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" || status=$?
 "${wine%/*}/wineserver" -k 2>/dev/null || true

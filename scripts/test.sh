@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh or warm machine: installs what is missing, checks formatting and
 # the direction of includes (scripts/check-deps.sh), builds and runs unit, integration and
-# end-to-end tests (default preset), then the unit and integration tests again under
-# AddressSanitizer + UBSan (debug preset, build/debug), building only what those need.
+# end-to-end tests (default preset), then the Windows build, cross-compiled and tested under
+# wine64 (scripts/build-windows.sh; WCTMON_SKIP_WINDOWS=1 skips it for a quick local run), then
+# the unit and integration tests again under AddressSanitizer + UBSan (debug preset,
+# build/debug), building only what those need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -10,6 +12,13 @@ scripts/check-format.sh
 scripts/check-deps.sh
 scripts/build.sh default
 ctest --preset default -j "$(nproc)"
+
+if [[ ${WCTMON_SKIP_WINDOWS:-0} == 1 ]]; then
+  echo "test.sh: the Windows build and its tests are skipped (WCTMON_SKIP_WINDOWS=1)"
+else
+  echo "test.sh: the Windows build, cross-compiled, and its tests under wine64 (build/windows)"
+  scripts/build-windows.sh
+fi
 
 echo "test.sh: unit and integration tests under ASan + UBSan (debug preset, build/debug)"
 cmake --preset debug >/dev/null

@@ -9,7 +9,7 @@
 #
 # Cache: ${WCTMON_WINDOWS_DEPS_CACHE:-/var/cache/wctmon/windows-deps}/<key>. The key hashes the mingw-w64
 # packages, every Debian source package built here, the host packages copied in (headers, googletest, zlib), this
-# script and cmake/mingw-w64-x86_64.cmake. The source versions resolved the first time are kept in
+# script's build functions and cmake/mingw-w64-x86_64.cmake (comments aside: see compute_key). The source versions resolved the first time are kept in
 # downloads/versions and reused until --refresh (so a warm run reads no package list); protobuf and gRPC always
 # take the version of the host's protoc and grpc_cpp_plugin, which generate the code for the Windows build.
 # Everything is built in <cache>/.work-<key> (a failed run resumes there) and renamed into place only when
@@ -257,11 +257,23 @@ versions_usable() {
 # ---------------------------------------------------------------------------------------------------------------
 # The key
 
+# Everything that decides what is built: the recipe (this script's build functions as bash reads them, so an
+# edit of a comment, the usage or the self-test builds nothing again), the toolchain's lines that are not comments
+# (cmake/wine-emulator.cmake, which only says how programs run, is not part of it), the host packages and the
+# source versions.
+readonly recipe_functions=(extract cmake_dep build_sqlite3 build_abseil build_protobuf build_re2 build_c_ares
+  build_openssl build_grpc build_civetweb build_prometheus_cpp build_googletest copy_boost
+  write_header_only_package upstream_version build_headers write_deps_cmake side_lane build_all)
+
 compute_key() {
-  # The script's and the toolchain's contents (not their paths: CI's clone is elsewhere).
   local sum p
-  key_text="files"
-  while read -r sum _; do key_text+=" $sum"; done < <(sha256sum "$script_path" "$toolchain")
+  sum="$({
+    declare -f "${recipe_functions[@]}"
+    declare -p source_packages skipped_patches
+  } | sha256sum)"
+  key_text="recipe ${sum%% *}"
+  sum="$(sed -e 's/^[[:space:]]*#.*//' -e '/^[[:space:]]*$/d' "$toolchain" | sha256sum)"
+  key_text+=$'\n'"toolchain ${sum%% *}"
   for p in "${keyed_host_packages[@]}" "$boost_package"; do
     key_text+=$'\n'"host $p ${host_version[$p]:?$p not installed}"
   done
