@@ -3,6 +3,7 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/time_util.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "client/exit_codes.h"
@@ -46,6 +47,23 @@ std::string ignoredWaits(const v1::Target& t) {
   return out.empty() ? "(defaults)" : out;
 }
 
+/// "no", "yes", or with WCT's flags when not all are set: "yes (wct: com)", "yes (wct: none)".
+std::string outOfProcText(const v1::Target& t) {
+  if (!t.out_of_proc()) return "no";
+  const auto& wct = t.wct();
+  std::string flags;
+  const auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!flags.empty()) flags += ',';
+    flags += name;
+  };
+  add(!wct.has_com() || wct.com(), "com");
+  add(!wct.has_critical_sections() || wct.critical_sections(), "critical_sections");
+  add(!wct.has_network_io() || wct.network_io(), "network_io");
+  if (flags == "com,critical_sections,network_io") return "yes";
+  return "yes (wct: " + (flags.empty() ? std::string("none") : flags) + ")";
+}
+
 void printTargets(Session& session, const google::protobuf::RepeatedPtrField<v1::Target>& targets) {
   std::vector<Table::Column> columns = {{"NAME", true}, {"SELECTOR", true}, {"INTERVAL"},
                                         {"HANG AFTER"}, {"CAPTURE"},        {"ORIGIN"}};
@@ -60,7 +78,7 @@ void printTargets(Session& session, const google::protobuf::RepeatedPtrField<v1:
                                     durationText(std::chrono::milliseconds(t.hang_threshold_ms())),
                                     yesNo(t.capture()),
                                     originOf(t.origin())};
-    if (session.wide()) row.insert(row.end(), {yesNo(t.out_of_proc()), ignoredWaits(t)});
+    if (session.wide()) row.insert(row.end(), {outOfProcText(t), ignoredWaits(t)});
     table.add(std::move(row));
   }
   Session::print(table.render(session.wide()));
@@ -164,6 +182,15 @@ int runTargetsAdd(Session& session, const TargetArgs& args) {
   if (args.hang_threshold_ms) t->set_hang_threshold_ms(*args.hang_threshold_ms);
   if (args.capture) t->set_capture(true);
   if (args.out_of_proc) t->set_out_of_proc(true);
+  if (args.wct) {
+    const auto has = [&](std::string_view flag) {
+      return std::find(args.wct->begin(), args.wct->end(), flag) != args.wct->end();
+    };
+    auto* wct = t->mutable_wct();
+    wct->set_com(has("com"));
+    wct->set_critical_sections(has("critical_sections"));
+    wct->set_network_io(has("network_io"));
+  }
   v1::Target added;
   if (!session.call(&v1::Monitor::Stub::AddTarget, request, added)) return session.exitCode();
   if (session.json()) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "client/session.h"
 
@@ -19,6 +20,8 @@ struct TargetArgs {
   std::optional<std::uint32_t> hang_threshold_ms;
   bool capture = false;
   bool out_of_proc = false;
+  /// WCT's flags with out_of_proc ("com", "critical_sections", "network_io"); unset = all.
+  std::optional<std::vector<std::string>> wct;
 };
 
 struct AnalyzeArgs {

@@ -134,7 +134,16 @@ int main(int argc, char** argv) {
       ->type_name("MS")
       ->check(cli::wholeNumber("milliseconds", 100, std::numeric_limits<std::int32_t>::max()));
   targets_add->add_flag("--capture", target.capture, "Capture registers and stacks on deadlock");
-  targets_add->add_flag("--out-of-proc", target.out_of_proc, "Follow chains into other processes");
+  auto* out_of_proc = targets_add->add_flag("--out-of-proc", target.out_of_proc,
+                                            "Follow chains into other processes");
+  targets_add
+      ->add_option("--wct", target.wct,
+                   "Windows, with --out-of-proc: WCT's flags, comma-separated, or none "
+                   "(default: com,critical_sections,network_io)")
+      ->type_name("FLAGS")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"com", "critical_sections", "network_io", "none"}))
+      ->needs(out_of_proc);
   std::string remove_name;
   auto* targets_remove = targets->add_subcommand("remove", "Remove a runtime target");
   targets_remove->add_option("name", remove_name, "The target's name")

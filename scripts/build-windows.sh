@@ -53,7 +53,11 @@ if [[ ! -f $wineprefix/system.reg ]]; then
 fi
 # One wineserver for the whole run (persistent until killed below): tests start Wine processes one
 # after another, and one that starts while the previous server is shutting down fails to start.
-"${wine%/*}/wineserver" -p
+# The prefix's own services (services.exe, winedevice.exe) are started here too, with nothing as
+# their output: started by the first test instead, they would hold its output open for as long as
+# the server lives, and CTest would wait for it.
+"${wine%/*}/wineserver" -p </dev/null >/dev/null 2>&1
+"$wine" wineboot </dev/null >/dev/null 2>&1 || true
 status=0
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" || status=$?
 "${wine%/*}/wineserver" -k 2>/dev/null || true

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   wctmon::linux_platform::LinuxWaitChainSource source(loop.executor());
   const auto sampleWith = [&](wctmon::WaitChainSession& session) {
     std::optional<wctmon::Result<wctmon::Snapshot>> out;
-    session.asyncSample(false, loop.executor(),
+    session.asyncSample({}, loop.executor(),
                         [&out](wctmon::Result<wctmon::Snapshot> s) { out.emplace(std::move(s)); });
     loop.run();
     return std::move(out).value();

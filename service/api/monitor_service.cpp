@@ -35,6 +35,9 @@ v1::Target toProto(const TargetConfig& t, bool runtime) {
   out.set_interval_ms(static_cast<std::uint32_t>(t.interval.count()));
   out.set_hang_threshold_ms(static_cast<std::uint32_t>(t.hang_threshold.count()));
   out.set_out_of_proc(t.out_of_proc);
+  out.mutable_wct()->set_com(t.wct.com);
+  out.mutable_wct()->set_critical_sections(t.wct.critical_sections);
+  out.mutable_wct()->set_network_io(t.wct.network_io);
   out.set_capture(t.capture);
   for (const auto type : t.ignore_waits) out.add_ignore_waits(waitTypeKey(type));
   out.set_origin(runtime ? v1::TARGET_ORIGIN_RUNTIME : v1::TARGET_ORIGIN_CONFIG);
@@ -53,6 +56,12 @@ std::string targetJson(const v1::Target& t) {
   if (t.has_interval_ms()) j["interval_ms"] = t.interval_ms();
   if (t.has_hang_threshold_ms()) j["hang_threshold_ms"] = t.hang_threshold_ms();
   if (t.has_out_of_proc()) j["out_of_proc"] = t.out_of_proc();
+  if (t.has_wct()) {
+    auto& wct = j["wct"] = nlohmann::json::object();
+    if (t.wct().has_com()) wct["com"] = t.wct().com();
+    if (t.wct().has_critical_sections()) wct["critical_sections"] = t.wct().critical_sections();
+    if (t.wct().has_network_io()) wct["network_io"] = t.wct().network_io();
+  }
   if (t.has_capture()) j["capture"] = t.capture();
   if (t.ignore_waits_size() > 0) {
     j["ignore_waits"] = std::vector<std::string>(t.ignore_waits().begin(), t.ignore_waits().end());

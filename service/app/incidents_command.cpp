@@ -70,13 +70,16 @@ std::string shortFunctionName(const std::string& name) {
   return angle == 0 && !out.empty() ? out : name;
 }
 
-/// "pthread_mutex_lock+0x8a (libc.so.6)", or the address and module when the function is not
-/// known.
+/// "pthread_mutex_lock+0x8a (libc.so.6)", "worker+0x1c (server) worker.cpp:42", or the address
+/// and module when the function is not known.
 std::string compactFrame(const StackFrame& f) {
   const std::string module = std::filesystem::path(f.module).filename().string();
   std::string out = f.function.empty() ? hexString(f.pc)
                                        : shortFunctionName(f.function) + "+" + hexString(f.offset);
   if (!module.empty()) out += " (" + module + ")";
+  if (!f.file.empty()) {
+    out += " " + std::filesystem::path(f.file).filename().string() + ":" + std::to_string(f.line);
+  }
   if (f.scanned) out += " [scanned]";
   return out;
 }

@@ -52,6 +52,7 @@ int runAnalyze(const AnalyzeArgs& args) {
   const wctmon::AnalyzeOptions options{
       .max_nodes = args.max_nodes,
       .out_of_proc = args.out_of_proc,
+      .wct = {},
       .all_processes = args.all,
       .timed_wait_bound = std::chrono::milliseconds(args.timed_wait_bound_ms),
       .capture = args.capture};

@@ -55,8 +55,8 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
   }
 
   void start() {
-    session_->asyncSample(options_.out_of_proc, executor_,
-                          [self = shared_from_this()](Result<Snapshot> snapshot) {
+    session_->asyncSample(SampleScope{.out_of_proc = options_.out_of_proc, .wct = options_.wct},
+                          executor_, [self = shared_from_this()](Result<Snapshot> snapshot) {
                             self->sampled(std::move(snapshot));
                           });
   }
@@ -147,6 +147,7 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
       }
     }
 
+    crossCheckPlatformCycles(result.warnings);
     addWaitTimes(graph_.chains);
 
     // The last chance to stop: a capture stops the target's threads for a caller who left.
@@ -179,6 +180,25 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
     if (!cancelled_) return false;
     done_(cancelledError("the analysis"));
     return true;
+  }
+
+  /// Says which threads the platform saw in a cycle (WCT's IsCycle) that no reported deadlock
+  /// holds: a cycle closed by a timed wait, one that changed between reads, or one the graph
+  /// cannot close (an owner the platform did not name).
+  void crossCheckPlatformCycles(std::vector<std::string>& warnings) const {
+    std::set<ThreadRef> in_deadlocks;
+    for (const auto& d : graph_.deadlocks) in_deadlocks.insert(d.threads.begin(), d.threads.end());
+    std::string unmatched;
+    for (const auto& p : snapshot_.processes) {
+      for (const auto& t : p.threads) {
+        if (!t.platform_cycle || in_deadlocks.contains(t.id)) continue;
+        unmatched += (unmatched.empty() ? "" : ", ") + std::to_string(t.id.tid.value);
+      }
+    }
+    if (unmatched.empty()) return;
+    warnings.push_back("the platform reports a cycle through thread(s) " + unmatched +
+                       " that is not a deadlock here (a timed wait, a wait that changed "
+                       "between reads, or an owner it did not name)");
   }
 
   /// Sets how long each blocked thread of the reported chains has waited, as the platform tells.

@@ -19,6 +19,8 @@ namespace wctmon {
 struct AnalyzeOptions {
   std::uint32_t max_nodes = kDefaultMaxNodes;
   bool out_of_proc = false;
+  /// With out_of_proc, WCT's further flags (Windows).
+  WctFlags wct{};
   /// Every process of a system session is a root of the analysis (chains across processes).
   bool all_processes = false;
   /// A timed wait closes a cycle only when it has more than this left (the service passes the

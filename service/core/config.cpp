@@ -240,6 +240,14 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
   r.milliseconds("interval_ms", target.interval, 10);
   r.milliseconds("hang_threshold_ms", target.hang_threshold, 100);
   r.boolean("out_of_proc", target.out_of_proc);
+  if (const json* wct = r.find("wct")) {
+    ObjectReader flags(*wct, r.child("wct"), r.errors());
+    if (flags.ok()) {
+      flags.boolean("com", target.wct.com);
+      flags.boolean("critical_sections", target.wct.critical_sections);
+      flags.boolean("network_io", target.wct.network_io);
+    }
+  }
   r.boolean("capture", target.capture);
   r.waitTypes("ignore_waits", target.ignore_waits);
 
@@ -615,6 +623,9 @@ std::string targetToJson(const TargetConfig& target) {
   j["interval_ms"] = target.interval.count();
   j["hang_threshold_ms"] = target.hang_threshold.count();
   j["out_of_proc"] = target.out_of_proc;
+  j["wct"] = {{"com", target.wct.com},
+              {"critical_sections", target.wct.critical_sections},
+              {"network_io", target.wct.network_io}};
   j["capture"] = target.capture;
   j["ignore_waits"] = json::array();
   for (const auto type : target.ignore_waits) j["ignore_waits"].push_back(waitTypeKey(type));

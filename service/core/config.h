@@ -60,6 +60,8 @@ struct TargetConfig {
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds hang_threshold{30000};
   bool out_of_proc = false;
+  /// With out_of_proc, WCT's further flags (Windows; no effect elsewhere).
+  WctFlags wct{};
   bool capture = true;
   /// Waits that are normal when long (event loops, worker pools): never a hang.
   std::vector<ObjectType> ignore_waits;

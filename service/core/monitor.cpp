@@ -127,6 +127,7 @@ void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, Sam
   // threshold: a back-off that gives way sooner would open, resolve and reopen it.
   AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
                          .out_of_proc = target->out_of_proc,
+                         .wct = target->wct,
                          .all_processes = false,
                          .timed_wait_bound = target->hang_threshold,
                          .capture = false,

@@ -57,6 +57,9 @@ struct ThreadSample {
   std::optional<std::uint64_t> context_switches;
   std::optional<std::chrono::milliseconds> wait_time;
   std::optional<WaitObject> wait;
+  /// The platform itself found the thread's chain to close a cycle (WCT's IsCycle); the core
+  /// finds cycles on its own and says where the two differ.
+  bool platform_cycle = false;
 };
 
 /// One process and its threads.

@@ -70,6 +70,19 @@ enum class ObjectStatus { WCTMON_OBJECT_STATUSES(WCTMON_ENUMERATOR) };
 /// Short display name of a status ("Blocked", "Owned", ...).
 [[nodiscard]] const char* toString(ObjectStatus status);
 
+/// What a sample that follows chains into other processes also asks of Wait Chain Traversal
+/// (Windows): WCT_OUT_OF_PROC_COM_FLAG (every thread of an out-of-process MTA COM server is
+/// searched for the one serving the call, after RegisterWaitChainCOMCallback),
+/// WCT_OUT_OF_PROC_CS_FLAG (critical sections of other processes) and WCT_NETWORK_IO_FLAG. The
+/// Linux engine follows every kind of wait across processes and has no use for them.
+struct WctFlags {
+  bool com = true;
+  bool critical_sections = true;
+  bool network_io = true;
+
+  friend bool operator==(const WctFlags&, const WctFlags&) = default;
+};
+
 /// One node of a chain: a thread, or the object a thread waits on.
 struct WaitNode {
   ObjectType type = ObjectType::kUnknown;
@@ -131,6 +144,10 @@ struct StackFrame {
   std::uint64_t offset = 0;  // pc - function start
   /// Found by scanning the stack for return addresses, not by unwinding: likely, not certain.
   bool scanned = false;
+  /// The source file and line of pc, where the module's debug information says; empty and 0
+  /// otherwise.
+  std::string file{};
+  std::uint32_t line = 0;
   friend bool operator==(const StackFrame&, const StackFrame&) = default;
 };
 

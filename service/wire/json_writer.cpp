@@ -252,6 +252,8 @@ void writeCapture(Json& j, const ThreadCapture& c) {
     j.field("module", f.module);
     j.field("offset", hexString(f.offset));
     j.field("scanned", f.scanned);
+    j.field("file", f.file);
+    j.field("line", f.line);
     j.endObject();
   }
   j.endArray();

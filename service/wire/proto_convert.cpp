@@ -53,6 +53,8 @@ void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
     frame->set_module(validUtf8(f.module));
     frame->set_offset(hexString(f.offset));
     frame->set_scanned(f.scanned);
+    frame->set_file(validUtf8(f.file));
+    frame->set_line(f.line);
   }
   out->set_stop_time_ns(static_cast<std::uint64_t>(capture.stop_time.count()));
   out->set_method(capture.method == CaptureMethod::kStopped ? v1::CAPTURE_METHOD_STOPPED
@@ -304,8 +306,8 @@ ThreadCapture fromProto(const v1::ThreadCapture& capture) {
   }
   out.frames.reserve(static_cast<std::size_t>(capture.frames_size()));
   for (const auto& f : capture.frames()) {
-    out.frames.push_back(
-        StackFrame{fromHex(f.pc()), f.function(), f.module(), fromHex(f.offset()), f.scanned()});
+    out.frames.push_back(StackFrame{fromHex(f.pc()), f.function(), f.module(), fromHex(f.offset()),
+                                    f.scanned(), f.file(), f.line()});
   }
   out.stop_time = std::chrono::nanoseconds(capture.stop_time_ns());
   out.tracer_pid = capture.tracer_pid();

@@ -96,7 +96,7 @@ void writeCapture(std::ostream& out, const ThreadCapture& capture, std::size_t i
     out << pad << "  #" << i << " " << hexString(f.pc) << " "
         << (f.function.empty() ? "??" : f.function + "+" + hexString(f.offset))
         << (f.module.empty() ? "" : " (" + f.module + ")") << (f.scanned ? " [scanned]" : "")
-        << "\n";
+        << (f.file.empty() ? "" : " at " + f.file + ":" + std::to_string(f.line)) << "\n";
   }
   if (capture.frames.size() > max_frames) {
     out << pad << "  ... " << countOf(capture.frames.size() - max_frames, "more frame") << "\n";

@@ -56,6 +56,34 @@ TEST(Analyzer, ACycleSeenTwiceUnchangedIsConfirmedAndCaptured) {
   EXPECT_EQ(result->chains.size(), 3U);
 }
 
+TEST(Analyzer, ACycleThePlatformSeesAndTheGraphDoesNotIsSaid) {
+  // WCT says threads 11 and 12 close a cycle; the graph agrees: nothing to say.
+  auto agreed = abba(5, 7);
+  agreed.processes[0].threads[0].platform_cycle = true;
+  agreed.processes[0].threads[1].platform_cycle = true;
+  FakeWaitChainSource source;
+  source.setSample(agreed);
+  source.queueResample(agreed);
+  auto result = analyze(source, nullptr, Pid{10}, AnalyzeOptions{});
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->deadlocks.size(), 1U);
+  EXPECT_TRUE(result->warnings.empty()) << result->warnings.front();
+
+  // WCT says thread 13 is in a cycle, which no wait of this snapshot closes.
+  auto differing = abba(5, 7);
+  differing.processes[0].threads[2].platform_cycle = true;
+  source.setSample(differing);
+  source.clearResamples();
+  source.queueResample(differing);
+  result = analyze(source, nullptr, Pid{10}, AnalyzeOptions{});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->deadlocks.size(), 1U);
+  ASSERT_EQ(result->warnings.size(), 1U);
+  EXPECT_NE(result->warnings[0].find("cycle through thread(s) 13 that is not a deadlock"),
+            std::string::npos)
+      << result->warnings[0];
+}
+
 TEST(Analyzer, ACycleWhoseThreadsRanBetweenReadsIsNotReported) {
   FakeWaitChainSource source;
   FakeThreadInspector inspector;
@@ -114,10 +142,12 @@ TEST(Analyzer, NoCaptureWithoutADeadlockOrWithoutTheOption) {
 TEST(Analyzer, SourceErrorsComeBackAsErrors) {
   FakeWaitChainSource source;
   source.setSample(makeError(ErrorCode::kNoSuchProcess, "no such process: 42"));
-  auto result = analyze(source, nullptr, Pid{42}, AnalyzeOptions{.out_of_proc = true});
+  auto result = analyze(source, nullptr, Pid{42},
+                        AnalyzeOptions{.out_of_proc = true, .wct = WctFlags{.com = false}});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ErrorCode::kNoSuchProcess);
-  EXPECT_TRUE(source.lastOutOfProc());
+  EXPECT_TRUE(source.lastScope().out_of_proc);
+  EXPECT_EQ(source.lastScope().wct, WctFlags{.com = false});
 }
 
 /// Process 10 with two ABBA cycles: 11 <-> 12 and 21 <-> 22, with the given run counts for 21.

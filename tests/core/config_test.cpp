@@ -38,7 +38,7 @@ TEST(Config, TargetsInheritTheDefaultsAndOverrideThem) {
     "targets": [
       {"exe": "postgres*"},
       {"name": "api", "cmdline": "java .*-jar api\\.jar", "interval_ms": 250,
-       "hang_threshold_ms": 5000, "out_of_proc": true, "capture": true,
+       "hang_threshold_ms": 5000, "out_of_proc": true, "wct": {"com": false}, "capture": true,
        "ignore_waits": ["futex", "pipe"]},
       {"pid": 4242},
       {"all": true}
@@ -55,6 +55,8 @@ TEST(Config, TargetsInheritTheDefaultsAndOverrideThem) {
   EXPECT_EQ(t[1].name, "api");
   EXPECT_EQ(t[1].interval, std::chrono::milliseconds(250));
   EXPECT_TRUE(t[1].out_of_proc);
+  EXPECT_EQ(t[1].wct, (WctFlags{.com = false, .critical_sections = true, .network_io = true}));
+  EXPECT_EQ(t[0].wct, WctFlags{});
   EXPECT_TRUE(t[1].capture);
   EXPECT_EQ(t[1].ignore_waits, (std::vector<ObjectType>{ObjectType::kFutex, ObjectType::kPipe}));
   EXPECT_EQ(t[2].pid, Pid{4242});
@@ -72,6 +74,11 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
             std::vector<std::string>{"/state_dir: must be an absolute path (got \"relative\")"});
   EXPECT_EQ(errorsOf(R"({"sampling": {"intervall_ms": 5}})"),
             std::vector<std::string>{"/sampling/intervall_ms: unknown key"});
+  EXPECT_EQ(errorsOf(R"({"targets": [{"all": true, "wct": {"com": 1, "alpc": true}}]})"),
+            (std::vector<std::string>{"/targets/0/wct/com: must be true or false, not a number",
+                                      "/targets/0/wct/alpc: unknown key"}));
+  EXPECT_EQ(errorsOf(R"({"targets": [{"all": true, "wct": true}]})"),
+            std::vector<std::string>{"/targets/0/wct: must be an object, not a boolean"});
   EXPECT_EQ(errorsOf(R"({"alerts": {"sink": "email"}})"),
             std::vector<std::string>{
                 "/alerts/sink: must be one of journald, syslog, none (got \"email\")"});
@@ -145,6 +152,8 @@ TEST(Config, TargetsRoundTripThroughJson) {
   const auto defaults = *parseConfig("{}").config;
   std::vector<ConfigError> errors;
   auto target = parseTarget(R"({"name": "db", "exe": "postgres", "hang_threshold_ms": 700,
+                                "out_of_proc": true,
+                                "wct": {"critical_sections": false, "network_io": false},
                                 "ignore_waits": ["poll"]})",
                             defaults, errors);
   ASSERT_TRUE(target.has_value());

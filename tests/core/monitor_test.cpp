@@ -382,6 +382,20 @@ TEST_F(MonitorTest, ACycleAcrossTwoWatchedProcessesIsOneRecordAndOneAlertInEithe
   }
 }
 
+TEST_F(MonitorTest, EachSampleAsksForWhatItsTargetFollows) {
+  catalog_.set({processInfo(10, "alpha"), processInfo(20, "beta")});
+  auto monitor = makeMonitor(configWith(R"([
+      {"exe": "alpha", "out_of_proc": true, "wct": {"critical_sections": false}},
+      {"exe": "beta"}])"));
+  ASSERT_EQ(monitor->discover().added.size(), 2U);
+  setSnapshot(crossCycle(10));
+  ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{10}, 0}));
+  EXPECT_TRUE(source_.lastScope().out_of_proc);
+  EXPECT_EQ(source_.lastScope().wct, (WctFlags{.com = true, .critical_sections = false}));
+  (void)sample(*monitor, ProcessIdentity{Pid{20}, 0});  // what it finds does not matter here
+  EXPECT_FALSE(source_.lastScope().out_of_proc);
+}
+
 TEST_F(MonitorTest, ACycleWhoseOtherProcessIsNotWatchedListsItAndEndsWhenItExits) {
   catalog_.set({processInfo(10, "alpha"), processInfo(20, "beta")});
   auto monitor = makeMonitor(configWith(R"([{"exe": "alpha", "out_of_proc": true}])"));

@@ -118,7 +118,12 @@ TEST(Api, HealthAndReflectionNeedNoToken) {
 
 TEST(Api, TargetsAreAddedAndRemovedByTheAdminOnlyAndCheckedLikeTheConfigFile) {
   ApiService service;
-  const json target = {{"target", {{"name", "db"}, {"exe", "postgres"}, {"interval_ms", 500}}}};
+  const json target = {{"target",
+                        {{"name", "db"},
+                         {"exe", "postgres"},
+                         {"interval_ms", 500},
+                         {"out_of_proc", true},
+                         {"wct", {{"com", false}}}}}};
   const auto denied =
       call(service, service.unixTarget(), service.readerToken(), "AddTarget", target);
   EXPECT_EQ(denied["code"], "PERMISSION_DENIED") << denied.dump();
@@ -127,6 +132,8 @@ TEST(Api, TargetsAreAddedAndRemovedByTheAdminOnlyAndCheckedLikeTheConfigFile) {
   ASSERT_EQ(added["code"], "OK") << added.dump();
   EXPECT_EQ(added["response"]["origin"], "TARGET_ORIGIN_RUNTIME");
   EXPECT_EQ(added["response"]["hang_threshold_ms"], 30000);  // the file's default
+  EXPECT_EQ(added["response"]["wct"],
+            json({{"com", false}, {"critical_sections", true}, {"network_io", true}}));
 
   const auto listed = call(service, service.unixTarget(), service.readerToken(), "ListTargets");
   ASSERT_EQ(listed["code"], "OK") << listed.dump();

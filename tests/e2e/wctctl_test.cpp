@@ -97,6 +97,7 @@ TEST(Wctctl, ArgumentErrorsAreOneLineNamingWhatIsWrongAndExitTwo) {
       {{"targets", "add"}, "targets add needs --exe NAME, --cmdline REGEX or --pid PID"},
       {{"targets", "add", "--exe", "a", "--pid", "3"}, "cannot be used together"},
       {{"targets", "add", "--pid", "x"}, "expected a process id"},
+      {{"targets", "add", "--pid", "3", "--wct", "com,alpc"}, "alpc not in"},
       {{"analyze"}, "analyze needs"},
       {{"analyze", "12abc"},
        "expected a process id, a whole number from 1 to 4194304; got '12abc'"},
@@ -165,11 +166,15 @@ TEST(Wctctl, EveryVerbAgainstTheRealService) {
   EXPECT_EQ(parsed(over_tcp)["healthy"], true);
 
   // Targets: added, listed, removed, and one not there.
-  const auto added = wctctl(service, {"targets", "add", "--exe", "postgres", "--name", "db",
-                                      "--interval-ms", "500", "-o", "json"});
+  const auto added =
+      wctctl(service, {"targets", "add", "--exe", "postgres", "--name", "db", "--interval-ms",
+                       "500", "--out-of-proc", "--wct", "com,network_io", "-o", "json"});
   ASSERT_EQ(added.exit_code, kOk) << added.err;
   EXPECT_EQ(parsed(added)["origin"], "TARGET_ORIGIN_RUNTIME");
   EXPECT_EQ(parsed(added)["hang_threshold_ms"], 30000);  // the file's default
+  EXPECT_EQ(parsed(added)["wct"]["critical_sections"], false);
+  const auto wide = wctctl(service, {"targets", "list", "-o", "wide"});
+  EXPECT_NE(wide.out.find("yes (wct: com,network_io)"), std::string::npos) << wide.out;
   const auto targets = wctctl(service, {"targets", "list"});
   EXPECT_EQ(targets.exit_code, kOk);
   EXPECT_NE(targets.out.find("fixtures  cmdline=--tag="), std::string::npos) << targets.out;

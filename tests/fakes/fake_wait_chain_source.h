@@ -63,10 +63,10 @@ class FakeWaitChainSource final : public WaitChainSource {
     std::lock_guard lock(state_->mutex);
     return state_->opened;
   }
-  /// Whether the last sample asked for other processes too.
-  [[nodiscard]] bool lastOutOfProc() const {
+  /// What the last sample asked for beyond its process.
+  [[nodiscard]] SampleScope lastScope() const {
     std::lock_guard lock(state_->mutex);
-    return state_->last_out_of_proc;
+    return state_->last_scope;
   }
   /// What waitTimes() answers, and what it was last asked.
   void setWaitTime(ThreadRef thread, std::chrono::milliseconds t) {
@@ -87,7 +87,7 @@ class FakeWaitChainSource final : public WaitChainSource {
     std::vector<std::function<void()>> held;
     int resample_calls = 0;
     int opened = 0;
-    bool last_out_of_proc = false;
+    SampleScope last_scope;
     std::map<ThreadRef, std::chrono::milliseconds> wait_times;
     std::vector<ThreadRef> wait_time_requests;
   };
@@ -97,11 +97,11 @@ class FakeWaitChainSource final : public WaitChainSource {
     Session(std::shared_ptr<State> state, Pid pid) : state_(std::move(state)), pid_(pid) {}
     ~Session() override { slot_->cancel(); }
 
-    void asyncSample(bool out_of_proc, Executor executor, SampleHandler done) override {
+    void asyncSample(SampleScope scope, Executor executor, SampleHandler done) override {
       auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
       if (!beginOperation(*slot_, completion, "sample")) return;
       std::lock_guard lock(state_->mutex);
-      state_->last_out_of_proc = out_of_proc;
+      state_->last_scope = scope;
       auto finish = [slot = slot_, completion, result = state_->sample]() mutable {
         slot->end();
         completion->complete(std::move(result));

@@ -95,7 +95,7 @@ class StuckSource final : public WaitChainSource {
    public:
     Session(StuckSource& source, Pid pid) : source_(source), pid_(pid) {}
     ~Session() override { slot_->cancel(); }
-    void asyncSample(bool, Executor executor, SampleHandler done) override {
+    void asyncSample(SampleScope, Executor executor, SampleHandler done) override {
       auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
       if (!beginOperation(*slot_, completion, "sample")) return;
       source_.work_([slot = slot_, completion, &source = source_, pid = pid_] {

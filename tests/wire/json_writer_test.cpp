@@ -72,7 +72,8 @@ AnalysisResult sample() {
   ok.captured = true;
   ok.architecture = "x86_64";
   ok.registers = {{"rip", 0x7fffdeadbeefULL}, {"rsp", 0}};
-  ok.frames = {{0x401000, "ns::f(int)", "/usr/bin/server", 0x10}, {0x402000, "", "", 0}};
+  ok.frames = {{0x401000, "ns::f(int)", "/usr/bin/server", 0x10, false, "./src/f.cpp", 42},
+               {0x402000, "", "", 0}};
   ok.stop_time = std::chrono::nanoseconds(41000);
   r.captures.push_back(ok);
   ThreadCapture traced;
@@ -201,6 +202,7 @@ TEST(JsonWriter, IllFormedUtf8ComesOutAsProtobufSaysEverywhere) {
     }
     r.captures[0].frames[0].function += bad;
     r.captures[0].frames[0].module += bad;
+    r.captures[0].frames[0].file += bad;
     r.captures[1].error += bad;
     r.captures[1].note = bad;
     r.warnings.push_back(bad);

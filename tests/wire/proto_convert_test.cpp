@@ -62,7 +62,7 @@ ThreadCapture fullCapture() {
   c.error = "some frames missing";
   c.architecture = "x86_64";
   c.registers = {{"rip", 0x7fffdeadbeefULL}, {"rsp", 0}, {"rax", kMax64}};
-  c.frames = {{0x401000, "ns::f(int)", "/usr/bin/server", 0x10, false},
+  c.frames = {{0x401000, "ns::f(int)", "/usr/bin/server", 0x10, false, "src/f.cpp", 42},
               {0x402000, "", "", 0, true}};
   c.stop_time = 41000ns;
   c.tracer_pid = 9;
@@ -200,12 +200,14 @@ TEST(ProtoConvert, InvalidUtf8GoesOutReplacedSoThatTheBinaryFormParses) {
   capture.error = "cannot read /tmp/\xff";
   capture.note = "\xc0\xaf";
   capture.frames[0].module = "/opt/\xfe.so";
+  capture.frames[0].file = "src/\xfe.cpp";
   const auto c = fromProto(throughBinary(toProto(chain)));
   EXPECT_EQ(c.nodes[0].thread_name, validUtf8("bad\xff\xfe"));
   const auto e = fromProto(throughBinary(toProto(capture)));
   EXPECT_EQ(e.error, validUtf8("cannot read /tmp/\xff"));
   EXPECT_EQ(e.note, validUtf8("\xc0\xaf"));
   EXPECT_EQ(e.frames[0].module, validUtf8("/opt/\xfe.so"));
+  EXPECT_EQ(e.frames[0].file, validUtf8("src/\xfe.cpp"));
 }
 
 TEST(ProtoConvert, TheJsonOlderStoresKeptParsesBackThroughProtobuf) {

@@ -11,8 +11,17 @@
 #include "model/ids.h"
 #include "model/result.h"
 #include "model/snapshot.h"
+#include "model/wait_model.h"
 
 namespace wctmon {
+
+/// What a sample reads beyond the threads of its process.
+struct SampleScope {
+  /// The processes its waits lead to (WCT_OUT_OF_PROC_FLAG).
+  bool out_of_proc = false;
+  /// With out_of_proc, WCT's further flags (Windows).
+  WctFlags wct{};
+};
 
 /// A session on one process (or on the whole system) through which its wait chains are sampled
 /// again and again: WCT's session on Windows (OpenThreadWaitChainSession with
@@ -30,11 +39,10 @@ class WaitChainSession {
 
   virtual ~WaitChainSession() = default;
 
-  /// Samples every thread of the session's process (first in the snapshot) and, with
-  /// `out_of_proc`, the processes its waits lead to (WCT_OUT_OF_PROC_FLAG); a system session
-  /// samples every process. Fails with kNoSuchProcess or kAccessDenied when the process cannot
-  /// be read.
-  virtual void asyncSample(bool out_of_proc, Executor executor, SampleHandler done) = 0;
+  /// Samples every thread of the session's process (first in the snapshot) and, as far as
+  /// `scope` says, the processes its waits lead to; a system session samples every process.
+  /// Fails with kNoSuchProcess or kAccessDenied when the process cannot be read.
+  virtual void asyncSample(SampleScope scope, Executor executor, SampleHandler done) = 0;
 
   /// Reads the given threads again, with their waits and owners, to confirm a cycle. A thread
   /// that is gone comes back with status Error.

@@ -184,10 +184,11 @@ class LinuxWaitChainSession final : public WaitChainSession {
   LinuxWaitChainSession(const LinuxWaitChainSession&) = delete;
   LinuxWaitChainSession& operator=(const LinuxWaitChainSession&) = delete;
 
-  void asyncSample(bool out_of_proc, Executor executor, SampleHandler done) override {
+  void asyncSample(SampleScope scope, Executor executor, SampleHandler done) override {
     auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
     if (!beginOperation(state_->slot, completion, operationOf("sample", *state_))) return;
-    work_([state = state_, completion, out_of_proc] {
+    // WCT's further flags have no counterpart: every kind of wait is followed here.
+    work_([state = state_, completion, out_of_proc = scope.out_of_proc] {
       // A cancelled sample's read is not started at all when it has not begun yet.
       auto result = completion->completed() ? Result<Snapshot>(cancelledError("sample"))
                                             : state->sample(out_of_proc);

@@ -1,6 +1,8 @@
 #include "platform/linux/stack_unwinder.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
 #include <algorithm>
@@ -88,8 +90,52 @@ std::string demangle(const char* name) {
   return status == 0 && out ? std::string(out.get()) : std::string(name);
 }
 
-/// A frame at `pc`, with its module and function. A return address (not an activation) points
-/// after the call: the call itself is looked up.
+/// Where `address` is in the source of the function that the symbol table names: the line table
+/// (the module's debug information or its separate debug file), or, when the address is in code
+/// inlined into that function, the line of the outermost inlined call (as a debugger shows the
+/// function's own frame).
+void sourceLine(Dwfl_Module* module, Dwarf_Addr address, StackFrame& frame) {
+  Dwfl_Line* line = dwfl_module_getsrc(module, address);
+  if (line == nullptr) return;
+  int number = 0;
+  const char* file = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
+  if (file == nullptr) return;
+  frame.file = file;
+  frame.line = static_cast<std::uint32_t>(std::max(number, 0));
+
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(module, address, &bias);
+  if (cu == nullptr) return;
+  Dwarf_Die* scopes = nullptr;
+  const int count = dwarf_getscopes(cu, address - bias, &scopes);
+  if (count <= 0) return;
+  std::unique_ptr<Dwarf_Die, decltype(&std::free)> owned(scopes, &std::free);
+  // Innermost first: the last inlined call before the enclosing function is the outermost one.
+  Dwarf_Die* outermost = nullptr;
+  for (int i = 0; i < count; ++i) {
+    const int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram) break;
+    if (tag == DW_TAG_inlined_subroutine) outermost = &scopes[i];
+  }
+  if (outermost == nullptr) return;
+  Dwarf_Attribute attribute;
+  Dwarf_Word file_index = 0;
+  Dwarf_Word call_line = 0;
+  Dwarf_Files* files = nullptr;
+  std::size_t file_count = 0;
+  if (dwarf_formudata(dwarf_attr(outermost, DW_AT_call_file, &attribute), &file_index) != 0 ||
+      dwarf_formudata(dwarf_attr(outermost, DW_AT_call_line, &attribute), &call_line) != 0 ||
+      dwarf_getsrcfiles(cu, &files, &file_count) != 0 || file_index >= file_count) {
+    return;
+  }
+  if (const char* call_file = dwarf_filesrc(files, file_index, nullptr, nullptr)) {
+    frame.file = call_file;
+    frame.line = static_cast<std::uint32_t>(call_line);
+  }
+}
+
+/// A frame at `pc`, with its module, function and source line. A return address (not an activation)
+/// points after the call: the call itself is looked up.
 StackFrame symbolize(Dwfl* dwfl, Dwarf_Addr pc, bool activation) {
   const Dwarf_Addr lookup = activation ? pc : pc - 1;
   StackFrame out;
@@ -106,6 +152,7 @@ StackFrame symbolize(Dwfl* dwfl, Dwarf_Addr pc, bool activation) {
       out.function = demangle(symbol);
       out.offset = offset + (lookup == pc ? 0 : 1);
     }
+    sourceLine(module, lookup, out);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "platform/windows/handle.h"
+#include "platform/windows/ntdll.h"
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
@@ -22,6 +23,20 @@ Error errorOf(DWORD code, Pid pid, const std::string& what) {
 }
 
 }  // namespace
+
+std::string threadDescription(DWORD tid) {
+  using GetThreadDescriptionFunction = HRESULT(WINAPI*)(HANDLE, PWSTR*);
+  static const auto get_description =
+      systemFunction<GetThreadDescriptionFunction>(L"kernel32.dll", "GetThreadDescription");
+  if (get_description == nullptr) return {};
+  Handle thread(::OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid));
+  if (!thread.valid()) return {};
+  PWSTR text = nullptr;
+  if (FAILED(get_description(thread.get(), &text)) || text == nullptr) return {};
+  std::string name = toUtf8(text);
+  ::LocalFree(text);
+  return name;
+}
 
 Result<std::uint64_t> processStartTime(Pid pid) {
   Handle process(
@@ -63,6 +78,8 @@ Result<ProcessThreads> listProcessThreads(Pid pid) {
        more = ::Thread32Next(snapshot.get(), &thread)) {
     if (thread.th32OwnerProcessID == wanted) out.tids.push_back(thread.th32ThreadID);
   }
+  out.thread_names.reserve(out.tids.size());
+  for (const DWORD tid : out.tids) out.thread_names.push_back(threadDescription(tid));
   auto start = processStartTime(pid);
   if (!start) return start.error();
   out.start_time = *start;

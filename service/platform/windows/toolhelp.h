@@ -1,6 +1,9 @@
 #pragma once
 
+#include <windows.h>
+
 #include <cstdint>
+#include <string>
 
 #include "model/ids.h"
 #include "model/result.h"
@@ -12,7 +15,12 @@ namespace wctmon::windows_platform {
 /// it is gone, kAccessDenied when it cannot be queried.
 [[nodiscard]] Result<std::uint64_t> processStartTime(Pid pid);
 
-/// Process `pid` with its name, creation time and threads, from one Toolhelp32 snapshot.
+/// Process `pid` with its name, creation time and threads, from one Toolhelp32 snapshot, and
+/// each thread's name.
 [[nodiscard]] Result<ProcessThreads> listProcessThreads(Pid pid);
+
+/// The name a thread was given (SetThreadDescription: Windows 10 1607 and later, and Wine);
+/// empty when it has none or cannot be read.
+[[nodiscard]] std::string threadDescription(DWORD tid);
 
 }  // namespace wctmon::windows_platform

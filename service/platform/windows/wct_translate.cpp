@@ -199,6 +199,7 @@ ThreadSample threadFromChain(Pid pid, const WctThreadChain& chain,
   }
   auto sample = sampleAt(chain.nodes);
   sample.id = self;  // the process id of the first node is the one asked for
+  sample.platform_cycle = chain.is_cycle;
   return sample;
 }
 
@@ -210,9 +211,15 @@ Snapshot snapshotFromChains(const ProcessThreads& process, std::span<const WctTh
   own.name = process.name;
   own.start_time = process.start_time;
   std::set<ThreadRef> seen;
-  for (const auto& chain : chains) {
-    own.threads.push_back(threadFromChain(process.pid, chain, out.warnings));
-    seen.insert(own.threads.back().id);
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    auto thread = threadFromChain(process.pid, chains[i], out.warnings);
+    // Chains come in the order of the threads they were asked for.
+    if (thread.name.empty() && i < process.thread_names.size() && i < process.tids.size() &&
+        process.tids[i] == chains[i].tid) {
+      thread.name = process.thread_names[i];
+    }
+    seen.insert(thread.id);
+    own.threads.push_back(std::move(thread));
   }
   out.processes.push_back(std::move(own));
   if (!out_of_proc) return out;

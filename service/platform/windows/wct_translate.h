@@ -33,6 +33,8 @@ struct ProcessThreads {
   /// process across PID reuse.
   std::uint64_t start_time = 0;
   std::vector<DWORD> tids;
+  /// The threads' names, in the order of `tids` (empty: unnamed); may be shorter.
+  std::vector<std::string> thread_names;
 };
 
 /// The sample of the thread whose chain this is. Warnings (a chain cut short, a failure WCT

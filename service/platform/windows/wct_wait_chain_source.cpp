@@ -10,11 +10,16 @@
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
-namespace {
+DWORD wctFlagsOf(const SampleScope& scope) {
+  if (!scope.out_of_proc) return 0;
+  DWORD flags = kWctOutOfProcFlag;
+  if (scope.wct.com) flags |= kWctOutOfProcComFlag;
+  if (scope.wct.critical_sections) flags |= kWctOutOfProcCsFlag;
+  if (scope.wct.network_io) flags |= kWctNetworkIoFlag;
+  return flags;
+}
 
-/// All four: into other processes, through COM and critical sections there, and network I/O.
-constexpr DWORD kOutOfProcFlags =
-    kWctOutOfProcFlag | kWctOutOfProcComFlag | kWctOutOfProcCsFlag | kWctNetworkIoFlag;
+namespace {
 
 Error openError(DWORD code) {
   if (code == ERROR_NOT_SUPPORTED) {
@@ -175,6 +180,8 @@ class WctJob : public std::enable_shared_from_this<WctJob> {
 /// What a session keeps between its operations.
 struct SessionState {
   Pid pid;
+  /// The flags of the last sample, which its re-reads use too (one operation at a time).
+  std::atomic<DWORD> flags{0};
   std::shared_ptr<WctApi> api;
   Executor work;
   WctWaitChainSource::ThreadLister lister;
@@ -230,10 +237,12 @@ class WctWaitChainSession final : public WaitChainSession {
   WctWaitChainSession(const WctWaitChainSession&) = delete;
   WctWaitChainSession& operator=(const WctWaitChainSession&) = delete;
 
-  void asyncSample(bool out_of_proc, Executor executor, SampleHandler done) override {
+  void asyncSample(SampleScope scope, Executor executor, SampleHandler done) override {
     auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
     auto job = std::make_shared<WctJob>(state_->api, state_->work);
     if (!beginJob(*state_, completion, job, "sample")) return;
+    const bool out_of_proc = scope.out_of_proc;
+    state_->flags = wctFlagsOf(scope);  // the operation is ours: nobody else reads them now
     state_->work([state = state_, completion, job, out_of_proc] {
       if (completion->completed()) {  // cancelled before it began
         state->slot.end();
@@ -246,7 +255,7 @@ class WctWaitChainSession final : public WaitChainSession {
         return;
       }
       const auto tids = process->tids;
-      job->start(tids, out_of_proc ? kOutOfProcFlags : 0,
+      job->start(tids, state->flags,
                  [state, completion, process = std::move(*process),
                   out_of_proc](Result<std::vector<WctThreadChain>> chains) {
                    state->slot.end();
@@ -276,7 +285,7 @@ class WctWaitChainSession final : public WaitChainSession {
       std::vector<DWORD> tids;
       tids.reserve(threads.size());
       for (const auto& t : threads) tids.push_back(static_cast<DWORD>(t.tid.value));
-      job->start(tids, kOutOfProcFlags,
+      job->start(tids, state->flags,
                  [state, completion, threads](Result<std::vector<WctThreadChain>> chains) {
                    state->slot.end();
                    if (!chains) {

@@ -10,6 +10,10 @@
 
 namespace wctmon::windows_platform {
 
+/// GetThreadWaitChain's flags for a sample of `scope`: none within the process; with out_of_proc,
+/// WCT_OUT_OF_PROC_FLAG and the further flags the target keeps.
+[[nodiscard]] DWORD wctFlagsOf(const SampleScope& scope);
+
 /// Wait chains from Wait Chain Traversal, asynchronously: each sample opens a WCT session with
 /// WCT_ASYNC_OPEN_FLAG, asks GetThreadWaitChain for every thread of the process (Toolhelp32),
 /// and completes when WCT has called back for the last of them, on WCT's own thread; the

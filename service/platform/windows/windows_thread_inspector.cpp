@@ -490,6 +490,14 @@ class Symbolizer {
       const ULONG length = std::min(symbol->NameLen, kMaxSymbolName - 1);
       frame.function = demangle(toUtf8(std::wstring_view(symbol->Name, length)));
       frame.offset = pc - symbol->Address;
+      IMAGEHLP_LINEW64 line{};
+      line.SizeOfStruct = sizeof(line);
+      DWORD line_displacement = 0;
+      if (::SymGetLineFromAddrW64(process_, lookup, &line_displacement, &line) != FALSE &&
+          line.FileName != nullptr) {
+        frame.file = toUtf8(line.FileName);
+        frame.line = line.LineNumber;
+      }
     } else if (base != 0) {
       auto table = exports_.find(base);
       if (table == exports_.end()) {
@@ -585,7 +593,7 @@ void walkAll(const Target& target, std::span<Held*> held) {
   // Line numbers are not loaded: frames carry no source position. Deferred loads read a
   // module's symbols only when a frame falls in it. No prompts or error boxes: this is a
   // service.
-  ::SymSetOptions(SYMOPT_UNDNAME | SYMOPT_DEFERRED_LOADS | SYMOPT_NO_PROMPTS |
+  ::SymSetOptions(SYMOPT_UNDNAME | SYMOPT_DEFERRED_LOADS | SYMOPT_LOAD_LINES | SYMOPT_NO_PROMPTS |
                   SYMOPT_FAIL_CRITICAL_ERRORS);
   HANDLE process = target.process.get();
   if (::SymInitializeW(process, nullptr, TRUE) == FALSE) {

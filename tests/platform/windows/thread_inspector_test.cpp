@@ -66,6 +66,15 @@ bool hasFunction(const ThreadCapture& c, const std::string& part) {
   });
 }
 
+/// The frame of the function named `part`: its source file and line, as DbgHelp read them from
+/// the fixture's DWARF.
+std::string sourceOf(const ThreadCapture& c, const std::string& part) {
+  for (const auto& f : c.frames) {
+    if (f.function.find(part) != std::string::npos) return f.file + ":" + std::to_string(f.line);
+  }
+  return {};
+}
+
 std::string describe(const ThreadCapture& c) {
   std::string out = "thread " + std::to_string(c.thread.tid.value) + " error '" + c.error +
                     "' note '" + c.note + "'\n";
@@ -73,7 +82,8 @@ std::string describe(const ThreadCapture& c) {
     char pc[32];
     std::snprintf(pc, sizeof(pc), "0x%llx", static_cast<unsigned long long>(f.pc));
     out += std::string("  ") + pc + " " + (f.function.empty() ? "??" : f.function) + " +" +
-           std::to_string(f.offset) + " (" + f.module + ")\n";
+           std::to_string(f.offset) + " (" + f.module + ")" +
+           (f.file.empty() ? "" : " at " + f.file + ":" + std::to_string(f.line)) + "\n";
   }
   return out;
 }
@@ -125,6 +135,9 @@ TEST_P(DeadlockedThreads, CapturedInTheirWaitAndReleased) {
     EXPECT_EQ(c.frames[0].module, "ntdll.dll");
     EXPECT_TRUE(c.frames[0].function.starts_with("Nt")) << c.frames[0].function;
     EXPECT_TRUE(hasFunction(c, GetParam().function)) << describe(c);
+    const auto source = sourceOf(c, GetParam().function);
+    EXPECT_NE(source.find("wct_fixture.cpp:"), std::string::npos) << source;
+    EXPECT_EQ(source.find("wct_fixture.cpp:0"), std::string::npos) << source;
     EXPECT_LE(c.frames.size(), WindowsThreadInspector::kMaxFrames);
   }
 

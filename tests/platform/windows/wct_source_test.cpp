@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/analyzer.h"
+#include "platform/windows/ntdll.h"
 #include "platform/windows/toolhelp.h"
 #include "platform/windows/wct_wait_chain_source.h"
 #include "support/thread_executor.h"
@@ -227,7 +228,11 @@ void scriptAbba(ScriptedWct& wct) {
 }
 
 ProcessThreads process(std::vector<DWORD> tids) {
-  return ProcessThreads{Pid{static_cast<std::int32_t>(kPid)}, "demo.exe", 1234, std::move(tids)};
+  return ProcessThreads{Pid{static_cast<std::int32_t>(kPid)},
+                        "demo.exe",
+                        1234,
+                        std::move(tids),
+                        {"main", "", "worker-\xc3\xa9"}};
 }
 
 class WctSourceTest : public ::testing::Test {
@@ -245,10 +250,11 @@ class WctSourceTest : public ::testing::Test {
   Result<Snapshot> sample(bool out_of_proc = false) {
     auto session = std::move(source_.open(Pid{static_cast<std::int32_t>(kPid)})).value();
     std::promise<Result<Snapshot>> done;
-    session->asyncSample(out_of_proc, caller_.executor(), [&](Result<Snapshot> s) {
-      EXPECT_EQ(std::this_thread::get_id(), caller_.id()) << "completions run on the executor";
-      done.set_value(std::move(s));
-    });
+    session->asyncSample(
+        SampleScope{.out_of_proc = out_of_proc}, caller_.executor(), [&](Result<Snapshot> s) {
+          EXPECT_EQ(std::this_thread::get_id(), caller_.id()) << "completions run on the executor";
+          done.set_value(std::move(s));
+        });
     auto future = done.get_future();
     if (future.wait_for(10s) != std::future_status::ready) {
       return makeError(ErrorCode::kInternal, "the sample never completed");
@@ -320,6 +326,9 @@ TEST_F(WctSourceTest, NodesBecomeTheThreadsWaitWithItsOwner) {
   EXPECT_EQ(p.threads[1].status, ObjectStatus::kRunning);
   EXPECT_FALSE(p.threads[1].wait.has_value());
   EXPECT_EQ(wct_->lastFlags(), 0U);
+  // Names from the thread list (GetThreadDescription), in its order.
+  EXPECT_EQ(t.name, "main");
+  EXPECT_EQ(p.threads[1].name, "");
 }
 
 TEST_F(WctSourceTest, OutOfProcessChainsAddTheOtherProcessesThreads) {
@@ -335,12 +344,51 @@ TEST_F(WctSourceTest, OutOfProcessChainsAddTheOtherProcessesThreads) {
   EXPECT_EQ(wct_->lastFlags(),
             kWctOutOfProcFlag | kWctOutOfProcComFlag | kWctOutOfProcCsFlag | kWctNetworkIoFlag);
   ASSERT_EQ(s->processes.size(), 2U);
+  EXPECT_TRUE(s->processes[0].threads[0].platform_cycle) << "WCT's IsCycle";
   EXPECT_EQ(s->processes[1].pid, Pid{77});
   ASSERT_EQ(s->processes[1].threads.size(), 1U);
   const auto& other = s->processes[1].threads[0];
   EXPECT_EQ(other.id, (ThreadRef{Pid{77}, Tid{701}}));
   ASSERT_TRUE(other.wait.has_value());
   EXPECT_EQ(other.wait->owner_threads, (std::vector<ThreadRef>{ThreadRef{Pid{4242}, Tid{11}}}));
+}
+
+TEST_F(WctSourceTest, TheTargetsFlagsReachEveryRequestOfItsSamplesAndReReads) {
+  constexpr DWORD kAll =
+      kWctOutOfProcFlag | kWctOutOfProcComFlag | kWctOutOfProcCsFlag | kWctNetworkIoFlag;
+  EXPECT_EQ(wctFlagsOf({}), 0U);
+  // The further flags go only with WCT_OUT_OF_PROC_FLAG.
+  EXPECT_EQ(wctFlagsOf({.out_of_proc = false, .wct = WctFlags{}}), 0U);
+  EXPECT_EQ(wctFlagsOf({.out_of_proc = true, .wct = WctFlags{}}), kAll);
+  EXPECT_EQ(wctFlagsOf({.out_of_proc = true,
+                        .wct = {.com = false, .critical_sections = true, .network_io = false}}),
+            kWctOutOfProcFlag | kWctOutOfProcCsFlag);
+
+  scriptAbba(*wct_);
+  auto session = std::move(source_.open(Pid{static_cast<std::int32_t>(kPid)})).value();
+  const auto sampleWith = [&](SampleScope scope) {
+    std::promise<Result<Snapshot>> done;
+    session->asyncSample(scope, caller_.executor(),
+                         [&](Result<Snapshot> s) { done.set_value(std::move(s)); });
+    return done.get_future().get();
+  };
+  const auto reRead = [&] {
+    std::promise<Result<std::vector<ThreadSample>>> done;
+    session->asyncResample(
+        {ThreadRef{Pid{static_cast<std::int32_t>(kPid)}, Tid{11}}}, caller_.executor(),
+        [&](Result<std::vector<ThreadSample>> t) { done.set_value(std::move(t)); });
+    return done.get_future().get();
+  };
+  const SampleScope some{.out_of_proc = true,
+                         .wct = {.com = false, .critical_sections = false, .network_io = true}};
+  ASSERT_TRUE(sampleWith(some).ok());
+  EXPECT_EQ(wct_->lastFlags(), kWctOutOfProcFlag | kWctNetworkIoFlag);
+  ASSERT_TRUE(reRead().ok());
+  EXPECT_EQ(wct_->lastFlags(), kWctOutOfProcFlag | kWctNetworkIoFlag) << "as its sample";
+  ASSERT_TRUE(sampleWith({}).ok());
+  EXPECT_EQ(wct_->lastFlags(), 0U);
+  ASSERT_TRUE(reRead().ok());
+  EXPECT_EQ(wct_->lastFlags(), 0U);
 }
 
 TEST_F(WctSourceTest, AChainCutShortIsKeptAndSaidToBeCut) {
@@ -389,7 +437,7 @@ TEST_F(WctSourceTest, EachFailureOfAThreadIsThatThreadsStatusNotTheSamples) {
 TEST_F(WctSourceTest, AProcessThatIsGoneFailsItsSample) {
   auto session = std::move(source_.open(Pid{1})).value();
   std::promise<Result<Snapshot>> done;
-  session->asyncSample(false, caller_.executor(),
+  session->asyncSample({}, caller_.executor(),
                        [&](Result<Snapshot> s) { done.set_value(std::move(s)); });
   auto s = done.get_future().get();
   ASSERT_FALSE(s.ok());
@@ -416,7 +464,7 @@ TEST_F(WctSourceTest, ACancelledSampleAnswersAtOnceAndClosingTheSessionEndsItsRe
   wct_->answer(13, held);
   auto session = std::move(source_.open(Pid{static_cast<std::int32_t>(kPid)})).value();
   std::promise<Result<Snapshot>> first;
-  session->asyncSample(false, caller_.executor(),
+  session->asyncSample({}, caller_.executor(),
                        [&](Result<Snapshot> s) { first.set_value(std::move(s)); });
   auto first_future = first.get_future();
   ASSERT_TRUE(wct_->waitHeld(1));
@@ -434,7 +482,7 @@ TEST_F(WctSourceTest, ACancelledSampleAnswersAtOnceAndClosingTheSessionEndsItsRe
   Result<Snapshot> next = makeError(ErrorCode::kInternal, "not run");
   for (int i = 0; i < 100; ++i) {
     std::promise<Result<Snapshot>> again;
-    session->asyncSample(false, caller_.executor(),
+    session->asyncSample({}, caller_.executor(),
                          [&](Result<Snapshot> s) { again.set_value(std::move(s)); });
     next = again.get_future().get();
     if (next.ok() || next.error().code != ErrorCode::kBusy) break;
@@ -450,9 +498,9 @@ TEST_F(WctSourceTest, ASecondOperationWhileOneIsInFlightIsRefusedAsBusy) {
   auto session = std::move(source_.open(Pid{static_cast<std::int32_t>(kPid)})).value();
   std::promise<Result<Snapshot>> first;
   std::promise<Result<Snapshot>> second;
-  session->asyncSample(false, caller_.executor(),
+  session->asyncSample({}, caller_.executor(),
                        [&](Result<Snapshot> s) { first.set_value(std::move(s)); });
-  session->asyncSample(false, caller_.executor(),
+  session->asyncSample({}, caller_.executor(),
                        [&](Result<Snapshot> s) { second.set_value(std::move(s)); });
   auto refused = second.get_future().get();
   ASSERT_FALSE(refused.ok());
@@ -471,7 +519,7 @@ TEST(WctSystem, TheSystemsWctIsAskedAndItsAnswerReported) {
   auto session =
       std::move(source.open(Pid{static_cast<std::int32_t>(::GetCurrentProcessId())})).value();
   std::promise<Result<Snapshot>> done;
-  session->asyncSample(false, caller.executor(),
+  session->asyncSample({}, caller.executor(),
                        [&](Result<Snapshot> s) { done.set_value(std::move(s)); });
   auto future = done.get_future();
   ASSERT_EQ(future.wait_for(20s), std::future_status::ready);
@@ -505,6 +553,32 @@ TEST(WctSystem, ThreadsOfAProcessAreListedWithItsIdentity) {
   auto gone = listProcessThreads(Pid{999999});
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().code, ErrorCode::kNoSuchProcess);
+}
+
+TEST(WctSystem, AThreadsDescriptionIsItsName) {
+  using SetThreadDescriptionFunction = HRESULT(WINAPI*)(HANDLE, PCWSTR);
+  const auto set_description =
+      systemFunction<SetThreadDescriptionFunction>(L"kernel32.dll", "SetThreadDescription");
+  if (set_description == nullptr) GTEST_SKIP() << "SetThreadDescription needs Windows 10 1607";
+  std::promise<DWORD> named;
+  std::promise<void> listed;
+  std::thread worker([&] {
+    EXPECT_TRUE(SUCCEEDED(set_description(::GetCurrentThread(), L"ingest \u00e9\u2713")));
+    named.set_value(::GetCurrentThreadId());
+    listed.get_future().wait();
+  });
+  const DWORD tid = named.get_future().get();
+  EXPECT_EQ(threadDescription(tid), "ingest \xc3\xa9\xe2\x9c\x93");
+  auto threads = listProcessThreads(Pid{static_cast<std::int32_t>(::GetCurrentProcessId())});
+  listed.set_value();
+  worker.join();
+  ASSERT_TRUE(threads.ok()) << threads.error().message;
+  ASSERT_EQ(threads->thread_names.size(), threads->tids.size());
+  const auto at = std::find(threads->tids.begin(), threads->tids.end(), tid);
+  ASSERT_NE(at, threads->tids.end());
+  EXPECT_EQ(threads->thread_names[static_cast<std::size_t>(at - threads->tids.begin())],
+            "ingest \xc3\xa9\xe2\x9c\x93");
+  EXPECT_EQ(threadDescription(0xFFFFFFF0), "") << "no such thread: no name, no error";
 }
 
 }  // namespace
