@@ -46,19 +46,22 @@ printf '%s\n' "$prefix" >"$build/deps-prefix"
 cmake --build "$build"
 
 ((run_tests)) || exit 0
-# The first start of a prefix takes seconds: made once, before tests run side by side in it.
 export WINEPREFIX=$wineprefix WINEDEBUG=-all
-if [[ ! -f $wineprefix/system.reg ]]; then
-  "$wine" wineboot --init >/dev/null 2>&1 || true
-fi
+wineserver=${wine%/*}/wineserver
 # One wineserver for the whole run (persistent until killed below): tests start Wine processes one
 # after another, and one that starts while the previous server is shutting down fails to start.
-# The prefix's own services (services.exe, winedevice.exe) are started here too, with nothing as
-# their output: started by the first test instead, they would hold its output open for as long as
-# the server lives, and CTest would wait for it.
-"${wine%/*}/wineserver" -p </dev/null >/dev/null 2>&1
-"$wine" wineboot </dev/null >/dev/null 2>&1 || true
+# A server of this prefix that is still there (an earlier run's) is stopped first.
+"$wineserver" -k 2>/dev/null || true
+"$wineserver" -w 2>/dev/null || true
+"$wineserver" -p </dev/null >/dev/null 2>&1 ||
+  echo "build-windows.sh: no persistent wineserver; each test starts its own" >&2
+# The prefix (made on first use, which takes seconds) and its services (services.exe,
+# winedevice.exe) are started here, with nothing as their output: started by the first test
+# instead, they would hold its output open for as long as the server lives, and CTest would wait.
+init=()
+[[ -f $wineprefix/system.reg ]] || init=(--init)
+"$wine" wineboot "${init[@]}" </dev/null >/dev/null 2>&1 || true
 status=0
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" || status=$?
-"${wine%/*}/wineserver" -k 2>/dev/null || true
+"$wineserver" -k 2>/dev/null || true
 exit "$status"
