@@ -3,7 +3,7 @@
 #   1. the size of wctmon.exe, wctctl.exe and wctmond.exe (as built, and stripped);
 #   2. start-up: `wctmon.exe validate-config config/wctmon.json` under Wine, next to the native
 #      `wctmon validate-config` (build/default), median and min-max of --runs runs each,
-#      interleaved, after one warm-up run that starts the prefix's wineserver;
+#      interleaved, after one warm-up run, against one persistent wineserver;
 #   3. the stop time per thread of a capture under Wine (SuspendThread -> GetThreadContext ->
 #      ResumeThread, bare and the inspector's whole stop), 200 stops per round, --rounds rounds.
 #
@@ -28,7 +28,6 @@ for f in "$bin/wctmon.exe" "$bin/wctctl.exe" "$bin/wctmond.exe" "$native"; do
   [[ -x $f ]] || { echo "windows.sh: $f is missing (scripts/build-windows.sh, scripts/build.sh)" >&2; exit 1; }
 done
 export WINEPREFIX=${WINEPREFIX:-$PWD/build/windows/wineprefix} WINEDEBUG=-all
-trap '"${wine%/*}/wineserver" -k 2>/dev/null || true' EXIT
 
 echo "1. sizes (MiB; static executables, debug information included / stripped)"
 for exe in wctmon.exe wctctl.exe wctmond.exe; do
@@ -40,8 +39,19 @@ for exe in wctmon.exe wctctl.exe wctmond.exe; do
 done
 
 echo "2. start-up: validate-config config/wctmon.json, $runs runs each, interleaved (ms)"
-config_win="Z:$(pwd -P | tr / '\\')\\config\\wctmon.json"
-"$wine" "$bin/wctmon.exe" validate-config "$config_win" >/dev/null  # the wineserver, started once
+# The same file with a state directory that is absolute on Windows (a drive letter).
+config_copy=$(mktemp --suffix=.json)
+trap 'rm -f "$config_copy"; "${wine%/*}/wineserver" -k 2>/dev/null || true' EXIT
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["state_dir"] = "C:\\ProgramData\\wctmon"; json.dump(c, open(sys.argv[2], "w"))' \
+  config/wctmon.json "$config_copy"
+config_win="Z:$(tr / '\\' <<<"$config_copy")"
+# One persistent wineserver with the prefix's services up, as the tests run (build-windows.sh):
+# what is timed is the program's start, not Wine's.
+"${wine%/*}/wineserver" -k 2>/dev/null || true
+"${wine%/*}/wineserver" -w 2>/dev/null || true
+"${wine%/*}/wineserver" -p </dev/null >/dev/null 2>&1
+"$wine" wineboot </dev/null >/dev/null 2>&1 || true
+"$wine" "$bin/wctmon.exe" validate-config "$config_win" >/dev/null  # one warm-up run
 python3 - "$runs" "$wine" "$bin/wctmon.exe" "$config_win" "$native" config/wctmon.json <<'PY'
 import statistics, subprocess, sys, time
 runs, wine, exe, config_win, native, config = int(sys.argv[1]), *sys.argv[2:]
