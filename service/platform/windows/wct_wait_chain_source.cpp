@@ -10,6 +10,7 @@
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
+
 DWORD wctFlagsOf(const SampleScope& scope) {
   if (!scope.out_of_proc) return 0;
   DWORD flags = kWctOutOfProcFlag;

@@ -590,7 +590,7 @@ void walkAll(const Target& target, std::span<Held*> held) {
     return;
   }
   std::lock_guard lock(dbgHelpMutex());
-  // Line numbers are not loaded: frames carry no source position. Deferred loads read a
+  // Line numbers are loaded: frames carry their source position. Deferred loads read a
   // module's symbols only when a frame falls in it. No prompts or error boxes: this is a
   // service.
   ::SymSetOptions(SYMOPT_UNDNAME | SYMOPT_DEFERRED_LOADS | SYMOPT_LOAD_LINES | SYMOPT_NO_PROMPTS |
