@@ -511,15 +511,22 @@ TEST(ApiSecurity, ThreadNamesOfAnyBytesArriveThroughEveryRpcAsUtf8WithTheirContr
   const auto status = read("GetStatus");
   EXPECT_EQ(status["open_incidents"][0]["count"], "2") << status.dump();
 
-  // The process names may be read before the fixture renames itself: the next sample reads
-  // them again.
+  // The process names may be read before the fixture renames itself (the service found it
+  // between its exec and its prctl): the next discovery reads them again, and the sample after
+  // it renames the open incident, its summary included.
   json processes;
   waitFor(
       [&] {
         processes = read("ListProcesses")["processes"];
-        return std::all_of(processes.begin(), processes.end(), [&](const json& p) {
+        const bool renamed = std::all_of(processes.begin(), processes.end(), [&](const json& p) {
           return expected.at(p["pid"].get<pid_t>()).process == p.value("name", "");
         });
+        return renamed && std::all_of(expected.begin(), expected.end(), [&](const auto& e) {
+                 const auto open =
+                     read("ListIncidents", {{"state", "INCIDENT_STATE_OPEN"}, {"pid", e.first}});
+                 return !open["incidents"].empty() &&
+                        open["incidents"][0].value("process_name", "") == e.second.process;
+               });
       },
       5s);
   ASSERT_EQ(processes.size(), 2U) << processes.dump();
