@@ -47,21 +47,11 @@ cmake --build "$build"
 
 ((run_tests)) || exit 0
 export WINEPREFIX=$wineprefix WINEDEBUG=-all
-wineserver=${wine%/*}/wineserver
-# One wineserver for the whole run (persistent until killed below): tests start Wine processes one
-# after another, and one that starts while the previous server is shutting down fails to start.
-# A server of this prefix that is still there (an earlier run's) is stopped first.
-"$wineserver" -k 2>/dev/null || true
-"$wineserver" -w 2>/dev/null || true
-"$wineserver" -p </dev/null >/dev/null 2>&1 ||
-  echo "build-windows.sh: no persistent wineserver; each test starts its own" >&2
-# The prefix (made on first use, which takes seconds) and its services (services.exe,
-# winedevice.exe) are started here, with nothing as their output: started by the first test
-# instead, they would hold its output open for as long as the server lives, and CTest would wait.
-init=()
-[[ -f $wineprefix/system.reg ]] || init=(--init)
-"$wine" wineboot "${init[@]}" </dev/null >/dev/null 2>&1 || true
+# One wineserver for every test (scripts/windows/wine-session.sh).
+# shellcheck source=scripts/windows/wine-session.sh
+source scripts/windows/wine-session.sh
+wine_session_start "$wine"
 status=0
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" || status=$?
-"$wineserver" -k 2>/dev/null || true
+wine_session_stop "$wine"
 exit "$status"

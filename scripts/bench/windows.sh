@@ -10,6 +10,8 @@
 # Usage: scripts/bench/windows.sh [--runs N] [--rounds N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/windows/wine-session.sh
+source scripts/windows/wine-session.sh
 
 runs=20
 rounds=3
@@ -41,16 +43,13 @@ done
 echo "2. start-up: validate-config config/wctmon.json, $runs runs each, interleaved (ms)"
 # The same file with a state directory that is absolute on Windows (a drive letter).
 config_copy=$(mktemp --suffix=.json)
-trap 'rm -f "$config_copy"; "${wine%/*}/wineserver" -k 2>/dev/null || true' EXIT
+trap 'rm -f "$config_copy"; wine_session_stop "$wine"' EXIT
 python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["state_dir"] = "C:\\ProgramData\\wctmon"; json.dump(c, open(sys.argv[2], "w"))' \
   config/wctmon.json "$config_copy"
 config_win="Z:$(tr / '\\' <<<"$config_copy")"
-# One persistent wineserver with the prefix's services up, as the tests run (build-windows.sh):
-# what is timed is the program's start, not Wine's.
-"${wine%/*}/wineserver" -k 2>/dev/null || true
-"${wine%/*}/wineserver" -w 2>/dev/null || true
-"${wine%/*}/wineserver" -p </dev/null >/dev/null 2>&1
-"$wine" wineboot </dev/null >/dev/null 2>&1 || true
+# One persistent wineserver with the prefix's services up, as the tests run: what is timed is the
+# program's start, not Wine's.
+wine_session_start "$wine"
 "$wine" "$bin/wctmon.exe" validate-config "$config_win" >/dev/null  # one warm-up run
 python3 - "$runs" "$wine" "$bin/wctmon.exe" "$config_win" "$native" config/wctmon.json <<'PY'
 import statistics, subprocess, sys, time

@@ -142,6 +142,17 @@ def analyze_unsupported(e):
         stop(fixture)
 
 
+def status_of(r, asked, platform, said):
+    """The status a `wctctl status -o json` run printed, checked to succeed (`asked`) and to come
+    from a service of `platform` (`said`); None when the call failed."""
+    check(r.returncode == 0, asked, r.stdout + r.stderr)
+    if r.returncode != 0:
+        return None
+    status = json.loads(r.stdout)
+    check(status.get("platform", "").startswith(platform), said, r.stdout)
+    return status
+
+
 def write_config(path, state_dir, api, metrics):
     with open(path, "w") as f:
         json.dump({"state_dir": state_dir, "sampling": {"interval_ms": 1000},
@@ -167,12 +178,8 @@ def windows_client_to_linux_service(e):
             return
         r = e.wine_run("wctctl.exe", "status", "-o", "json", "--server", "127.0.0.1:" + m[1],
                        "--token-file", wine_path(os.path.join(state, "api-reader.token")))
-        ok = r.returncode == 0
-        check(ok, "wctctl.exe status under Wine asks the Linux service", r.stdout + r.stderr)
-        if ok:
-            status = json.loads(r.stdout)
-            check(status.get("platform", "").startswith("linux"),
-                  "and reads the Linux service's status", r.stdout)
+        status_of(r, "wctctl.exe status under Wine asks the Linux service", "linux",
+                  "and reads the Linux service's status")
     finally:
         stop(service)
 
@@ -197,12 +204,9 @@ def linux_client_to_windows_service(e):
         token = os.path.join(state, "api-reader.token")
         r = e.native(wctctl, "status", "-o", "json", "--server", "127.0.0.1:" + m[1],
                      "--token-file", token)
-        ok = r.returncode == 0
-        check(ok, "the Linux wctctl asks wctmond.exe", r.stdout + r.stderr)
-        if ok:
-            status = json.loads(r.stdout)
-            check(status.get("platform", "").startswith("windows"),
-                  "wctmond.exe says it is the Windows build", r.stdout)
+        status = status_of(r, "the Linux wctctl asks wctmond.exe", "windows",
+                           "wctmond.exe says it is the Windows build")
+        if status is not None:
             source = status.get("source", {})
             check(source.get("name") == "windows-wct" and not source.get("available", False)
                   and "not supported" in source.get("reason", ""),

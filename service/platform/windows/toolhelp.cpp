@@ -38,18 +38,25 @@ std::string threadDescription(DWORD tid) {
   return name;
 }
 
-Result<std::uint64_t> processStartTime(Pid pid) {
-  Handle process(
-      ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid.value)));
-  if (!process.valid()) return errorOf(::GetLastError(), pid, "opening");
+std::uint64_t ticksOf(const FILETIME& time) {
+  return (static_cast<std::uint64_t>(time.dwHighDateTime) << 32) | time.dwLowDateTime;
+}
+
+std::optional<std::uint64_t> creationTicks(HANDLE process) {
   FILETIME created{};
   FILETIME exited{};
   FILETIME kernel{};
   FILETIME user{};
-  if (::GetProcessTimes(process.get(), &created, &exited, &kernel, &user) == FALSE) {
-    return errorOf(::GetLastError(), pid, "reading the creation time");
-  }
-  return (static_cast<std::uint64_t>(created.dwHighDateTime) << 32) | created.dwLowDateTime;
+  if (::GetProcessTimes(process, &created, &exited, &kernel, &user) == FALSE) return std::nullopt;
+  return ticksOf(created);
+}
+
+Result<std::uint64_t> processStartTime(Pid pid) {
+  Handle process(
+      ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid.value)));
+  if (!process.valid()) return errorOf(::GetLastError(), pid, "opening");
+  if (const auto created = creationTicks(process.get())) return *created;
+  return errorOf(::GetLastError(), pid, "reading the creation time");
 }
 
 Result<ProcessThreads> listProcessThreads(Pid pid) {

@@ -3,6 +3,7 @@
 #include <windows.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "model/ids.h"
@@ -11,8 +12,15 @@
 
 namespace wctmon::windows_platform {
 
-/// The creation time of process `pid` (FILETIME, 100 ns units since 1601): kNoSuchProcess when
-/// it is gone, kAccessDenied when it cannot be queried.
+/// A FILETIME as one number: 100 ns units since 1601.
+[[nodiscard]] std::uint64_t ticksOf(const FILETIME& time);
+
+/// The creation time of an open process (FILETIME ticks); nullopt when GetProcessTimes fails
+/// (GetLastError says why).
+[[nodiscard]] std::optional<std::uint64_t> creationTicks(HANDLE process);
+
+/// The creation time of process `pid` (FILETIME ticks): kNoSuchProcess when it is gone,
+/// kAccessDenied when it cannot be queried.
 [[nodiscard]] Result<std::uint64_t> processStartTime(Pid pid);
 
 /// Process `pid` with its name, creation time and threads, from one Toolhelp32 snapshot, and

@@ -13,6 +13,7 @@
 
 #include "platform/windows/handle.h"
 #include "platform/windows/ntdll.h"
+#include "platform/windows/toolhelp.h"
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
@@ -26,10 +27,6 @@ constexpr ULONG kProcessCommandLineInformation = 60;
 constexpr LONG kStatusInfoLengthMismatch = static_cast<LONG>(0xC0000004UL);
 constexpr LONG kStatusBufferTooSmall = static_cast<LONG>(0xC0000023UL);
 
-std::uint64_t ticksOf(const FILETIME& time) {
-  return (static_cast<std::uint64_t>(time.dwHighDateTime) << 32) | time.dwLowDateTime;
-}
-
 bool isSystemProcess(DWORD pid) { return pid == kSystemIdlePid || pid == kSystemPid; }
 
 /// A handle kept by someone else keeps an exited process's object, and OpenProcess succeeds
@@ -38,15 +35,6 @@ bool isSystemProcess(DWORD pid) { return pid == kSystemIdlePid || pid == kSystem
 bool isAlive(HANDLE process) {
   DWORD code = 0;
   return ::GetExitCodeProcess(process, &code) != FALSE && code == STILL_ACTIVE;
-}
-
-std::uint64_t creationTime(HANDLE process) {
-  FILETIME created{};
-  FILETIME exited{};
-  FILETIME kernel{};
-  FILETIME user{};
-  if (::GetProcessTimes(process, &created, &exited, &kernel, &user) == FALSE) return 0;
-  return ticksOf(created);
 }
 
 std::string imageName(HANDLE process) {
@@ -173,7 +161,7 @@ std::optional<ProcessInfo> WindowsProcessCatalog::get(Pid pid, bool with_cmdline
     case Opened::kGone:
       return std::nullopt;
     case Opened::kAlive:
-      info.identity.start_time = creationTime(process.get());
+      info.identity.start_time = creationTicks(process.get()).value_or(0);
       readImage(process.get(), with_cmdline, can_read_memory, info);
       // Toolhelp's name is the image's base name: the same text without a snapshot of every
       // process.
@@ -222,7 +210,7 @@ std::vector<ProcessInfo> WindowsProcessCatalog::list(bool with_cmdline) {
     const Opened opened = openProcess(entry.th32ProcessID, with_cmdline, process, can_read_memory);
     if (opened == Opened::kGone) continue;
     if (opened == Opened::kAlive) {
-      info.identity.start_time = creationTime(process.get());
+      info.identity.start_time = creationTicks(process.get()).value_or(0);
       const auto known = known_.find(info.identity.pid.value);
       if (known != known_.end() && known->second.identity == info.identity &&
           (!with_cmdline || !known->second.cmdline.empty())) {

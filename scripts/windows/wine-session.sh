@@ -1,0 +1,24 @@
+# Sourced by the scripts that run Windows programs under Wine (scripts/build-windows.sh,
+# scripts/bench/windows.sh): one wineserver for a whole run, in WINEPREFIX.
+#
+# wine_session_start WINE: stops a server of this prefix that is still there (an earlier run's),
+# starts a persistent one, and makes the prefix (on first use, which takes seconds) and starts
+# its services (services.exe, winedevice.exe) with nothing as their output. Programs started one
+# after another then never meet a server that is shutting down (they would fail to start), and
+# the services never hold a program's output open for as long as the server lives (CTest would
+# wait for it). wine_session_stop WINE ends it.
+
+wine_session_start() {
+  local wine=$1 wineserver=${1%/*}/wineserver
+  "$wineserver" -k 2>/dev/null || true
+  "$wineserver" -w 2>/dev/null || true
+  "$wineserver" -p </dev/null >/dev/null 2>&1 ||
+    echo "wine-session: no persistent wineserver; each program starts its own" >&2
+  local init=()
+  [[ -f $WINEPREFIX/system.reg ]] || init=(--init)
+  "$wine" wineboot "${init[@]}" </dev/null >/dev/null 2>&1 || true
+}
+
+wine_session_stop() {
+  "${1%/*}/wineserver" -k 2>/dev/null || true
+}
