@@ -221,6 +221,10 @@ std::vector<ProcessInfo> WindowsProcessCatalog::list(bool with_cmdline) {
       readImage(process.get(), with_cmdline, can_read_memory, info);
       if (info.identity.start_time > snapshot_time) info.comm = info.exe_name;
     }
+    // A process that is still starting may have no name in the snapshot yet (Wine lists it
+    // before its image is mapped): it takes its image's, or waits for the next listing.
+    if (info.comm.empty()) info.comm = info.exe_name;
+    if (info.comm.empty()) continue;
     out.push_back(info);
     if (info.identity.start_time != 0) seen.emplace(info.identity.pid.value, std::move(info));
   }
