@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks that includes follow the direction of the rooms of service/ (service/CMakeLists.txt):
-#   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model;
+#   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model,
+#   for store, api, platform (the Event Log's data) and app;
 #   cli (command-line checks, header-only) on nothing. The client (client/, wctctl) uses only
 #   model, wire, cli and the generated API, never the engine.
 # Tests mirror the tree and may use what the room they test may use, plus fakes/ (core rooms
@@ -14,7 +15,7 @@ declare -A allowed=(
   [model]=""
   [core]="model"
   [wire]="model wctmon"
-  [platform]="core model"
+  [platform]="core model wire"
   [store]="core model wire"
   [runtime]="core model"
   [api]="core model wire wctmon"

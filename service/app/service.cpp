@@ -144,12 +144,13 @@ void logAlertRoute(const AlertRoute& route) {
   }
 }
 
-void sendServiceAlert(AlertSink& sink, AlertKind kind, AlertSeverity severity,
-                      std::string message) {
+void sendServiceAlert(AlertSink& sink, AlertKind kind, AlertSeverity severity, std::string message,
+                      std::vector<std::pair<std::string, std::string>> fields) {
   Alert a;
   a.kind = kind;
   a.severity = severity;
   a.message = std::move(message);
+  a.fields = std::move(fields);
   sink.send(a);
 }
 
@@ -292,7 +293,17 @@ Status Service::start(const std::filesystem::path& config_path) {
     spdlog::info("wctmon service started (config {}, state {})", config_path.string(),
                  running.config.state_dir.string());
     sendServiceAlert(*running.alerts, AlertKind::kServiceStarted, AlertSeverity::kInfo,
-                     "wctmon service started");
+                     "wctmon service started",
+                     {{"VERSION", WCTMON_VERSION}, {"CONFIG", config_path.string()}});
+    // The service runs on without wait chains (the API, the store, the incidents already
+    // recorded), but nothing will be detected: said where alerts are read, not only in its log.
+    if (const auto source = running.source->availability(); !source.available) {
+      spdlog::warn("wait chains cannot be read here ({}): {}", source.name, source.reason);
+      sendServiceAlert(*running.alerts, AlertKind::kWaitChainSourceUnavailable,
+                       AlertSeverity::kWarning,
+                       "wait chains cannot be read here (" + source.name + "): " + source.reason,
+                       {{"SOURCE", source.name}, {"REASON", source.reason}});
+    }
     return std::monostate{};
   } catch (const std::exception& e) {
     // Thrown only while building (a thread that cannot be created): nothing runs yet.
@@ -325,7 +336,9 @@ ReloadReport Service::reload() {
                     e.toString());
     }
     sendServiceAlert(*r->alerts, AlertKind::kConfigError, AlertSeverity::kError,
-                     "configuration reload refused: " + loaded.errors.front().toString());
+                     "configuration reload refused: " + loaded.errors.front().toString(),
+                     {{"CONFIG", config_path_.string()},
+                      {"REASON", loaded.errors.front().toString()}});
     host_->ready(status());
     return report;
   }
@@ -406,7 +419,8 @@ void Service::stop(std::string_view reason) {
   // samples left behind still record into it when they end.)
   if (r.metrics) r.metrics->stop();
   sendServiceAlert(*r.alerts, AlertKind::kServiceStopped, AlertSeverity::kInfo,
-                   "wctmon service stopped");
+                   "wctmon service stopped",
+                   {{"REASON", reason.empty() ? std::string("stopped") : std::string(reason)}});
   spdlog::info("wctmon service stopped");
   std::unique_ptr<Running> released;
   {

@@ -1,17 +1,23 @@
 // wctmond: the monitoring service, as `wctmon run --config FILE` starts it (in the foreground,
-// under systemd or by hand), and the store reader behind `wctmon incidents`. This main only
-// translates: the command line into a Service or the incidents command, SIGTERM/SIGINT into
-// Service::stop(), SIGHUP into Service::reload(). On Windows, in the foreground, Ctrl+C and
-// Ctrl+Break stop it (a reload is asked through the API's ReloadConfig).
+// under systemd or by hand) or the Windows SCM does, and the store reader behind `wctmon
+// incidents`. This main only translates: the command line into a Service or the incidents
+// command; the SCM's controls (runUnderServiceManager), or else SIGTERM/SIGINT, into
+// Service::stop(), and PARAMCHANGE or SIGHUP into Service::reload(). On Windows in the
+// foreground, Ctrl+C and Ctrl+Break stop it (a reload is asked through the API's ReloadConfig).
+// --configure-service and --remove-service-config are the Windows installer's steps.
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include "app/incidents_command.h"
 #include "app/service.h"
+#include "core/config.h"
 #include "platform/service_factory.h"
 
 namespace {
@@ -23,6 +29,18 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
 int run(const std::string& config_path) {
+  // Under the SCM on Windows: its controls drive the service, and its status says how it goes.
+  std::unique_ptr<wctmon::app::Service> managed;
+  const wctmon::ServiceLifecycle lifecycle{
+      .start = [&](std::unique_ptr<wctmon::ServiceHost> host) -> wctmon::Status {
+        managed = std::make_unique<wctmon::app::Service>(std::move(host));
+        return managed->start(config_path);
+      },
+      .reload = [&] { (void)managed->reload(); },  // the service logs what it did
+      .stop = [&](const std::string& reason) { managed->stop(reason); },
+  };
+  if (const auto exit = wctmon::runUnderServiceManager(lifecycle)) return *exit;
+
   wctmon::app::Service service(wctmon::makeServiceHost());
   // Caught from before the start: a SIGTERM that comes while the service starts stops it once
   // started, rather than killing it half-way (a store being created, say).
@@ -57,6 +75,29 @@ int run(const std::string& config_path) {
   return kExitOk;
 }
 
+/// The state directory the configuration at `config_path` names, or the platform's default
+/// without one.
+std::filesystem::path stateDirOf(const std::string& config_path) {
+  if (config_path.empty()) return wctmon::platformDefaults().state_dir;
+  auto parsed = wctmon::loadConfig(config_path);
+  if (!parsed.config) {
+    throw std::runtime_error(parsed.errors.front().describe(config_path));
+  }
+  return parsed.config->state_dir;
+}
+
+int configureService(const std::string& config_path, bool remove, bool purge) {
+  const auto state_dir = stateDirOf(config_path);
+  const auto done = remove ? wctmon::removeServiceManagerConfig(state_dir, purge)
+                           : wctmon::configureServiceManager(state_dir);
+  if (!done) {
+    std::cerr << "wctmon: " << done.error().message << "\n";
+    return kExitError;
+  }
+  std::cout << (remove ? "service configuration removed" : "service configured") << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,8 +108,31 @@ int main(int argc, char** argv) {
   auto* incidents = app.add_subcommand(
       "incidents", "List recorded incidents from the store, or show one whole with --id");
   wctmon::app::addIncidentsOptions(*incidents, incidents_args);
+  bool configure = false;
+  bool remove = false;
+  bool purge = false;
+  auto* configure_flag = app.add_flag(
+      "--configure-service", configure,
+      "Apply to the installed Windows service what its installer cannot (failure actions, "
+      "delayed start, privileges, event source, state directory access); idempotent");
+  auto* remove_flag =
+      app.add_flag("--remove-service-config", remove,
+                   "Undo what removing the Windows service leaves (the event source registration)");
+  app.add_flag("--purge", purge,
+               "With --remove-service-config: remove the state directory too (configuration, "
+               "incidents, tokens)")
+      ->needs(remove_flag);
+  configure_flag->excludes(remove_flag);
   if (const auto exit = wctmon::cli::parseCommandLine(app, argc, argv, "wctmon", "wctmond")) {
     return *exit;
+  }
+  if (configure || remove) {
+    try {
+      return configureService(config_path, remove, purge);
+    } catch (const std::exception& e) {
+      std::cerr << "wctmon: " << e.what() << "\n";
+      return kExitError;
+    }
   }
   if (!incidents->parsed() && config_path.empty()) {
     std::cerr << "wctmon: wctmond needs --config FILE, or the incidents command\n";

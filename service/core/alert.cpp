@@ -14,8 +14,14 @@ const char* messageId(AlertKind kind) {
       return "5ce0be8b13114c75b1abfb9ee90a4e16";
     case AlertKind::kServiceStopped:
       return "db880371f45e4e49a46c38ea5049e2db";
+    case AlertKind::kServiceFailed:
+      return "e39b7d0c4a5f48c2b61e9a07d3c5f18b";
     case AlertKind::kConfigError:
       return "82613676a43f4554a6d0a2ef4b02c60b";
+    case AlertKind::kCaptureFailed:
+      return "0f6c3e9a2b7d4c51a8e4d29b6f1c07e3";
+    case AlertKind::kWaitChainSourceUnavailable:
+      return "7a41d2c95e0b4f8396c1b0e5d8a2f647";
   }
   return "00000000000000000000000000000000";
 }

@@ -426,7 +426,7 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   if (const json* a = root.find("alerts")) {
     ObjectReader r(*a, "/alerts", errors);
     std::string sink(alertSinkName(c.alerts.sink));
-    r.choice("sink", sink, {"journald", "syslog", "none"});
+    r.choice("sink", sink, {"journald", "syslog", "eventlog", "none"});
     c.alerts.sink = alertSinkFromName(sink).value_or(c.alerts.sink);
     r.milliseconds("window_ms", c.alerts.window, 1000);
     r.unsignedValue("max_per_window", c.alerts.max_per_window, 1, 100000);
@@ -530,6 +530,8 @@ std::string_view alertSinkName(AlertSinkKind kind) {
       return "journald";
     case AlertSinkKind::kSyslog:
       return "syslog";
+    case AlertSinkKind::kEventLog:
+      return "eventlog";
     case AlertSinkKind::kNone:
       break;
   }
@@ -537,7 +539,8 @@ std::string_view alertSinkName(AlertSinkKind kind) {
 }
 
 std::optional<AlertSinkKind> alertSinkFromName(std::string_view name) {
-  for (const auto kind : {AlertSinkKind::kJournald, AlertSinkKind::kSyslog, AlertSinkKind::kNone}) {
+  for (const auto kind : {AlertSinkKind::kJournald, AlertSinkKind::kSyslog, AlertSinkKind::kEventLog,
+                          AlertSinkKind::kNone}) {
     if (alertSinkName(kind) == name) return kind;
   }
   return std::nullopt;

@@ -18,12 +18,17 @@ namespace wctmon {
 inline constexpr std::string_view kDefaultApiSocket = "unix:/run/wctmon/api.sock";
 inline constexpr std::string_view kDefaultApiAddress = "127.0.0.1:7787";
 
+/// Where alerts go: the system log of Linux (journald, or syslog) or of Windows (the Event Log).
+enum class AlertSinkKind { kJournald, kSyslog, kEventLog, kNone };
+
 /// What an unsaid configuration means where it differs between platforms. One definition per
 /// platform, chosen by CMake (config_defaults_linux.cpp, config_defaults_windows.cpp).
 struct PlatformDefaults {
   /// /var/lib/wctmon; %ProgramData%\wctmon.
   std::filesystem::path state_dir;
   std::vector<std::string> api_listen;
+  /// journald; the Event Log.
+  AlertSinkKind alert_sink = AlertSinkKind::kJournald;
 };
 [[nodiscard]] const PlatformDefaults& platformDefaults();
 /// Where the Prometheus metrics are served unless the configuration says otherwise.
@@ -43,8 +48,6 @@ struct ListenAddress {
 [[nodiscard]] std::optional<ListenAddress> parseListenAddress(std::string_view text,
                                                               std::string& why);
 
-/// Where alerts go.
-enum class AlertSinkKind { kJournald, kSyslog, kNone };
 
 /// One registered target: which processes, and how they are watched.
 struct TargetConfig {
@@ -108,7 +111,7 @@ struct Config {
   } retention;
 
   struct Alerts {
-    AlertSinkKind sink = AlertSinkKind::kJournald;
+    AlertSinkKind sink = platformDefaults().alert_sink;
     /// At most `max_per_window` alerts per target in each window.
     std::chrono::milliseconds window{60000};
     unsigned max_per_window = 10;
@@ -188,7 +191,7 @@ struct ConfigParse {
   std::vector<ConfigError> errors;
 };
 
-/// The configuration's name of an alert sink ("journald", "syslog", "none"), and back.
+/// The configuration's name of an alert sink ("journald", "syslog", "eventlog", "none"), and back.
 [[nodiscard]] std::string_view alertSinkName(AlertSinkKind kind);
 [[nodiscard]] std::optional<AlertSinkKind> alertSinkFromName(std::string_view name);
 

@@ -13,7 +13,8 @@ const PlatformDefaults& platformDefaults() {
                                      ? std::filesystem::path(program_data)
                                      : std::filesystem::path(L"C:\\ProgramData");
     // The API on loopback only: the service's local clients and dashboards reach it there.
-    return PlatformDefaults{base / "wctmon", {std::string(kDefaultApiAddress)}};
+    return PlatformDefaults{
+        base / "wctmon", {std::string(kDefaultApiAddress)}, AlertSinkKind::kEventLog};
   }();
   return defaults;
 }

@@ -8,6 +8,24 @@
 #include "model/format.h"
 
 namespace wctmon {
+namespace {
+
+/// The structured fields of an alert about `i` (journald's WCTMON_*, the Event Log's strings).
+std::vector<std::pair<std::string, std::string>> incidentFields(const Incident& i) {
+  std::string pids;
+  for (const auto& p : i.processes) {
+    pids += (pids.empty() ? "" : " ") + std::to_string(p.identity.pid.value);
+  }
+  return {{"INCIDENT_ID", std::to_string(i.id)},
+          {"INCIDENT_KIND", toString(i.kind)},
+          {"PID", std::to_string(i.process.pid.value)},
+          {"PROCESS", i.process_name},
+          {"PIDS", pids.empty() ? std::to_string(i.process.pid.value) : pids},
+          {"THREADS", threadList(i.threads)}};
+}
+
+}  // namespace
+
 Monitor::Monitor(Dependencies deps, Config config)
     : deps_(std::move(deps)),
       analyzer_(deps_.inspector),  // on-demand analyses capture when asked; samples never ask
@@ -367,7 +385,16 @@ void Monitor::apply(Effect& effect) {
       ++counters_.store_errors;
     }
   }
-  if (effect.alert && deps_.alerts != nullptr) deps_.alerts->send(*effect.alert);
+  if (deps_.alerts != nullptr) {
+    const auto whole = std::make_shared<const Incident>(incident);
+    if (effect.alert) {
+      effect.alert->incident = whole;
+      deps_.alerts->send(*effect.alert);
+    }
+    if (effect.capture) {
+      if (auto failed = captureFailedAlert(whole)) deps_.alerts->send(*failed);
+    }
+  }
   feed_.publish({effect.type, incident});
 }
 
@@ -387,16 +414,31 @@ std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {
     a.severity = AlertSeverity::kInfo;
     a.message = std::string(toString(i.kind)) + " resolved (" + i.resolution + "): " + i.summary;
   }
-  std::string pids;
-  for (const auto& p : i.processes) {
-    pids += (pids.empty() ? "" : " ") + std::to_string(p.identity.pid.value);
+  a.fields = incidentFields(i);
+  if (!limiter_.admit(a)) {
+    counters_.alerts_suppressed = limiter_.suppressed();
+    return std::nullopt;
   }
-  a.fields = {{"INCIDENT_ID", std::to_string(i.id)},
-              {"INCIDENT_KIND", toString(i.kind)},
-              {"PID", std::to_string(i.process.pid.value)},
-              {"PROCESS", i.process_name},
-              {"PIDS", pids.empty() ? std::to_string(i.process.pid.value) : pids},
-              {"THREADS", threadList(i.threads)}};
+  return a;
+}
+
+std::optional<Alert> Monitor::captureFailedAlert(std::shared_ptr<const Incident> incident) {
+  const auto& evidence = incident->evidence;
+  if (std::any_of(evidence.begin(), evidence.end(),
+                  [](const ThreadCapture& c) { return c.captured; })) {
+    return std::nullopt;
+  }
+  Alert a;
+  a.kind = AlertKind::kCaptureFailed;
+  a.severity = AlertSeverity::kWarning;
+  a.target = incident->target;
+  const std::string why = evidence.empty() ? "no thread to capture" : evidence.front().error;
+  a.message = "no evidence of incident " + std::to_string(incident->id) + " could be captured (" +
+              why + "): " + incident->summary;
+  a.fields = incidentFields(*incident);
+  a.fields.emplace_back("REASON", why);
+  a.incident = std::move(incident);
+  std::lock_guard lock(mutex_);  // the limiter is the decisions'
   if (!limiter_.admit(a)) {
     counters_.alerts_suppressed = limiter_.suppressed();
     return std::nullopt;

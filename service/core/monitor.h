@@ -168,6 +168,9 @@ class Monitor {
   void handle(std::vector<IncidentEvent> events);
   [[nodiscard]] bool shouldCapture(const Incident& incident);
   [[nodiscard]] std::optional<Alert> alertFor(const IncidentEvent& event);
+  /// The alert saying that no evidence of `incident` could be taken, when none could (and the
+  /// target's rate allows); called without the lock.
+  [[nodiscard]] std::optional<Alert> captureFailedAlert(std::shared_ptr<const Incident> incident);
   /// Records one finished analysis; returns whether the process is still watched.
   [[nodiscard]] bool record(const ProcessIdentity& process, const TargetConfig& target,
                             Result<Analysis> analysis);

@@ -1,12 +1,16 @@
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/config.h"
 #include "core/ports/alert_sink.h"
 #include "core/ports/process_catalog.h"
 #include "core/ports/service_host.h"
+#include "model/result.h"
 
 namespace wctmon {
 
@@ -36,7 +40,32 @@ class SystemAlertSink : public AlertSink {
 /// the soft descriptor limit, from which the sampler takes its budget of kept-open descriptors).
 void prepareServiceProcess();
 
-/// The supervisor interface of this platform.
+/// The supervisor interface of this platform, for a service run in the foreground (systemd's
+/// notifications on Linux; nobody to tell on Windows outside the SCM).
 [[nodiscard]] std::unique_ptr<ServiceHost> makeServiceHost();
+
+/// The service's life as a service manager drives it.
+struct ServiceLifecycle {
+  /// Builds and starts the service, which tells `host` how it goes; the error when it cannot.
+  std::function<Status(std::unique_ptr<ServiceHost> host)> start;
+  std::function<void()> reload;
+  /// Stops it, `reason` first in its log.
+  std::function<void(const std::string& reason)> stop;
+};
+
+/// Runs the service under this platform's service manager when that manager started this
+/// process, and returns the process's exit code once it has stopped; nullopt otherwise, for the
+/// caller to run it in the foreground. On Windows: the SCM. On Linux always nullopt: systemd
+/// runs services in the foreground and speaks to them through makeServiceHost()'s notifications.
+[[nodiscard]] std::optional<int> runUnderServiceManager(const ServiceLifecycle& lifecycle);
+
+/// Applies to the installed service what its installer cannot (Windows: failure actions, delayed
+/// start, service SID, required privileges, preshutdown timeout, the event source, the state
+/// directory's access list; see platform/windows/service_config.h); idempotent. On Linux the
+/// systemd unit carries all of it: an error says so.
+[[nodiscard]] Status configureServiceManager(const std::filesystem::path& state_dir);
+/// Undoes what removing the service leaves (Windows: the event source), and with `purge` the
+/// state directory; idempotent. On Linux an error, as above.
+[[nodiscard]] Status removeServiceManagerConfig(const std::filesystem::path& state_dir, bool purge);
 
 }  // namespace wctmon

@@ -24,7 +24,7 @@ TEST(Config, EmptyObjectGivesEveryDefault) {
   EXPECT_EQ(c.sampling.threads, 0U);
   EXPECT_EQ(c.detection.hang_threshold, std::chrono::seconds(30));
   EXPECT_EQ(c.detection.ignore_waits, defaultIgnoredWaits());
-  EXPECT_EQ(c.alerts.sink, AlertSinkKind::kJournald);
+  EXPECT_EQ(c.alerts.sink, platformDefaults().alert_sink);
   EXPECT_EQ(c.log.level, "info");
   EXPECT_TRUE(c.targets.empty());
 }
@@ -81,7 +81,7 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
             std::vector<std::string>{"/targets/0/wct: must be an object, not a boolean"});
   EXPECT_EQ(errorsOf(R"({"alerts": {"sink": "email"}})"),
             std::vector<std::string>{
-                "/alerts/sink: must be one of journald, syslog, none (got \"email\")"});
+                "/alerts/sink: must be one of journald, syslog, eventlog, none (got \"email\")"});
   EXPECT_EQ(errorsOf(R"({"targets": {}})"),
             std::vector<std::string>{"/targets: must be an array of targets, not an object"});
   EXPECT_EQ(

@@ -159,6 +159,51 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_EQ(monitor->stats().watched_threads, 0U);  // the count goes with the process
 }
 
+TEST_F(MonitorTest, AlertsCarryTheIncidentAndACaptureThatTookNothingIsAlerted) {
+  catalog_.set({processInfo(10, "server")});
+  inspector_.fail_with = "no permission to stop the thread";
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  setSnapshot(abba());
+  EXPECT_TRUE(sample(*monitor, id));
+
+  ASSERT_EQ(alerts_.sent.size(), 2U);
+  const auto& opened = alerts_.sent[0];
+  EXPECT_EQ(opened.kind, AlertKind::kDeadlockDetected);
+  ASSERT_TRUE(opened.incident);
+  EXPECT_EQ(opened.incident->threads, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
+  EXPECT_EQ(opened.incident->evidence.size(), 2U);  // the alert's incident is the stored one
+  const auto& failed = alerts_.sent[1];
+  EXPECT_EQ(failed.kind, AlertKind::kCaptureFailed);
+  EXPECT_EQ(failed.severity, AlertSeverity::kWarning);
+  EXPECT_EQ(failed.target, "server");
+  EXPECT_EQ(failed.incident, opened.incident);
+  EXPECT_NE(failed.message.find("no permission to stop the thread"), std::string::npos);
+  const auto field = [&](const std::string& name) {
+    for (const auto& [k, v] : failed.fields) {
+      if (k == name) return v;
+    }
+    return std::string("(missing)");
+  };
+  EXPECT_EQ(field("REASON"), "no permission to stop the thread");
+  EXPECT_EQ(field("PID"), "10");
+  EXPECT_EQ(field("PROCESS"), "server");
+  EXPECT_EQ(field("THREADS"), "10:11 10:12");
+
+  // A capture that took something is not a failure.
+  inspector_.fail_with.clear();
+  setSnapshot(healthy());
+  clock_.advance(1s);
+  EXPECT_TRUE(sample(*monitor, id));
+  clock_.advance(61s);
+  setSnapshot(abba());
+  EXPECT_TRUE(sample(*monitor, id));
+  // (The resolution fell to the target's rate limit: 2 a minute, the failure took the second.)
+  ASSERT_EQ(alerts_.sent.size(), 3U);
+  EXPECT_EQ(alerts_.sent[2].kind, AlertKind::kDeadlockDetected);
+}
+
 TEST_F(MonitorTest, AProcessThatExitsResolvesItsIncidentsAndIsDropped) {
   catalog_.set({processInfo(10, "server")});
   auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));

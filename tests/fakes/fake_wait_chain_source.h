@@ -171,12 +171,15 @@ class FakeThreadInspector final : public ThreadInspector {
       requested.push_back(t);
       ThreadCapture c;
       c.thread = t;
-      c.captured = true;
+      c.captured = fail_with.empty();
+      c.error = fail_with;
       out.push_back(c);
     }
     return out;
   }
   std::vector<ThreadRef> requested;
+  /// When set, every capture fails with this error.
+  std::string fail_with;
 
  private:
   std::mutex mutex_;

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "model/incident.h"
 
 namespace wctmon {
 
@@ -13,12 +16,21 @@ enum class AlertKind {
   kIncidentResolved,
   kServiceStarted,
   kServiceStopped,
+  /// The service could not start, or stopped on a failure.
+  kServiceFailed,
   kConfigError,
+  /// The evidence of a deadlock could not be taken (no thread could be stopped or read).
+  kCaptureFailed,
+  /// The platform's wait chains cannot be read here (WCT missing, no privilege to read /proc).
+  kWaitChainSourceUnavailable,
 };
 
 enum class AlertSeverity { kInfo, kWarning, kError, kCritical };
 
-/// One alert: a line for people and fields for machines (PID, PROCESS, THREADS, ...).
+/// One alert: a line for people and fields for machines. Incident alerts carry INCIDENT_ID,
+/// INCIDENT_KIND, PID, PROCESS, PIDS, THREADS (and REASON when a capture failed); service alerts
+/// VERSION and CONFIG (started), REASON (stopped, failed, config error, unavailable source),
+/// CONFIG (config error), SOURCE (unavailable source).
 struct Alert {
   AlertKind kind = AlertKind::kServiceStarted;
   AlertSeverity severity = AlertSeverity::kInfo;
@@ -27,6 +39,9 @@ struct Alert {
   std::vector<std::pair<std::string, std::string>> fields;
   /// The target the alert is about (rate limiting); empty for service alerts.
   std::string target;
+  /// The incident the alert is about, whole (the Event Log keeps it as the event's data); none
+  /// for service alerts.
+  std::shared_ptr<const Incident> incident;
 };
 
 /// The stable 128-bit id (32 hex digits) of each alert kind, as journald's MESSAGE_ID.

@@ -44,7 +44,17 @@ int connectError(const char* path, int type) {
 }
 
 const char* nameOf(AlertSinkKind kind) {
-  return kind == AlertSinkKind::kJournald ? "journald" : "syslog";
+  switch (kind) {
+    case AlertSinkKind::kJournald:
+      return "journald";
+    case AlertSinkKind::kSyslog:
+      return "syslog";
+    case AlertSinkKind::kEventLog:
+      return "eventlog, which is Windows's";
+    case AlertSinkKind::kNone:
+      break;
+  }
+  return "none";
 }
 
 }  // namespace
@@ -60,6 +70,8 @@ AlertDestination chooseAlertDestination(AlertSinkKind wanted, bool journald, boo
     case AlertSinkKind::kNone:
       return AlertDestination::kNowhere;
     case AlertSinkKind::kJournald:
+    case AlertSinkKind::kEventLog:  // the Event Log's place on Linux: a configuration shared
+                                    // with Windows still alerts
       if (journald) return AlertDestination::kJournald;
       return syslog ? AlertDestination::kSyslog : AlertDestination::kNowhere;
     case AlertSinkKind::kSyslog:
@@ -116,6 +128,8 @@ AlertRoute SystemLogAlertSink::route(AlertSinkKind kind) {
   switch (destination) {
     case AlertDestination::kJournald:
       if (kind == AlertSinkKind::kJournald) return {"alerts go to " + journald_at, true};
+      if (kind == AlertSinkKind::kEventLog)
+        return {"alerts go to " + journald_at + ": " + asked, true};
       return {"alerts go to " + journald_at + ": " + asked + ", but nothing listens on " +
                   kSyslogSocket,
               true};

@@ -35,4 +35,24 @@ std::unique_ptr<ServiceHost> makeServiceHost() {
   return std::make_unique<linux_platform::SystemdServiceHost>();
 }
 
+std::optional<int> runUnderServiceManager(const ServiceLifecycle& /*lifecycle*/) {
+  return std::nullopt;
+}
+
+namespace {
+Error systemdSaysIt() {
+  return makeError(ErrorCode::kInvalidArgument,
+                   "this is for the Windows service; on Linux the systemd unit "
+                   "(wctmon.service) carries the service's configuration");
+}
+}  // namespace
+
+Status configureServiceManager(const std::filesystem::path& /*state_dir*/) {
+  return systemdSaysIt();
+}
+
+Status removeServiceManagerConfig(const std::filesystem::path& /*state_dir*/, bool /*purge*/) {
+  return systemdSaysIt();
+}
+
 }  // namespace wctmon

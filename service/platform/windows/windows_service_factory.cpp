@@ -1,14 +1,17 @@
 #include <spdlog/spdlog.h>
 
 #include "platform/service_factory.h"
+#include "platform/windows/event_log_alert_sink.h"
 #include "platform/windows/privileges.h"
+#include "platform/windows/scm_service.h"
+#include "platform/windows/service_config.h"
 #include "platform/windows/windows_process_catalog.h"
 
 namespace wctmon {
 namespace {
 
-/// Until the service runs under the SCM it runs in the foreground, as on Linux without systemd:
-/// nobody to tell about readiness, reloads or stops.
+/// In the foreground (not started by the SCM), as on Linux without systemd: nobody to tell about
+/// readiness, reloads or stops.
 class ForegroundServiceHost final : public ServiceHost {
  public:
   void ready(const std::string& /*status*/) override {}
@@ -19,17 +22,6 @@ class ForegroundServiceHost final : public ServiceHost {
   std::optional<std::chrono::microseconds> watchdogInterval() override { return std::nullopt; }
 };
 
-/// journald and syslog do not exist on Windows, whose system log is the Event Log: alerts asked
-/// for are said not to be delivered rather than dropped silently.
-class UndeliveredAlertSink final : public SystemAlertSink {
- public:
-  AlertRoute route(AlertSinkKind kind) override {
-    if (kind == AlertSinkKind::kNone) return {"alerts are off (alerts.sink is \"none\")", true};
-    return {"alerts are not delivered: this Windows build has no Event Log sink yet", false};
-  }
-  void send(const Alert& /*alert*/) override {}
-};
-
 }  // namespace
 
 std::unique_ptr<ProcessCatalog> makeProcessCatalog() {
@@ -37,7 +29,7 @@ std::unique_ptr<ProcessCatalog> makeProcessCatalog() {
 }
 
 std::unique_ptr<SystemAlertSink> makeAlertSink() {
-  return std::make_unique<UndeliveredAlertSink>();
+  return std::make_unique<windows_platform::EventLogAlertSink>();
 }
 
 void prepareServiceProcess() {
@@ -48,5 +40,17 @@ void prepareServiceProcess() {
 }
 
 std::unique_ptr<ServiceHost> makeServiceHost() { return std::make_unique<ForegroundServiceHost>(); }
+
+std::optional<int> runUnderServiceManager(const ServiceLifecycle& lifecycle) {
+  return windows_platform::runUnderScm(lifecycle);
+}
+
+Status configureServiceManager(const std::filesystem::path& state_dir) {
+  return windows_platform::configureService(state_dir);
+}
+
+Status removeServiceManagerConfig(const std::filesystem::path& state_dir, bool purge) {
+  return windows_platform::removeServiceConfig(state_dir, purge);
+}
 
 }  // namespace wctmon
