@@ -4,7 +4,8 @@ namespace wctmon {
 
 const PlatformDefaults& platformDefaults() {
   static const PlatformDefaults defaults{
-      "/var/lib/wctmon", {std::string(kDefaultApiSocket), std::string(kDefaultApiAddress)},
+      "/var/lib/wctmon",
+      {std::string(kDefaultApiSocket), std::string(kDefaultApiAddress)},
       AlertSinkKind::kJournald};
   return defaults;
 }
