@@ -335,10 +335,10 @@ ReloadReport Service::reload() {
       spdlog::error("reload refused, keeping the running config: {}: {}", config_path_.string(),
                     e.toString());
     }
-    sendServiceAlert(*r->alerts, AlertKind::kConfigError, AlertSeverity::kError,
-                     "configuration reload refused: " + loaded.errors.front().toString(),
-                     {{"CONFIG", config_path_.string()},
-                      {"REASON", loaded.errors.front().toString()}});
+    sendServiceAlert(
+        *r->alerts, AlertKind::kConfigError, AlertSeverity::kError,
+        "configuration reload refused: " + loaded.errors.front().toString(),
+        {{"CONFIG", config_path_.string()}, {"REASON", loaded.errors.front().toString()}});
     host_->ready(status());
     return report;
   }

@@ -539,8 +539,8 @@ std::string_view alertSinkName(AlertSinkKind kind) {
 }
 
 std::optional<AlertSinkKind> alertSinkFromName(std::string_view name) {
-  for (const auto kind : {AlertSinkKind::kJournald, AlertSinkKind::kSyslog, AlertSinkKind::kEventLog,
-                          AlertSinkKind::kNone}) {
+  for (const auto kind : {AlertSinkKind::kJournald, AlertSinkKind::kSyslog,
+                          AlertSinkKind::kEventLog, AlertSinkKind::kNone}) {
     if (alertSinkName(kind) == name) return kind;
   }
   return std::nullopt;

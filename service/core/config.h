@@ -48,7 +48,6 @@ struct ListenAddress {
 [[nodiscard]] std::optional<ListenAddress> parseListenAddress(std::string_view text,
                                                               std::string& why);
 
-
 /// One registered target: which processes, and how they are watched.
 struct TargetConfig {
   /// A label for logs and alerts; defaults to the selector.
