@@ -27,6 +27,18 @@ add_dependencies(wctmon_windows_tests wctmon-wct-fixture)
 gtest_discover_tests(wctmon_windows_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                      PROPERTIES LABELS windows TIMEOUT 120)
 
+# The service's Windows side: the SCM status and control handler's decisions, and the Event Log
+# sink against the message table of wctmond.exe (built beside the test).
+add_executable(wctmon_windows_service_tests
+  platform/windows/event_log_test.cpp
+  platform/windows/scm_status_test.cpp)
+target_include_directories(wctmon_windows_service_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(wctmon_windows_service_tests PRIVATE wctmon_platform_service
+                      GTest::gtest_main wctmon_warnings)
+add_dependencies(wctmon_windows_service_tests wctmond)
+gtest_discover_tests(wctmon_windows_service_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
+                     PROPERTIES LABELS windows TIMEOUT 120)
+
 # The platform-neutral core and model, built by the Windows compiler and run on Windows.
 add_executable(wctmon_windows_core_tests
   core/alert_rate_limiter_test.cpp
