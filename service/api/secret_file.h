@@ -18,11 +18,22 @@ namespace wctmon::api {
 /// Whether createSecretFile made the file or found one there.
 enum class SecretFile { kCreated, kExisted };
 
+/// Who may read a secret besides the service.
+enum class SecretReaders {
+  kNobody,
+  /// On Windows the members of the built-in group Performance Monitor Users (BUILTIN\Performance
+  /// Monitor Users, S-1-5-32-558), the group Windows has for reading a machine's performance
+  /// data without being an administrator. On POSIX nobody either (mode 0600): the token is
+  /// given by copy, or the API's Unix socket is used.
+  kMonitoringUsers,
+};
+
 /// Creates `file` holding `content`, readable and writable by the service's account only (mode
-/// 0600; on Windows SYSTEM and Administrators only), written through to the disk. A file that
-/// exists is left as it is (kExisted): two services starting at once never overwrite each
-/// other's secret. A file half written is removed.
+/// 0600; on Windows SYSTEM, Administrators and its owner), plus `readers`, written through to the
+/// disk. A file that exists is left as it is (kExisted): two services starting at once never
+/// overwrite each other's secret. A file half written is removed.
 [[nodiscard]] Result<SecretFile> createSecretFile(const std::filesystem::path& file,
-                                                  std::string_view content);
+                                                  std::string_view content,
+                                                  SecretReaders readers = SecretReaders::kNobody);
 
 }  // namespace wctmon::api

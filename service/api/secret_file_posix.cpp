@@ -23,7 +23,8 @@ Result<std::string> randomBytes(std::size_t count) {
   return bytes;
 }
 
-Result<SecretFile> createSecretFile(const std::filesystem::path& file, std::string_view content) {
+Result<SecretFile> createSecretFile(const std::filesystem::path& file, std::string_view content,
+                                    SecretReaders /*readers*/) {
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     if (errno == EEXIST) return SecretFile::kExisted;

@@ -40,12 +40,16 @@ Result<std::string> randomBytes(std::size_t count) {
   return bytes;
 }
 
-Result<SecretFile> createSecretFile(const std::filesystem::path& file, std::string_view content) {
-  // Protected from inherited entries; full control for SYSTEM, Administrators and the owner.
+Result<SecretFile> createSecretFile(const std::filesystem::path& file, std::string_view content,
+                                    SecretReaders readers) {
+  // Protected from inherited entries; full control for SYSTEM, Administrators and the owner;
+  // read for Performance Monitor Users (MU) when asked.
+  const wchar_t* sddl = readers == SecretReaders::kMonitoringUsers
+                            ? L"D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;OW)(A;;FR;;;MU)"
+                            : L"D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;OW)";
   PSECURITY_DESCRIPTOR descriptor = nullptr;
-  if (::ConvertStringSecurityDescriptorToSecurityDescriptorW(
-          L"D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;OW)", SDDL_REVISION_1, &descriptor, nullptr) ==
-      FALSE) {
+  if (::ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &descriptor,
+                                                             nullptr) == FALSE) {
     return makeError(ErrorCode::kIo, "cannot make its access list: " + errorText(::GetLastError()));
   }
   SECURITY_ATTRIBUTES attributes{sizeof(attributes), descriptor, FALSE};

@@ -54,10 +54,10 @@ Result<std::string> randomToken() {
 
 std::string_view roleName(Role role) { return role == Role::kAdmin ? "admin" : "reader"; }
 
-Result<std::string> readOrMakeToken(const std::filesystem::path& file) {
+Result<std::string> readOrMakeToken(const std::filesystem::path& file, SecretReaders readers) {
   auto fresh = randomToken();
   if (!fresh) return fresh.error();
-  auto made = createSecretFile(file, *fresh + "\n");
+  auto made = createSecretFile(file, *fresh + "\n", readers);
   if (!made) {
     return makeError(ErrorCode::kIo,
                      "API token file " + file.string() + ": " + made.error().message);
@@ -81,7 +81,8 @@ Result<Tokens> Tokens::load(const std::filesystem::path& admin_file,
                             const std::filesystem::path& reader_file) {
   auto admin = readOrMakeToken(admin_file);
   if (!admin) return admin.error();
-  auto reader = readOrMakeToken(reader_file);
+  // Dashboards and operators who are not administrators read with it.
+  auto reader = readOrMakeToken(reader_file, SecretReaders::kMonitoringUsers);
   if (!reader) return reader.error();
   if (sameSecret(*admin, *reader)) {
     return makeError(ErrorCode::kInvalidArgument,

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/secret_file.h"
 #include "model/result.h"
 
 namespace wctmon::api {
@@ -48,8 +49,10 @@ class Tokens {
   std::string reader_;
 };
 
-/// Reads the token in `file`, making the file (mode 0600, a random 256-bit token) when it does
-/// not exist. Surrounding whitespace is not part of the token.
-[[nodiscard]] Result<std::string> readOrMakeToken(const std::filesystem::path& file);
+/// Reads the token in `file`, making the file (mode 0600, a random 256-bit token; readable by
+/// `readers` too, see SecretReaders) when it does not exist. Surrounding whitespace is not part
+/// of the token.
+[[nodiscard]] Result<std::string> readOrMakeToken(const std::filesystem::path& file,
+                                                  SecretReaders readers = SecretReaders::kNobody);
 
 }  // namespace wctmon::api

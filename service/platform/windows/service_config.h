@@ -24,11 +24,6 @@ inline constexpr wchar_t kRequiredPrivileges[] = L"SeDebugPrivilege\0SeChangeNot
 /// The state directory's access list: SYSTEM and Administrators full, inherited by what is made
 /// in it, nothing for anyone else (ProgramData itself lets Users read).
 inline constexpr const wchar_t* kStateDirSddl = L"D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)";
-/// The reader token's: SYSTEM and Administrators full, members of the built-in Performance
-/// Monitor Users group read (the group Windows meant for reading a machine's performance data):
-/// they can run wctctl status, incidents and watch without being administrators.
-inline constexpr const wchar_t* kReaderTokenSddl = L"D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FR;;;MU)";
-
 /// What the MSI cannot say with wixl (no WiX extensions), applied to the installed service
 /// `WctMon` (wctmond --configure-service, a deferred custom action of the MSI; idempotent):
 /// failure actions (kRestartDelaysMs, kFailureResetSeconds, also on non-crash failures), delayed
