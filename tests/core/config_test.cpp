@@ -168,6 +168,13 @@ TEST(Config, TheShippedDefaultConfigIsValid) {
   const auto parsed = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.json");
   ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front().toString();
   EXPECT_FALSE(parsed.config->targets.empty());
+
+  // The Windows service's (installed by the MSI): the Event Log, the state directory by default.
+  const auto windows = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.windows.json");
+  ASSERT_TRUE(windows.errors.empty()) << windows.errors.front().toString();
+  EXPECT_EQ(windows.config->alerts.sink, AlertSinkKind::kEventLog);
+  EXPECT_EQ(windows.config->state_dir, platformDefaults().state_dir);
+  EXPECT_FALSE(windows.config->log.console);  // no console under the SCM
 }
 
 TEST(Config, AFileThatCannotBeReadNamesThePathAndTheSystemsReason) {
