@@ -43,9 +43,9 @@ Result<std::string> randomBytes(std::size_t count) {
 Result<SecretFile> createSecretFile(const std::filesystem::path& file, std::string_view content,
                                     SecretReaders readers) {
   // Protected from inherited entries; full control for SYSTEM, Administrators and the owner;
-  // read for Performance Monitor Users (MU) when asked.
+  // read for Performance Monitor Users (S-1-5-32-558; Wine does not know its alias MU) when asked.
   const wchar_t* sddl = readers == SecretReaders::kMonitoringUsers
-                            ? L"D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;OW)(A;;FR;;;MU)"
+                            ? L"D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;OW)(A;;FR;;;S-1-5-32-558)"
                             : L"D:P(A;;FA;;;SY)(A;;FA;;;BA)(A;;FA;;;OW)";
   PSECURITY_DESCRIPTOR descriptor = nullptr;
   if (::ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &descriptor,

@@ -168,7 +168,7 @@ TEST(EventLog, TheCategoriesAreNamedByTheTable) {
 TEST(EventLog, TheIncidentIsTheEventsDataAsJson) {
   const auto record = eventRecord(incidentAlert(AlertKind::kDeadlockDetected, "x"));
   EXPECT_EQ(record.data.front(), '{');
-  EXPECT_NE(record.data.find("\"process_name\":\"ledger.exe\""), std::string::npos) << record.data;
+  EXPECT_NE(record.data.find("\"process_name\": \"ledger.exe\""), std::string::npos) << record.data;
   EXPECT_NE(record.data.find("\"summary\":"), std::string::npos);
   EXPECT_TRUE(eventRecord(serviceAlert(AlertKind::kServiceStarted, {})).data.empty());
 }
@@ -198,7 +198,7 @@ TEST(EventLog, WhatAProcessChoseIsInertInTheStrings) {
   auto alert = incidentAlert(AlertKind::kDeadlockDetected, "x");
   alert.fields[3].second = "evil\x1b[31m\nname";
   const auto record = eventRecord(alert);
-  EXPECT_EQ(toUtf8(record.strings[0]), "evil\\x1b[31m\\nname");
+  EXPECT_EQ(toUtf8(record.strings[0]), "evil\\x1b[31m\\x0aname");
 }
 
 TEST(EventLog, TheSinkReportsToTheApplicationLogAndSaysWhere) {
