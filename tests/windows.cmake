@@ -13,6 +13,14 @@ if(NOT MSVC)
 endif()
 target_link_libraries(wctmon-wct-fixture PRIVATE wctmon_warnings)
 
+# The SCM as the service's tests ask it where Wine's sc.exe cannot (control, polling with
+# timings, the configuration of failure actions and privileges).
+add_executable(wctmon-scm-control fixtures/windows/scm_control.cpp)
+if(NOT MSVC)
+  target_link_options(wctmon-scm-control PRIVATE -municode)
+endif()
+target_link_libraries(wctmon-scm-control PRIVATE wctmon_warnings advapi32)
+
 # The WCT source on a scripted WCT and on the system's, the thread inspector and the process
 # catalog on the fixture (found beside the test).
 add_executable(wctmon_windows_tests

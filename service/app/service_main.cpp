@@ -88,13 +88,25 @@ std::filesystem::path stateDirOf(const std::string& config_path) {
 
 int configureService(const std::string& config_path, bool remove, bool purge) {
   const auto state_dir = stateDirOf(config_path);
-  const auto done = remove ? wctmon::removeServiceManagerConfig(state_dir, purge)
-                           : wctmon::configureServiceManager(state_dir);
-  if (!done) {
-    std::cerr << "wctmon: " << done.error().message << "\n";
+  if (remove) {
+    if (auto removed = wctmon::removeServiceManagerConfig(state_dir, purge); !removed) {
+      std::cerr << "wctmon: " << removed.error().message << "\n";
+      return kExitError;
+    }
+    std::cout << "service configuration removed" << (purge ? ", the state directory too" : "")
+              << "\n";
+    return kExitOk;
+  }
+  const auto configured = wctmon::configureServiceManager(state_dir);
+  if (!configured) {
+    std::cerr << "wctmon: " << configured.error().message << "\n";
     return kExitError;
   }
-  std::cout << (remove ? "service configuration removed" : "service configured") << "\n";
+  for (const auto& setting : *configured) {
+    std::cerr << "wctmon: warning: this system does not know the service's " << setting
+              << ": not set\n";
+  }
+  std::cout << "service configured (state directory " << state_dir.string() << ")\n";
   return kExitOk;
 }
 

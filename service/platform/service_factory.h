@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/ports/alert_sink.h"
@@ -61,9 +62,11 @@ struct ServiceLifecycle {
 
 /// Applies to the installed service what its installer cannot (Windows: failure actions, delayed
 /// start, service SID, required privileges, preshutdown timeout, the event source, the state
-/// directory's access list; see platform/windows/service_config.h); idempotent. On Linux the
-/// systemd unit carries all of it: an error says so.
-[[nodiscard]] Status configureServiceManager(const std::filesystem::path& state_dir);
+/// directory's access list; see platform/windows/service_config.h); idempotent. Returns the
+/// settings the system does not know, applied as far as it goes. On Linux the systemd unit
+/// carries all of it: an error says so.
+[[nodiscard]] Result<std::vector<std::string>> configureServiceManager(
+    const std::filesystem::path& state_dir);
 /// Undoes what removing the service leaves (Windows: the event source), and with `purge` the
 /// state directory; idempotent. On Linux an error, as above.
 [[nodiscard]] Status removeServiceManagerConfig(const std::filesystem::path& state_dir, bool purge);

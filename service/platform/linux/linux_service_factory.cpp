@@ -47,7 +47,8 @@ Error systemdSaysIt() {
 }
 }  // namespace
 
-Status configureServiceManager(const std::filesystem::path& /*state_dir*/) {
+Result<std::vector<std::string>> configureServiceManager(
+    const std::filesystem::path& /*state_dir*/) {
   return systemdSaysIt();
 }
 

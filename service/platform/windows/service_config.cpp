@@ -44,7 +44,9 @@ std::wstring modulePath() {
   }
 }
 
-Status configureScm() {
+/// Applies each setting; a setting this system does not know (ERROR_INVALID_LEVEL: Wine knows
+/// few of them) is named in `unknown` and the rest go on; any other failure is the error.
+Status configureScm(std::vector<std::string>& unknown) {
   ServiceHandle scm(::OpenSCManagerW(nullptr, nullptr, SC_MANAGER_CONNECT));
   if (scm.get() == nullptr)
     return failure("cannot open the service control manager", ::GetLastError());
@@ -56,7 +58,12 @@ Status configureScm() {
   }
   const auto change = [&](DWORD level, void* info, const char* what) -> Status {
     if (::ChangeServiceConfig2W(service.get(), level, info) == FALSE) {
-      return failure(std::string("cannot set the service's ") + what, ::GetLastError());
+      const DWORD error = ::GetLastError();
+      if (error == ERROR_INVALID_LEVEL) {
+        unknown.emplace_back(what);
+        return std::monostate{};
+      }
+      return failure(std::string("cannot set the service's ") + what, error);
     }
     return std::monostate{};
   };
@@ -160,16 +167,18 @@ std::wstring accessList(const std::filesystem::path& path) {
   return out;
 }
 
-Status configureService(const std::filesystem::path& state_dir) {
-  if (auto s = configureScm(); !s) return s;
-  if (auto s = registerEventSource(); !s) return s;
+Result<std::vector<std::string>> configureService(const std::filesystem::path& state_dir) {
+  std::vector<std::string> unknown;
+  if (auto s = configureScm(unknown); !s) return s.error();
+  if (auto s = registerEventSource(); !s) return s.error();
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);
   if (ec) {
     return makeError(ErrorCode::kIo, "cannot create the state directory " + state_dir.string() +
                                          ": " + ec.message());
   }
-  return applyAccessList(state_dir, kStateDirSddl);
+  if (auto s = applyAccessList(state_dir, kStateDirSddl); !s) return s.error();
+  return unknown;
 }
 
 Status removeServiceConfig(const std::filesystem::path& state_dir, bool purge) {

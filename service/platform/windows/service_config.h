@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "model/result.h"
 
@@ -29,8 +30,11 @@ inline constexpr const wchar_t* kStateDirSddl = L"D:P(A;OICI;FA;;;SY)(A;OICI;FA;
 /// failure actions (kRestartDelaysMs, kFailureResetSeconds, also on non-crash failures), delayed
 /// automatic start, an unrestricted service SID, the required privileges, the preshutdown
 /// timeout (kPreshutdownTimeout); the event source registered with this executable as its
-/// message file; and `state_dir` created with kStateDirSddl. The error names the step.
-[[nodiscard]] Status configureService(const std::filesystem::path& state_dir);
+/// message file; and `state_dir` created with kStateDirSddl. Returns the settings this system
+/// does not know (Wine knows few of them; Windows since Vista all), applied as far as it goes;
+/// the error names the step that failed.
+[[nodiscard]] Result<std::vector<std::string>> configureService(
+    const std::filesystem::path& state_dir);
 
 /// Undoes what is not removed with the service (wctmond --remove-service-config, run by the MSI
 /// on uninstall; idempotent): the event source's registration. With `purge`, `state_dir` too

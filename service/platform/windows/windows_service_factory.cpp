@@ -45,7 +45,7 @@ std::optional<int> runUnderServiceManager(const ServiceLifecycle& lifecycle) {
   return windows_platform::runUnderScm(lifecycle);
 }
 
-Status configureServiceManager(const std::filesystem::path& state_dir) {
+Result<std::vector<std::string>> configureServiceManager(const std::filesystem::path& state_dir) {
   return windows_platform::configureService(state_dir);
 }
 
