@@ -72,4 +72,9 @@ if(WCTMON_LINUX_BUILD)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_interop.py
                    ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR})
   set_tests_properties(windows.interop PROPERTIES LABELS windows TIMEOUT 300)
+  # wctmond.exe under Wine's SCM: controls, status, failures, --configure-service.
+  add_test(NAME windows.service
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_service.py
+                   ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(windows.service PROPERTIES LABELS windows TIMEOUT 300)
 endif()

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""wctmond.exe as a Windows service under Wine's service control manager, in a fresh prefix:
+
+1. registered with `sc create` (LocalSystem, automatic), then `wctmond.exe --configure-service`
+   (idempotent: run twice) sets the preshutdown timeout, the failure actions, the event source
+   and the state directory, and names the settings Wine does not know;
+2. started: START_PENDING with a wait hint, then RUNNING accepting STOP, SHUTDOWN, PRESHUTDOWN
+   and PARAMCHANGE; the native Linux wctctl asks it over loopback (platform windows, WCT
+   unavailable under Wine and why, alerts to the Event Log); it samples its configured target;
+3. a target added with wctctl persists across a stop and a start;
+4. PARAMCHANGE reloads the configuration (the changed level applies live);
+5. a stop is STOP_PENDING with a wait hint, then STOPPED with exit code 0 within that hint;
+6. a configuration that cannot be used ends the start in STOPPED with
+   ERROR_SERVICE_SPECIFIC_ERROR and service-specific exit code 1;
+7. --remove-service-config removes the event source's registration.
+Prints the figures: start -> RUNNING, start -> first sample, stop -> STOPPED.
+
+Usage: windows_service.py WINDOWS_BIN_DIR LINUX_BUILD_DIR SOURCE_DIR
+Environment: WINE (default /usr/lib/wine/wine64)."""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILURES = []
+SERVICE = "WctMon"
+EVENT_SOURCE_KEY = r"HKLM\SYSTEM\CurrentControlSet\Services\EventLog\Application\wctmon"
+RUNNING_CONTROLS = 0x1 | 0x4 | 0x8 | 0x100  # STOP, SHUTDOWN, PARAMCHANGE, PRESHUTDOWN
+
+
+def check(condition, what, detail=""):
+    print(("ok   " if condition else "FAIL ") + what + (f"\n     {detail}" if detail and not condition else ""))
+    if not condition:
+        FAILURES.append(what)
+    return condition
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Wine:
+    """A prefix of the test's own, kept alive by one waiting program: Wine stops its services
+    when no other Wine program runs."""
+
+    def __init__(self, scratch):
+        self.wine = os.environ.get("WINE", "/usr/lib/wine/wine64")
+        self.wineserver = os.path.join(os.path.dirname(self.wine), "wineserver")
+        self.prefix = os.path.join(scratch, "wineprefix")
+        self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all")
+        self.keeper = None
+
+    def start(self):
+        subprocess.run([self.wine, "wineboot", "--init"], env=self.env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
+        # The prefix's first session ends before the test's begins: a service created while
+        # the services of the first one still run is not known to the next one's (OpenService
+        # then fails with 1060, StartService with 1055).
+        subprocess.run([self.wineserver, "-w"], env=self.env, timeout=120)
+        # cmd's pause waits on a pipe that never closes; its output goes nowhere, so no daemon
+        # of Wine's holds this test's output open.
+        self.keeper = subprocess.Popen([self.wine, "cmd", "/c", "pause"], env=self.env,
+                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def stop(self):
+        subprocess.run([self.wineserver, "-k"], env=self.env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        if self.keeper is not None:
+            self.keeper.stdin.close()
+            try:
+                self.keeper.wait(10)
+            except subprocess.TimeoutExpired:
+                self.keeper.kill()
+
+    def c_drive(self, *parts):
+        return os.path.join(self.prefix, "drive_c", *parts)
+
+    def run(self, *args, timeout=120):
+        return subprocess.run([self.wine, *args], capture_output=True, text=True, env=self.env,
+                              stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+class Service:
+    """The SCM as wctmon-scm-control asks it (Wine's sc.exe has no `control` nor `config`)."""
+
+    def __init__(self, wine, control_exe):
+        self.wine = wine
+        self.control_exe = control_exe
+
+    def ask(self, verb, *args):
+        r = self.wine.run(self.control_exe, SERVICE, verb, *args)
+        try:
+            return json.loads(r.stdout.strip().splitlines()[-1])
+        except (IndexError, json.JSONDecodeError):
+            return {"error": r.stdout + r.stderr, "rc": r.returncode}
+
+
+def wctctl(linux_build, port, token, *args):
+    return subprocess.run([os.path.join(linux_build, "client", "wctctl"), *args, "--server",
+                           f"127.0.0.1:{port}", "--token-file", token],
+                          capture_output=True, text=True, timeout=60)
+
+
+def status_json(linux_build, port, token):
+    r = wctctl(linux_build, port, token, "status", "-o", "json")
+    try:
+        return json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return None
+
+
+def tail(path, size=2000):
+    if not os.path.exists(path):
+        return f"({path} does not exist)"
+    with open(path, errors="replace") as f:
+        return f.read()[-size:]
+
+
+def wait_until(predicate, timeout, step=0.05):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    return None
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    windows_bin, linux_build, source_dir = sys.argv[1:4]
+    with tempfile.TemporaryDirectory(prefix="wctmon-service-") as scratch:
+        wine = Wine(scratch)
+        wine.start()
+        try:
+            run(wine, windows_bin, linux_build, source_dir)
+        finally:
+            wine.stop()
+    if FAILURES:
+        print(f"\n{len(FAILURES)} check(s) failed")
+        sys.exit(1)
+
+
+def run(wine, windows_bin, linux_build, source_dir):
+    install = wine.c_drive("wctmon-test")
+    os.makedirs(install)
+    for exe in ("wctmond.exe", "wctmon-scm-control.exe"):
+        shutil.copy(os.path.join(windows_bin, exe), install)
+    service_exe = r"C:\wctmon-test\wctmond.exe"
+    scm = Service(wine, r"C:\wctmon-test\wctmon-scm-control.exe")
+
+    # The shipped Windows configuration, on ports of this test's own, watching services.exe.
+    state = wine.c_drive("ProgramData", "wctmon")
+    os.makedirs(state)
+    with open(os.path.join(source_dir, "config", "wctmon.windows.json")) as f:
+        config = json.load(f)
+    port = free_port()
+    config["api"] = {"listen": [f"127.0.0.1:{port}"]}
+    config["metrics"] = {"listen": f"127.0.0.1:{free_port()}"}
+    config["targets"] = [{"name": "scm", "exe": "services.exe"}]
+    config_file = os.path.join(state, "wctmon.json")
+    with open(config_file, "w") as f:
+        json.dump(config, f, indent=2)
+    command = service_exe + r" --config C:\ProgramData\wctmon\wctmon.json"
+
+    r = wine.run("sc", "create", SERVICE, "binpath=", command, "start=", "auto")
+    check(r.returncode == 0, "sc create registers the service", r.stdout + r.stderr)
+
+    for attempt in ("", " again (idempotent)"):
+        r = wine.run(service_exe, "--configure-service")
+        check(r.returncode == 0 and "service configured" in r.stdout,
+              "wctmond.exe --configure-service" + attempt, r.stdout + r.stderr)
+    check("does not know the service's delayed automatic start" in r.stderr,
+          "and names the settings Wine does not know", r.stderr)
+    cfg = scm.ask("config")
+    check(cfg.get("preshutdown_ms") == 15000, "the preshutdown timeout is 15 s", json.dumps(cfg))
+    r = wine.run("reg", "query", EVENT_SOURCE_KEY)
+    check(r.returncode == 0 and "EventMessageFile" in r.stdout and "wctmond.exe" in r.stdout
+          and re.search(r"CategoryCount\s+REG_DWORD\s+0x4", r.stdout) is not None,
+          "the event source is registered with wctmond.exe's message table", r.stdout + r.stderr)
+
+    # Start: pending with a hint, then running with its controls.
+    t0 = time.time()
+    started = scm.ask("start")
+    check(started.get("state") in (2, 4) and started.get("wait_hint", 0) in (0, 10000),
+          "StartService: START_PENDING with a 10 s wait hint", json.dumps(started))
+    running = scm.ask("wait-running", "30000")
+    start_to_running = time.time() - t0
+    check(running.get("state") == 4 and running.get("controls") == RUNNING_CONTROLS,
+          "RUNNING, accepting STOP, SHUTDOWN, PRESHUTDOWN and PARAMCHANGE", json.dumps(running))
+    admin = os.path.join(state, "api-admin.token")
+    reader = os.path.join(state, "api-reader.token")
+    st = wait_until(lambda: status_json(linux_build, port, reader), 30)
+    log = os.path.join(state, "wctmon.log")
+    if not check(st is not None,
+                 "the Linux wctctl reads its status over loopback with the reader token",
+                 wctctl(linux_build, port, reader, "status").stderr + tail(log)):
+        return
+    check(st.get("platform") == "windows", "it says it is the Windows build", json.dumps(st))
+    source = st.get("source", {})
+    check(source.get("name") == "windows-wct" and not source.get("available", True)
+          and "not supported" in source.get("reason", ""),
+          "and that WCT is unavailable under Wine, and why", json.dumps(source))
+    alerts = st.get("alerts", {})
+    check("Event Log" in alerts.get("route", ""), "its alerts go to the Event Log",
+          json.dumps(alerts))
+    sampled = wait_until(lambda: (s := status_json(linux_build, port, reader))
+                         and int(s.get("samples_total", s.get("samples", 0)) or 0) > 0 and s, 30)
+    start_to_sample = time.time() - t0
+    check(sampled is not None, "it samples its configured target (services.exe)",
+          json.dumps(status_json(linux_build, port, reader)))
+
+    # A target added at run time persists across a stop and a start.
+    r = wctctl(linux_build, port, admin, "targets", "add", "--name", "explorer",
+               "--exe", "explorer.exe")
+    check(r.returncode == 0, "wctctl targets add (admin token)", r.stdout + r.stderr)
+
+    # PARAMCHANGE reloads: a changed log level applies live.
+    config["log"]["level"] = "debug"
+    with open(config_file, "w") as f:
+        json.dump(config, f, indent=2)
+    changed = scm.ask("paramchange")
+    check(changed.get("state") == 4, "PARAMCHANGE is accepted while running", json.dumps(changed))
+    reloaded = wait_until(lambda: os.path.exists(log) and re.search(
+        r"configuration reloaded from .*: applied log\.level", open(log, errors="replace").read()),
+        10)
+    check(reloaded is not None, "and reloads the configuration (log.level applied live)",
+          tail(log))
+
+    # Stop: pending with a hint, stopped with exit code 0 within it.
+    t0 = time.time()
+    stopping = scm.ask("stop")
+    stopped = scm.ask("wait-stopped", "30000")
+    stop_to_stopped = time.time() - t0
+    hint = max(stopping.get("wait_hint", 0), stopped.get("max_wait_hint", 0))
+    check(stopping.get("state") in (1, 3) and hint == 5000,
+          "ControlService(STOP): STOP_PENDING with a 5 s wait hint", json.dumps(stopping))
+    check(stopped.get("state") == 1 and stopped.get("win32_exit") == 0
+          and stopped.get("service_exit") == 0, "STOPPED with exit code 0", json.dumps(stopped))
+    check(stop_to_stopped * 1000 < hint, f"within the wait hint ({stop_to_stopped * 1000:.0f} ms)")
+
+    scm.ask("start")
+    check(scm.ask("wait-running", "30000").get("state") == 4, "started again")
+    listed = wait_until(lambda: (r := wctctl(linux_build, port, reader, "targets", "list", "-o",
+                                             "json")).returncode == 0 and r.stdout, 30)
+    check(listed is not None and "explorer.exe" in listed,
+          "the target added at run time is still there", listed or "")
+    scm.ask("stop")
+    scm.ask("wait-stopped", "30000")
+
+    # A configuration that cannot be used: the start fails, said by the exit codes.
+    bad = os.path.join(state, "bad.json")
+    with open(bad, "w") as f:
+        json.dump({"sampling": {"interval_ms": 1}}, f)
+    scm.ask("command", service_exe + r" --config C:\ProgramData\wctmon\bad.json")
+    scm.ask("start")
+    failed = scm.ask("wait-stopped", "30000")
+    check(failed.get("state") == 1 and failed.get("win32_exit") == 1066
+          and failed.get("service_exit") == 1,
+          "an unusable configuration: STOPPED, ERROR_SERVICE_SPECIFIC_ERROR, exit code 1",
+          json.dumps(failed))
+
+    r = wine.run(service_exe, "--remove-service-config")
+    check(r.returncode == 0, "wctmond.exe --remove-service-config", r.stdout + r.stderr)
+    r = wine.run("reg", "query", EVENT_SOURCE_KEY)
+    check(r.returncode != 0, "removes the event source's registration", r.stdout)
+    check(os.path.exists(config_file), "and keeps the state directory")
+    r = wine.run("sc", "delete", SERVICE)
+    check(r.returncode == 0, "sc delete", r.stdout + r.stderr)
+
+    print(f"     figures: start -> RUNNING {start_to_running * 1000:.0f} ms, "
+          f"start -> first sample {start_to_sample * 1000:.0f} ms, "
+          f"stop -> STOPPED {stop_to_stopped * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
