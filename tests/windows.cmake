@@ -39,7 +39,8 @@ gtest_discover_tests(wctmon_windows_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIME
 # sink against the message table of wctmond.exe (built beside the test).
 add_executable(wctmon_windows_service_tests
   platform/windows/event_log_test.cpp
-  platform/windows/scm_status_test.cpp)
+  platform/windows/scm_status_test.cpp
+  platform/windows/service_config_test.cpp)
 target_include_directories(wctmon_windows_service_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(wctmon_windows_service_tests PRIVATE wctmon_platform_service
                       GTest::gtest_main wctmon_warnings)
