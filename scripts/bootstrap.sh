@@ -24,6 +24,7 @@ packages=(
   systemd                   # systemd-journald and journalctl: the alerts tests run a private one
   g++-mingw-w64-x86-64-posix libz-mingw-w64-dev  # the Windows cross-build (scripts/build-windows.sh)
   wine64                    # the Windows tests run under it
+  wixl msitools             # the MSI (scripts/windows/build-msi.sh) and its checks (msiinfo)
 )
 
 missing=()

@@ -78,4 +78,13 @@ if(WCTMON_LINUX_BUILD)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_service.py
                    ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR})
   set_tests_properties(windows.service PROPERTIES LABELS windows TIMEOUT 300)
+  # The MSI: its tables, then install, upgrade and uninstall under Wine's msiexec. It uses the
+  # shipped configuration's ports (7787, 7788), which no other test takes.
+  if(WCTMON_MSI)
+    add_test(NAME windows.msi
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_msi.py
+                     ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR}
+                     ${WCTMON_MSI})
+    set_tests_properties(windows.msi PROPERTIES LABELS windows TIMEOUT 600)
+  endif()
 endif()

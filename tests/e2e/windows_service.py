@@ -21,118 +21,12 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-FAILURES = []
-SERVICE = "WctMon"
-EVENT_SOURCE_KEY = r"HKLM\SYSTEM\CurrentControlSet\Services\EventLog\Application\wctmon"
-RUNNING_CONTROLS = 0x1 | 0x4 | 0x8 | 0x100  # STOP, SHUTDOWN, PARAMCHANGE, PRESHUTDOWN
-
-
-def check(condition, what, detail=""):
-    print(("ok   " if condition else "FAIL ") + what + (f"\n     {detail}" if detail and not condition else ""))
-    if not condition:
-        FAILURES.append(what)
-    return condition
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Wine:
-    """A prefix of the test's own, kept alive by one waiting program: Wine stops its services
-    when no other Wine program runs."""
-
-    def __init__(self, scratch):
-        self.wine = os.environ.get("WINE", "/usr/lib/wine/wine64")
-        self.wineserver = os.path.join(os.path.dirname(self.wine), "wineserver")
-        self.prefix = os.path.join(scratch, "wineprefix")
-        self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all")
-        self.keeper = None
-
-    def start(self):
-        subprocess.run([self.wine, "wineboot", "--init"], env=self.env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
-        # The prefix's first session ends before the test's begins: a service created while
-        # the services of the first one still run is not known to the next one's (OpenService
-        # then fails with 1060, StartService with 1055).
-        subprocess.run([self.wineserver, "-w"], env=self.env, timeout=120)
-        # cmd's pause waits on a pipe that never closes; its output goes nowhere, so no daemon
-        # of Wine's holds this test's output open.
-        self.keeper = subprocess.Popen([self.wine, "cmd", "/c", "pause"], env=self.env,
-                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL, start_new_session=True)
-
-    def stop(self):
-        subprocess.run([self.wineserver, "-k"], env=self.env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        if self.keeper is not None:
-            self.keeper.stdin.close()
-            try:
-                self.keeper.wait(10)
-            except subprocess.TimeoutExpired:
-                self.keeper.kill()
-
-    def c_drive(self, *parts):
-        return os.path.join(self.prefix, "drive_c", *parts)
-
-    def run(self, *args, timeout=120):
-        return subprocess.run([self.wine, *args], capture_output=True, text=True, env=self.env,
-                              stdin=subprocess.DEVNULL, timeout=timeout)
-
-
-class Service:
-    """The SCM as wctmon-scm-control asks it (Wine's sc.exe has no `control` nor `config`)."""
-
-    def __init__(self, wine, control_exe):
-        self.wine = wine
-        self.control_exe = control_exe
-
-    def ask(self, verb, *args):
-        r = self.wine.run(self.control_exe, SERVICE, verb, *args)
-        try:
-            return json.loads(r.stdout.strip().splitlines()[-1])
-        except (IndexError, json.JSONDecodeError):
-            return {"error": r.stdout + r.stderr, "rc": r.returncode}
-
-
-def wctctl(linux_build, port, token, *args):
-    return subprocess.run([os.path.join(linux_build, "client", "wctctl"), *args, "--server",
-                           f"127.0.0.1:{port}", "--token-file", token],
-                          capture_output=True, text=True, timeout=60)
-
-
-def status_json(linux_build, port, token):
-    r = wctctl(linux_build, port, token, "status", "-o", "json")
-    try:
-        return json.loads(r.stdout)
-    except json.JSONDecodeError:
-        return None
-
-
-def tail(path, size=2000):
-    if not os.path.exists(path):
-        return f"({path} does not exist)"
-    with open(path, errors="replace") as f:
-        return f.read()[-size:]
-
-
-def wait_until(predicate, timeout, step=0.05):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    return None
-
+from wine_support import (EVENT_SOURCE_KEY, RUNNING_CONTROLS, SERVICE, Service, Wine, check,
+                          free_port, report, status_json, tail, wait_until, wctctl)
 
 def main():
     if len(sys.argv) != 4:
@@ -145,9 +39,7 @@ def main():
             run(wine, windows_bin, linux_build, source_dir)
         finally:
             wine.stop()
-    if FAILURES:
-        print(f"\n{len(FAILURES)} check(s) failed")
-        sys.exit(1)
+    report()
 
 
 def run(wine, windows_bin, linux_build, source_dir):
