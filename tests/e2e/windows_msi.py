@@ -39,7 +39,10 @@ ENVIRONMENT_KEY = r"HKLM\System\CurrentControlSet\Control\Session Manager\Enviro
 def table(msi, name):
     """The rows of an MSI table, as msiinfo exports them (three header lines, then tab-separated
     rows)."""
-    r = subprocess.run(["msiinfo", "export", msi, name], capture_output=True, text=True)
+    # In a directory of its own: msiinfo writes the streams of a table (Binary) beside it.
+    with tempfile.TemporaryDirectory() as where:
+        r = subprocess.run(["msiinfo", "export", os.path.abspath(msi), name], capture_output=True,
+                           text=True, cwd=where)
     return [line.split("\t") for line in r.stdout.splitlines()[3:]]
 
 
