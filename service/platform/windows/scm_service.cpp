@@ -49,7 +49,8 @@ class PendingTicker {
 /// What the service's life is told under the SCM, and the controls that reached it.
 struct ScmRun {
   const ServiceLifecycle* lifecycle = nullptr;
-  SERVICE_STATUS_HANDLE handle = nullptr;
+  /// Set once the handler is registered; read by the handler's thread too.
+  std::atomic<SERVICE_STATUS_HANDLE> handle{nullptr};
   std::unique_ptr<ScmStatus> status;
   /// When a sample was last healthy (steady clock, ns): the watchdog of ServiceHost.
   std::atomic<std::int64_t> fed{0};
@@ -154,15 +155,18 @@ DWORD serve(ScmRun& run) {
 
 void WINAPI serviceMain(DWORD /*argc*/, LPWSTR* /*argv*/) {
   ScmRun& run = *current_run;
+  // Made before the handler is registered: the SCM may call it at once (INTERROGATE).
+  run.status = std::make_unique<ScmStatus>([&run](const SERVICE_STATUS& s) {
+    const SERVICE_STATUS_HANDLE handle = run.handle;
+    if (handle == nullptr) return;
+    SERVICE_STATUS copy = s;
+    ::SetServiceStatus(handle, &copy);
+  });
   run.handle = ::RegisterServiceCtrlHandlerExW(kServiceName, controlHandler, &run);
   if (run.handle == nullptr) {
     run.exit_code = 1;
     return;
   }
-  run.status = std::make_unique<ScmStatus>([handle = run.handle](const SERVICE_STATUS& s) {
-    SERVICE_STATUS copy = s;
-    ::SetServiceStatus(handle, &copy);
-  });
   run.status->startPending();
   Status started = std::monostate{};
   {
