@@ -43,20 +43,11 @@ int connectError(const char* path, int type) {
   return 0;
 }
 
-const char* nameOf(AlertSinkKind kind) {
-  switch (kind) {
-    case AlertSinkKind::kJournald:
-      return "journald";
-    case AlertSinkKind::kSyslog:
-      return "syslog";
-    case AlertSinkKind::kEventLog:
-      return "eventlog, which is Windows's";
-    case AlertSinkKind::kNone:
-      break;
-  }
-  return "none";
+/// The configuration's name of `kind`, with what it is on Linux when it is not Linux's.
+std::string nameOf(AlertSinkKind kind) {
+  std::string name(alertSinkName(kind));
+  return kind == AlertSinkKind::kEventLog ? name + ", which is Windows's" : name;
 }
-
 }  // namespace
 
 bool socketListening(const char* path) {

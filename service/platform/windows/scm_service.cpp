@@ -197,22 +197,14 @@ ScmStatus::ScmStatus(Report report) : report_(std::move(report)) {
 
 void ScmStatus::startPending() {
   std::lock_guard lock(mutex_);
-  status_.dwCurrentState = SERVICE_START_PENDING;
-  status_.dwControlsAccepted = 0;
-  status_.dwCheckPoint = 1;
-  status_.dwWaitHint = millis(kStartWaitHint);
-  reportLocked();
+  enterLocked(SERVICE_START_PENDING, 0, 1, millis(kStartWaitHint));
 }
 
 void ScmStatus::running() {
   std::lock_guard lock(mutex_);
   // Only a start ends in RUNNING: a reload's readiness while stopping changes nothing.
   if (status_.dwCurrentState != SERVICE_START_PENDING) return;
-  status_.dwCurrentState = SERVICE_RUNNING;
-  status_.dwControlsAccepted = kRunningControls;
-  status_.dwCheckPoint = 0;
-  status_.dwWaitHint = 0;
-  reportLocked();
+  enterLocked(SERVICE_RUNNING, kRunningControls, 0, 0);
 }
 
 void ScmStatus::stopPending() {
@@ -220,11 +212,7 @@ void ScmStatus::stopPending() {
   if (status_.dwCurrentState == SERVICE_STOP_PENDING || status_.dwCurrentState == SERVICE_STOPPED) {
     return;
   }
-  status_.dwCurrentState = SERVICE_STOP_PENDING;
-  status_.dwControlsAccepted = 0;
-  status_.dwCheckPoint = 1;
-  status_.dwWaitHint = millis(kStopWaitHint);
-  reportLocked();
+  enterLocked(SERVICE_STOP_PENDING, 0, 1, millis(kStopWaitHint));
 }
 
 void ScmStatus::progress() {
@@ -239,13 +227,9 @@ void ScmStatus::progress() {
 
 void ScmStatus::stopped(DWORD win32_exit, DWORD service_exit) {
   std::lock_guard lock(mutex_);
-  status_.dwCurrentState = SERVICE_STOPPED;
-  status_.dwControlsAccepted = 0;
-  status_.dwCheckPoint = 0;
-  status_.dwWaitHint = 0;
   status_.dwWin32ExitCode = win32_exit;
   status_.dwServiceSpecificExitCode = service_exit;
-  reportLocked();
+  enterLocked(SERVICE_STOPPED, 0, 0, 0);
 }
 
 void ScmStatus::interrogate() {
@@ -256,6 +240,14 @@ void ScmStatus::interrogate() {
 SERVICE_STATUS ScmStatus::current() const {
   std::lock_guard lock(mutex_);
   return status_;
+}
+
+void ScmStatus::enterLocked(DWORD state, DWORD controls, DWORD checkpoint, DWORD wait_hint) {
+  status_.dwCurrentState = state;
+  status_.dwControlsAccepted = controls;
+  status_.dwCheckPoint = checkpoint;
+  status_.dwWaitHint = wait_hint;
+  reportLocked();
 }
 
 void ScmStatus::reportLocked() { report_(status_); }

@@ -59,6 +59,8 @@ class ScmStatus {
   [[nodiscard]] SERVICE_STATUS current() const;
 
  private:
+  /// `state`, accepting `controls`, then reported.
+  void enterLocked(DWORD state, DWORD controls, DWORD checkpoint, DWORD wait_hint);
   void reportLocked();
 
   Report report_;
