@@ -48,6 +48,7 @@ std::string nameOf(AlertSinkKind kind) {
   std::string name(alertSinkName(kind));
   return kind == AlertSinkKind::kEventLog ? name + ", which is Windows's" : name;
 }
+
 }  // namespace
 
 bool socketListening(const char* path) {
