@@ -483,5 +483,21 @@ TEST(Alerts, SyslogAskedForWithoutDevLogIsSaidAndJournaldTakesThemWhenRunning) {
   EXPECT_EQ(started.value("SYSLOG_IDENTIFIER", ""), "wctmon") << started.dump();
 }
 
+TEST(Alerts, TheEventLogAskedForOnLinuxIsJournaldAndTheStartSaysWhichVersionAndConfig) {
+  // A configuration shared with Windows servers still alerts here.
+  PrivateMounts mounts;
+  Journald journald;
+  ServiceDir dir("eventlog");
+  Service service(dir);
+  EXPECT_NE(dir.logText().find("alerts go to journald (/run/systemd/journal/socket): alerts.sink "
+                               "is eventlog, which is Windows's"),
+            std::string::npos)
+      << dir.logText();
+  const auto started = journalEntry(kStartedId, "_PID", std::to_string(service.pid()));
+  EXPECT_EQ(started.value("WCTMON_VERSION", ""), WCTMON_VERSION) << started.dump();
+  EXPECT_NE(started.value("WCTMON_CONFIG", "").find("wctmon.json"), std::string::npos)
+      << started.dump();
+}
+
 }  // namespace
 }  // namespace wctmon
