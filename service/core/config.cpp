@@ -40,6 +40,74 @@ std::string typeName(const json& j) {
 }
 
 /// Reads one JSON object, checking types and ranges, collecting every error with its pointer.
+/// `key` as a JSON pointer's reference token: ~ -> ~0, / -> ~1.
+std::string pointerToken(std::string_view key) {
+  std::string escaped;
+  for (char c : key) {
+    if (c == '~') {
+      escaped += "~0";
+    } else if (c == '/') {
+      escaped += "~1";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+/// Parses `text`, refusing a key given twice in one object: JSON parsers keep one of them
+/// silently (nlohmann the last), so a second "targets" would replace the first unseen. Throws
+/// json::parse_error for text that is not JSON.
+json parseWithoutDuplicateKeys(std::string_view text, std::vector<ConfigError>& errors) {
+  struct Container {
+    bool object = false;
+    std::vector<std::string> keys;
+    std::size_t next_index = 0;
+    std::string pointer;
+  };
+  std::vector<Container> open;
+  // The pointer of the value that starts now: the last key of an object, the next index of an
+  // array.
+  const auto element = [&]() -> std::string {
+    if (open.empty()) return "";
+    const auto& parent = open.back();
+    return parent.pointer + "/" +
+           (parent.object ? pointerToken(parent.keys.back()) : std::to_string(parent.next_index));
+  };
+  const auto completed = [&] {
+    if (!open.empty() && !open.back().object) ++open.back().next_index;
+  };
+  const json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event,
+                                               json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        open.push_back({event == json::parse_event_t::object_start, {}, 0, element()});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        completed();
+        break;
+      case json::parse_event_t::key: {
+        auto& keys = open.back().keys;
+        auto key = parsed.get<std::string>();
+        if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+          errors.push_back(ConfigError{open.back().pointer + "/" + pointerToken(key),
+                                       "given twice in one object: only one would count"});
+        }
+        keys.push_back(std::move(key));
+        break;
+      }
+      case json::parse_event_t::value:
+        completed();
+        break;
+    }
+    return true;
+  };
+  return json::parse(text, callback);
+}
+
 class ObjectReader {
  public:
   ObjectReader(const json& j, std::string pointer, std::vector<ConfigError>& errors)
@@ -62,18 +130,7 @@ class ObjectReader {
 
   [[nodiscard]] bool ok() const { return ok_; }
   [[nodiscard]] std::string child(std::string_view key) const {
-    // JSON pointer escaping: ~ -> ~0, / -> ~1.
-    std::string escaped;
-    for (char c : key) {
-      if (c == '~') {
-        escaped += "~0";
-      } else if (c == '/') {
-        escaped += "~1";
-      } else {
-        escaped += c;
-      }
-    }
-    return pointer_ + "/" + escaped;
+    return pointer_ + "/" + pointerToken(key);
   }
 
   /// The value at `key`, or nullptr when absent (absent means "the default").
@@ -154,6 +211,11 @@ class ObjectReader {
       fail(child(key), "must not be empty");
       return false;
     }
+    // A NUL ends the string for every system call it reaches (a path would be cut short).
+    if (value.find('\0') != std::string::npos) {
+      fail(child(key), "must not contain a NUL character (\\u0000)");
+      return false;
+    }
     out = std::move(value);
     return true;
   }
@@ -188,6 +250,10 @@ class ObjectReader {
       auto type = waitTypeFromKey(item.get<std::string>());
       if (!type || *type == ObjectType::kThread) {
         fail(where, "unknown wait type \"" + item.get<std::string>() + "\"");
+        continue;
+      }
+      if (std::find(types.begin(), types.end(), *type) != types.end()) {
+        fail(where, "\"" + item.get<std::string>() + "\" is listed twice");
         continue;
       }
       types.push_back(*type);
@@ -434,7 +500,16 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   if (const json* l = root.find("log")) {
     ObjectReader r(*l, "/log", errors);
     r.choice("level", c.log.level, {"trace", "debug", "info", "warn", "error", "critical", "off"});
-    r.string("file", c.log.file, true);
+    if (r.string("file", c.log.file, true)) {
+      // Relative to state_dir, and inside it: the service may write nowhere else (systemd's
+      // unit makes only the state directory writable).
+      const auto file = std::filesystem::path(std::u8string(c.log.file.begin(), c.log.file.end()))
+                            .lexically_normal();
+      if (file.has_root_path() || file.has_root_name() ||
+          (!file.empty() && *file.begin() == "..")) {
+        r.fail("/log/file", "must be a file under state_dir (got \"" + c.log.file + "\")");
+      }
+    }
     r.unsignedValue("max_file_bytes", c.log.max_file_bytes, 4096, 1LL << 40);
     r.unsignedValue("max_files", c.log.max_files, 1, 100);
     r.unsignedValue("queue_size", c.log.queue_size, 16, 1 << 20);
@@ -565,7 +640,7 @@ ConfigParse parseConfig(std::string_view json_text) {
   ConfigParse out;
   json j;
   try {
-    j = json::parse(json_text);
+    j = parseWithoutDuplicateKeys(json_text, out.errors);
   } catch (const json::parse_error& e) {
     out.errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
     return out;
@@ -603,14 +678,14 @@ ConfigParse loadConfig(const std::filesystem::path& path) {
 std::optional<TargetConfig> parseTarget(std::string_view json_text, const Config& defaults,
                                         std::vector<ConfigError>& errors) {
   json j;
+  const auto before = errors.size();
   try {
-    j = json::parse(json_text);
+    j = parseWithoutDuplicateKeys(json_text, errors);
   } catch (const json::parse_error& e) {
     errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
     return std::nullopt;
   }
   TargetConfig target;
-  const auto before = errors.size();
   readTarget(j, "", defaults, target, errors);
   if (errors.size() != before) return std::nullopt;
   return target;

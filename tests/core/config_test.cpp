@@ -102,6 +102,49 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
   EXPECT_EQ(errorsOf("{\"a/b\": 1}"), std::vector<std::string>{"/a~1b: unknown key"});
 }
 
+TEST(Config, AKeyGivenTwiceIsRefusedWhereverItIs) {
+  // JSON parsers keep one of the two silently: a second "targets" would replace the first.
+  EXPECT_EQ(errorsOf(R"({"targets": [], "targets": [{"exe": "x"}]})"),
+            std::vector<std::string>{"/targets: given twice in one object: only one would count"});
+  EXPECT_EQ(
+      errorsOf(R"({"targets": [{"exe": "a"}, {"exe": "b", "name": "n", "exe": "c"}]})"),
+      std::vector<std::string>{"/targets/1/exe: given twice in one object: only one would count"});
+  EXPECT_EQ(
+      errorsOf(R"({"log": {"level": "info"}, "api": {"tls": {"a/b": 1, "a/b": 2}}})"),
+      (std::vector<std::string>{"/api/tls/a~1b: given twice in one object: only one would count",
+                                "/api/tls/a~1b: unknown key"}));
+  // The same key in two objects is no repetition.
+  EXPECT_TRUE(errorsOf(R"({"targets": [{"exe": "a"}, {"exe": "b"}]})").empty());
+  std::vector<ConfigError> errors;
+  EXPECT_FALSE(parseTarget(R"({"exe": "a", "exe": "b"})", Config{}, errors).has_value());
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0].toString(), "/exe: given twice in one object: only one would count");
+}
+
+TEST(Config, AWaitTypeListedTwiceIsRefusedAsTheSchemaSays) {
+  EXPECT_EQ(errorsOf(R"({"detection": {"ignore_waits": ["futex", "poll", "futex"]}})"),
+            std::vector<std::string>{"/detection/ignore_waits/2: \"futex\" is listed twice"});
+  EXPECT_EQ(errorsOf(R"({"targets": [{"all": true, "ignore_waits": ["sleep", "sleep"]}]})"),
+            std::vector<std::string>{"/targets/0/ignore_waits/1: \"sleep\" is listed twice"});
+}
+
+TEST(Config, StringsWithANulAndALogFileOutsideTheStateDirectoryAreRefused) {
+  EXPECT_EQ(errorsOf(R"({"state_dir": "/var/lib/wct\u0000mon"})"),
+            std::vector<std::string>{"/state_dir: must not contain a NUL character (\\u0000)"});
+  EXPECT_EQ(errorsOf(R"({"targets": [{"exe": "a\u0000"}]})"),
+            std::vector<std::string>{"/targets/0/exe: must not contain a NUL character (\\u0000)"});
+  for (const char* outside : {"../x", "logs/../../x", "/var/log/wctmon.log"}) {
+    EXPECT_EQ(
+        errorsOf(std::string(R"({"log": {"file": ")") + outside + R"("}})"),
+        std::vector<std::string>{std::string("/log/file: must be a file under state_dir (got \"") +
+                                 outside + "\")"})
+        << outside;
+  }
+  EXPECT_TRUE(errorsOf(R"({"log": {"file": "logs/./wctmon.log"}})").empty());
+  EXPECT_TRUE(errorsOf(R"({"log": {"file": "logs/../wctmon.log"}})").empty());
+  EXPECT_TRUE(errorsOf(R"({"log": {"file": ""}})").empty());  // no file
+}
+
 TEST(Config, IntegerKeysSayWhatIsAllowedWhateverNumberTheyGet) {
   // JSON reads these as fractional numbers; the error says what an integer key takes instead.
   EXPECT_EQ(errorsOf(R"({"sampling": {"interval_ms": 1e3}})"),
