@@ -16,12 +16,15 @@
 #include "platform/service_factory.h"
 #include "runtime/scheduler.h"
 #include "store/incident_store.h"
+#include "store/state_lock.h"
 
 namespace wctmon::app {
 
 /// Everything start() builds. Members are released in reverse order: the scheduler, the
 /// monitor, the platform's pieces, the pool, the store, and the log last.
 struct Service::Running {
+  /// Released last: the state directory is this service's until everything else is gone.
+  std::unique_ptr<StateLock> lock;
   Config config;
   std::unique_ptr<ServiceLog> log;
   std::unique_ptr<IncidentStore> store;
@@ -212,6 +215,9 @@ Status Service::start(const std::filesystem::path& config_path) {
     r->config = std::move(*parsed.config);
     const Config& config = r->config;
     if (auto made = createStateDir(config.state_dir); !made) return failed(made.error());
+    auto owned = StateLock::acquire(config.state_dir);
+    if (!owned) return failed(owned.error());
+    r->lock = std::move(owned).value();
     auto log = ServiceLog::start(config);
     if (!log) return failed(log.error());
     r->log = std::move(log).value();

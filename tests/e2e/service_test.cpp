@@ -109,6 +109,8 @@ class Service {
     int status = 0;
     return pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == 0;
   }
+  /// `wctmon run` execs the service: the same pid.
+  [[nodiscard]] pid_t pid() const { return pid_; }
 
  private:
   const ServiceDir& dir_;
@@ -295,6 +297,34 @@ TEST(Service, AnInvalidConfigAtStartIsAClearErrorAndAnInvalidReloadKeepsTheRunni
   }));
   EXPECT_EQ(incidentsOf(dir, fx->pid(), "INCIDENT_KIND_DEADLOCK")[0]["resolution"],
             "the process is no longer watched");
+}
+
+TEST(Service, OneServicePerStateDirectoryTheSecondIsRefusedNamingTheFirst) {
+  ServiceDir dir;
+  Service first(dir);
+  ASSERT_TRUE(waitFor([&] {
+    return readFile(dir.log()).find("service started") != std::string::npos;
+  })) << readFile(dir.log());
+  // Another configuration (its own API socket) on the same state directory.
+  ServiceDir other;
+  const auto state = std::filesystem::path(dir.config()).parent_path() / "state";
+  other.writeRaw(R"({"state_dir": ")" + state.string() +
+                 R"(", "metrics": {"enabled": false}, "api": {"enabled": false}, "targets": []})");
+  const auto second = runCommand({wctmonPath(), "run", "--config", other.config()});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("the state directory " + state.string() +
+                            " is in use by another wctmon service (pid " +
+                            std::to_string(first.pid()) + "; lock "),
+            std::string::npos)
+      << second.err;
+  EXPECT_TRUE(first.alive());
+
+  // Once the first is gone, even by SIGKILL, the directory is free again.
+  first.kill(SIGKILL);
+  Service third(other);
+  EXPECT_TRUE(waitFor([&] {
+    return readFile(other.log()).find("service started") != std::string::npos;
+  })) << readFile(other.log());
 }
 
 TEST(Service, TargetsThatExitOrStopMidSampleNeverHangOrCrashIt) {

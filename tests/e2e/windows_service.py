@@ -7,6 +7,7 @@
 2. started: START_PENDING with a wait hint, then RUNNING accepting STOP, SHUTDOWN, PRESHUTDOWN
    and PARAMCHANGE; the native Linux wctctl asks it over loopback (platform windows, WCT
    unavailable under Wine and why, alerts to the Event Log); it samples its configured target;
+   a second wctmond.exe on its state directory is refused;
 3. a target added with wctctl persists across a stop and a start;
 4. PARAMCHANGE reloads the configuration (the changed level applies live);
 5. a stop is STOP_PENDING with a wait hint, then STOPPED with exit code 0 within that hint;
@@ -112,6 +113,12 @@ def run(wine, windows_bin, linux_build, source_dir):
           json.dumps(status_json(linux_build, port, reader)))
 
     # A target added at run time persists across a stop and a start.
+    # One service per state directory: wctmond.exe by hand on the same one is refused.
+    r = wine.run(service_exe, "--config", r"C:\ProgramData\wctmon\wctmon.json", timeout=60)
+    check(r.returncode == 1 and f"is in use by another wctmon service (pid {running.get('pid')};"
+          in r.stderr, "a second service on the same state directory is refused, naming the first",
+          r.stdout + r.stderr)
+
     r = wctctl(linux_build, port, admin, "targets", "add", "--name", "explorer",
                "--exe", "explorer.exe")
     check(r.returncode == 0, "wctctl targets add (admin token)", r.stdout + r.stderr)
