@@ -66,7 +66,9 @@ CLI::Validator accepting(const std::string& expected, Parse parse) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int commandMain(int argc, char** argv) {
   CLI::App app{"wctctl: asks and steers a running wctmon service (wctmond) over its gRPC API",
                "wctctl"};
   app.set_version_flag("--version", "wctctl " WCTMON_VERSION);
@@ -250,4 +252,10 @@ int main(int argc, char** argv) {
   if (health->parsed()) return runHealth(session, health_service);
   if (version->parsed()) return runVersion(&session, json);
   return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return wctmon::cli::checkedOutput(commandMain(argc, argv), "wctctl");
 }

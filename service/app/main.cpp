@@ -99,7 +99,9 @@ int runValidateConfig(const std::string& file) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int commandMain(int argc, char** argv) {
   CLI::App app{"wctmon: finds which threads wait on what, owned by whom, and the deadlocks"};
   app.set_version_flag("--version", "wctmon " WCTMON_VERSION);
   app.require_subcommand(1);
@@ -163,4 +165,10 @@ int main(int argc, char** argv) {
     return kExitError;
   }
   return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return wctmon::cli::checkedOutput(commandMain(argc, argv), "wctmon");
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/run_service.h"
+#include "app/service_signals.h"
 
 namespace wctmon::app {
 
@@ -18,7 +19,9 @@ int runService(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  holdServiceSignals();  // until the service's loop handles them
   ::execv(path.c_str(), argv.data());
+  releaseServiceSignals();
   std::cerr << "wctmon: cannot start " << path << ": " << std::strerror(errno) << "\n";
   return 1;
 }

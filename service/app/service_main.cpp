@@ -17,6 +17,8 @@
 
 #include "app/incidents_command.h"
 #include "app/service.h"
+#include "app/service_signals.h"
+#include "cli/cli_args.h"
 #include "core/config.h"
 #include "platform/service_factory.h"
 
@@ -52,6 +54,8 @@ int run(const std::string& config_path) {
   asio::signal_set signals(signals_io, SIGTERM, SIGINT, SIGHUP);
   constexpr int kReloadSignal = SIGHUP;
 #endif
+  // Handled from here on: those held since main (or since `wctmon run`) are delivered now.
+  wctmon::app::releaseServiceSignals();
   if (auto started = service.start(config_path); !started) {
     std::istringstream lines(started.error().message);
     for (std::string line; std::getline(lines, line);) std::cerr << "wctmon: " << line << "\n";
@@ -112,7 +116,12 @@ int configureService(const std::string& config_path, bool remove, bool purge) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int commandMain(int argc, char** argv) {
+  // Before anything else: a stop or a reload that comes while the service starts is handled once
+  // it runs, never the default action that ends the process (see service_signals.h).
+  wctmon::app::holdServiceSignals();
   CLI::App app{"wctmond: the wctmon monitoring service"};
   std::string config_path;
   app.add_option("--config,-c", config_path, "Configuration file")->type_name("FILE");
@@ -138,6 +147,7 @@ int main(int argc, char** argv) {
   if (const auto exit = wctmon::cli::parseCommandLine(app, argc, argv, "wctmon", "wctmond")) {
     return *exit;
   }
+  if (incidents->parsed() || configure || remove) wctmon::app::releaseServiceSignals();
   if (configure || remove) {
     try {
       return configureService(config_path, remove, purge);
@@ -157,4 +167,10 @@ int main(int argc, char** argv) {
     std::cerr << "wctmon: " << e.what() << "\n";
     return kExitError;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return wctmon::cli::checkedOutput(commandMain(argc, argv), "wctmon");
 }

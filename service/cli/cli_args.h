@@ -6,8 +6,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -183,6 +186,25 @@ inline std::optional<int> parseCommandLine(CLI::App& app, int argc, char** argv,
     return kUsageExit;
   }
   return std::nullopt;
+}
+
+/// The exit status of a command whose output could not be written.
+inline constexpr int kOutputErrorExit = 1;
+
+/// `exit`, unless what the command wrote did not reach its standard output (a full disk, a
+/// closed pipe): then one line "PREFIX: cannot write the output[: REASON]" on stderr and
+/// kOutputErrorExit. Streams buffer their writes, so without this check a lost output would
+/// still exit 0. Called once, as the command ends.
+inline int checkedOutput(int exit, const char* prefix) {
+  errno = 0;
+  std::cout.flush();
+  const bool lost = std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!lost) return exit;
+  // The reason is known when this flush failed; an earlier write that failed left only the
+  // stream's error flag.
+  std::cerr << prefix << ": cannot write the output"
+            << (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
+  return kOutputErrorExit;
 }
 
 }  // namespace wctmon::cli

@@ -5,6 +5,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -81,6 +82,25 @@ TEST(Cli, NoDeadlockExitsZero) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["deadlocks"].empty());
+}
+
+TEST(Cli, OutputThatCannotBeWrittenIsExitOneWithAMessageNotASilentZero) {
+  // A full disk under stdout: the report is lost, and the exit status must say so.
+  const std::string self = std::to_string(::getpid());
+  const std::string tool = wctmonPath();
+  const auto config = std::string(WCTMON_SOURCE_DIR) + "/config/wctmon.json";
+  for (const std::string& command :
+       {tool + " validate-config " + config, tool + " analyze --pid " + self + " --json",
+        tool + " analyze --pid " + self}) {
+    const auto r = testing::runCommand({"/bin/sh", "-c", "exec " + command + " >/dev/full"});
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("wctmon: cannot write the output"), std::string::npos)
+        << command << ": " << r.err;
+  }
+  EXPECT_EQ(testing::runCommand(
+                {"/bin/sh", "-c", "exec " + tool + " validate-config " + config + " >/dev/null"})
+                .exit_code,
+            0);
 }
 
 TEST(Cli, UnknownProcessExitsOneWithAClearMessage) {

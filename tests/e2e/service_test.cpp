@@ -327,6 +327,44 @@ TEST(Service, OneServicePerStateDirectoryTheSecondIsRefusedNamingTheFirst) {
   })) << readFile(other.log());
 }
 
+/// Waits until `pid` runs wctmond (`wctmon run` execs it), polling every 100 µs.
+bool waitForExec(pid_t pid) {
+  const auto exe = "/proc/" + std::to_string(pid) + "/exe";
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(exe, ec).filename() == "wctmond") return true;
+    std::this_thread::sleep_for(100us);
+  }
+  return false;
+}
+
+TEST(Service, ASignalInItsFirstMillisecondsIsHandledNotItsDeath) {
+  // `wctmon run` holds the stop and reload signals from before it execs the service until the
+  // service's loop handles them: a SIGHUP while the service loads its libraries and starts is a
+  // reload once it runs, a SIGTERM a clean stop (not the default actions' 129 and 143). Each is
+  // sent at the service's first instant, as soon as the process is wctmond. (Before wctmon's own
+  // main runs, a process can do nothing about a signal.)
+  for (int round = 0; round < 2; ++round) {
+    ServiceDir dir;
+    Service service(dir);
+    ASSERT_TRUE(waitForExec(service.pid()));
+    service.kill(SIGHUP);
+    ASSERT_TRUE(waitFor([&] {
+      return readFile(dir.log()).find("configuration reloaded") != std::string::npos;
+    })) << readFile(dir.log());
+    const int status = service.kill(SIGTERM);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  for (int round = 0; round < 2; ++round) {
+    ServiceDir dir;
+    Service service(dir);
+    ASSERT_TRUE(waitForExec(service.pid()));
+    const int status = service.kill(SIGTERM);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << readFile(dir.log());
+  }
+}
+
 TEST(Service, TargetsThatExitOrStopMidSampleNeverHangOrCrashIt) {
   ServiceDir dir;
   // A deadlocked process that is stopped (SIGSTOP): while stopped it waits for SIGCONT, not for

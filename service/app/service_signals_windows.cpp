@@ -1,0 +1,9 @@
+#include "app/service_signals.h"
+
+namespace wctmon::app {
+
+void holdServiceSignals() {}
+
+void releaseServiceSignals() {}
+
+}  // namespace wctmon::app
