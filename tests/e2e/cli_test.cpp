@@ -5,6 +5,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -101,6 +102,27 @@ TEST(Cli, OutputThatCannotBeWrittenIsExitOneWithAMessageNotASilentZero) {
                 {"/bin/sh", "-c", "exec " + tool + " validate-config " + config + " >/dev/null"})
                 .exit_code,
             0);
+}
+
+TEST(Cli, AZombieIsReportedAsAZombieNotAnalysedAsALiveProcess) {
+  const pid_t child = ::fork();
+  if (child == 0) _exit(0);
+  // Not reaped yet: a zombie until waitpid below.
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), {});
+        return text.find(") Z ") != std::string::npos;
+      },
+      std::chrono::seconds(10)));
+  const auto r = analyze({"--pid", std::to_string(child)});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("process " + std::to_string(child) + " ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(") is a zombie: it has exited, and its parent (pid " +
+                       std::to_string(::getpid()) + ") has not collected its exit status"),
+            std::string::npos)
+      << r.err;
+  ::waitpid(child, nullptr, 0);
 }
 
 TEST(Cli, UnknownProcessExitsOneWithAClearMessage) {

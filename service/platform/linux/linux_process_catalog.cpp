@@ -22,7 +22,10 @@ std::optional<ProcessInfo> LinuxProcessCatalog::get(Pid pid, bool with_cmdline) 
   const long n = readSmallFile(AT_FDCWD, (dir + "/stat").c_str(), buf);
   if (n <= 0) return std::nullopt;
   auto stat = parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-  if (!stat || (stat->flags & kPfKthread) != 0) return std::nullopt;
+  // A zombie has exited: nothing of it runs or waits (its parent has yet to collect it).
+  if (!stat || (stat->flags & kPfKthread) != 0 || stat->state == RunState::kZombie) {
+    return std::nullopt;
+  }
   ProcessInfo info;
   info.identity = ProcessIdentity{pid, stat->start_time};
   info.comm = stat->comm;
@@ -70,6 +73,7 @@ std::vector<ProcessInfo> LinuxProcessCatalog::list(bool with_cmdline) {
       // exec keeps the pid and the start time but sets a new comm: a process whose comm
       // changed is read again (executable, command line), which costs nothing more than the
       // stat already read. An exec that keeps the comm is caught by the periodic refresh.
+      if (stat && stat->state == RunState::kZombie) continue;
       if (stat && stat->start_time == it->second.identity.start_time &&
           stat->comm == it->second.comm) {
         out.push_back(it->second);

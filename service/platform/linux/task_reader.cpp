@@ -178,6 +178,13 @@ Error exitedDuringRead(Pid pid) {
                    "process " + std::to_string(pid.value) + " exited during the read");
 }
 
+Error zombieProcess(Pid pid, const std::string& name, std::int32_t ppid) {
+  return makeError(ErrorCode::kNoSuchProcess,
+                   "process " + std::to_string(pid.value) + " (" + name +
+                       ") is a zombie: it has exited, and its parent (pid " + std::to_string(ppid) +
+                       ") has not collected its exit status");
+}
+
 bool isKernelThreadFlags(std::uint32_t flags) { return (flags & kPfKthread) != 0; }
 
 Result<ProcessHeader> readProcessHeader(int proc_fd, Pid pid) {
@@ -189,7 +196,8 @@ Result<ProcessHeader> readProcessHeader(int proc_fd, Pid pid) {
   }
   auto stat = n > 0 ? parseStat(textOf(buf, n)) : std::nullopt;
   if (!stat) return noSuchProcess(pid);
-  return ProcessHeader{std::move(stat->comm), stat->start_time, stat->flags};
+  return ProcessHeader{std::move(stat->comm), stat->start_time, stat->flags, stat->state,
+                       stat->ppid};
 }
 
 std::optional<StatFields> readStatAt(int stat_fd) {

@@ -77,11 +77,17 @@ class TaskList {
 /// The error of a process that exited (or was replaced) while it was read.
 [[nodiscard]] Error exitedDuringRead(Pid pid);
 
+/// A process that has exited but is still listed, its exit status not yet collected by its
+/// parent: nothing of it runs or waits any more. kNoSuchProcess, as an exited process is.
+[[nodiscard]] Error zombieProcess(Pid pid, const std::string& name, std::int32_t ppid);
+
 /// A process as its own stat file shows it.
 struct ProcessHeader {
   std::string name;
   std::uint64_t start_time = 0;
   std::uint32_t flags = 0;  // PF_*
+  RunState state = RunState::kUnknown;
+  std::int32_t ppid = 0;
 };
 
 /// Whether a process's PF_* flags mark a kernel thread.

@@ -46,6 +46,10 @@ Result<int> ThreadCache::begin(Pid pid) {
       close();
       return noSuchProcess(pid);
     }
+    if (stat->state == RunState::kZombie) {
+      close();
+      return zombieProcess(pid, stat->comm, stat->ppid);
+    }
     if (start_time_ != stat->start_time) {
       clear();
       start_time_ = stat->start_time;

@@ -17,6 +17,7 @@
 
 #include "core/analyzer.h"
 #include "model/format.h"
+#include "platform/linux/linux_process_catalog.h"
 #include "platform/linux/linux_wait_chain_source.h"
 #include "platform/linux/process_reader.h"
 #include "platform/linux/ptrace_inspector.h"
@@ -843,6 +844,37 @@ exec sleep 600)"},
     name = after->processes[0].name;
   }
   EXPECT_EQ(name, "sleep");
+}
+
+TEST(ProcessCatalog, AZombieIsNeitherListedNorSampledAsALiveProcess) {
+  const pid_t child = ::fork();
+  if (child == 0) _exit(0);
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        auto stat = linux_platform::readProcessStat(Pid{child});
+        return stat && stat->state == RunState::kZombie;
+      },
+      std::chrono::seconds(10)));
+  linux_platform::LinuxProcessCatalog catalog;
+  for (int listing = 0; listing < 2; ++listing) {  // the first reads each process, the next reuses
+    const auto all = catalog.list(false);
+    const auto has = [&](pid_t pid) {
+      return std::any_of(all.begin(), all.end(),
+                         [&](const ProcessInfo& p) { return p.identity.pid.value == pid; });
+    };
+    EXPECT_TRUE(has(::getpid()));
+    EXPECT_FALSE(has(child)) << "listing " << listing;
+  }
+  EXPECT_FALSE(catalog.get(Pid{child}, false).has_value());
+  linux_platform::SampleContext context;
+  linux_platform::ProcessReader reader(context);
+  linux_platform::ThreadCache cache;
+  for (const auto& read : {reader.read(Pid{child}), reader.readCached(Pid{child}, cache)}) {
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.error().code, ErrorCode::kNoSuchProcess);
+    EXPECT_NE(read.error().message.find("is a zombie"), std::string::npos) << read.error().message;
+  }
+  ::waitpid(child, nullptr, 0);
 }
 
 }  // namespace
