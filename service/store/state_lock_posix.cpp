@@ -26,8 +26,13 @@ Result<std::unique_ptr<StateLock>> StateLock::acquire(const std::filesystem::pat
   const auto path = dir / kStateLockFile;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
+    const int error = errno;
+    const bool unwritable = error == EACCES || error == EPERM || error == EROFS;
     return makeError(ErrorCode::kIo,
-                     "cannot open the lock file " + path.string() + ": " + std::strerror(errno));
+                     (unwritable ? "the state directory " + dir.string() +
+                                       " is not writable by the service: cannot create "
+                                 : std::string("cannot open the lock file ")) +
+                         path.string() + ": " + std::strerror(error));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;

@@ -339,6 +339,26 @@ bool waitForExec(pid_t pid) {
   return false;
 }
 
+TEST(Service, AStateDirectoryItCannotWriteIsOneClearErrorAtStart) {
+  // Root writes anywhere: the service runs as nobody, on a directory it may read but not write.
+  testing::TempDir dir("readonly");
+  namespace fs = std::filesystem;
+  fs::create_directories(dir / "state");
+  std::ofstream(dir / "wctmon.json")
+      << R"({"state_dir": ")" << (dir / "state").string()
+      << R"(", "alerts": {"sink": "none"}, "api": {"enabled": false},)"
+      << R"( "metrics": {"enabled": false}, "targets": []})";
+  fs::permissions(dir.path(), fs::perms(0755));
+  fs::permissions(dir / "wctmon.json", fs::perms(0644));
+  fs::permissions(dir / "state", fs::perms(0555));
+  const auto r = runCommand({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             wctmonPath(), "run", "--config", (dir / "wctmon.json").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "wctmon: the state directory " + (dir / "state").string() +
+                       " is not writable by the service: cannot create " +
+                       (dir / "state" / "wctmon.lock").string() + ": Permission denied\n");
+}
+
 TEST(Service, ASignalInItsFirstMillisecondsIsHandledNotItsDeath) {
   // `wctmon run` holds the stop and reload signals from before it execs the service until the
   // service's loop handles them: a SIGHUP while the service loads its libraries and starts is a
