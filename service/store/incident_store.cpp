@@ -393,6 +393,7 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
     return s.error();
   }
   if (auto s = store->migrate(); !s) return s.error();
+  if (auto s = store->checkTables(); !s) return s.error();
   return store;
 }
 
@@ -521,7 +522,25 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(
                                                   ", newer than this wctmon understands (" +
                                                   std::to_string(kSchemaVersion) + ")");
   }
+  if (auto s = store->checkTables(); !s) return s.error();
   return store;
+}
+
+Status IncidentStore::checkTables() const {
+  // A table of the schema gone (dropped by hand, a file put together from pieces): every read or
+  // write of it would fail later, one incident after another. Said once, now, with what to do.
+  for (const char* table : {"incidents", "targets"}) {
+    Statement found(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+    if (!found.ok()) return sqlError("cannot read the incident store's schema");
+    found.bind(1, std::string(table));
+    if (found.step() != SQLITE_ROW) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "the incident store " + file_ + " is damaged: its table " + table +
+                           " is missing; move the file aside (a new store is made at the next "
+                           "start) or restore it from a backup");
+    }
+  }
+  return std::monostate{};
 }
 
 IncidentStore::~IncidentStore() { sqlite3_close(db_); }

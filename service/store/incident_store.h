@@ -65,6 +65,8 @@ class IncidentStore final : public IncidentRepository {
   /// one half made.
   [[nodiscard]] static Status create(const std::filesystem::path& file);
   [[nodiscard]] Status migrate();
+  /// Every table of the schema is there: an error saying what is missing and what to do.
+  [[nodiscard]] Status checkTables() const;
   /// Runs `sql`; a failure says "FILE: WHAT: SQLite's reason".
   [[nodiscard]] Status exec(const char* sql, const std::string& what);
   /// "FILE: WHAT: SQLite's reason" for the last failure, with an ErrorCode that fits it.

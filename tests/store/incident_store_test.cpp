@@ -256,6 +256,24 @@ TEST(IncidentStore, IncidentsSurviveAReopen) {
   EXPECT_EQ(open[0].id, id);
 }
 
+TEST(IncidentStore, AStoreMissingATableIsRefusedAtOpenNotAtEveryWrite) {
+  for (const char* table : {"incidents", "targets"}) {
+    StateDir dir;
+    ASSERT_TRUE(IncidentStore::open(dir.file()).ok());
+    ASSERT_EQ(execSql(dir.file(), std::string("DROP TABLE ") + table), "");
+    const std::string why = "the incident store " + dir.file().string() +
+                            " is damaged: its table " + table +
+                            " is missing; move the file aside (a new store is made at the next "
+                            "start) or restore it from a backup";
+    const auto writer = IncidentStore::open(dir.file());
+    ASSERT_FALSE(writer.ok()) << table;
+    EXPECT_EQ(writer.error().message, why);
+    const auto reader = IncidentStore::openReadOnly(dir.file());
+    ASSERT_FALSE(reader.ok()) << table;
+    EXPECT_EQ(reader.error().message, why);
+  }
+}
+
 TEST(IncidentStore, KeepsTheIdsItIsGivenAndNeverReusesOne) {
   StateDir dir;
   std::int64_t last = 0;
