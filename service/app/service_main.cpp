@@ -6,12 +6,16 @@
 // foreground, Ctrl+C and Ctrl+Break stop it (a reload is asked through the API's ReloadConfig).
 // --configure-service and --remove-service-config are the Windows installer's steps.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -62,11 +66,28 @@ int run(const std::string& config_path) {
     return kExitError;
   }
   int stop_signal = 0;
+  // Reload signals that come together are one reload (a flood of SIGHUP is one reload and one
+  // log line): it runs once no signal came for kReloadQuiet, or kReloadAtMost after the first.
+  constexpr auto kReloadQuiet = std::chrono::milliseconds(250);
+  constexpr auto kReloadAtMost = std::chrono::seconds(2);
+  asio::steady_timer reload_timer(signals_io);
+  std::optional<std::chrono::steady_clock::time_point> reload_asked;
+  const auto scheduleReload = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    if (!reload_asked) reload_asked = now;
+    reload_timer.expires_after(std::min<std::chrono::steady_clock::duration>(
+        kReloadQuiet, *reload_asked + kReloadAtMost - now));
+    reload_timer.async_wait([&](const boost::system::error_code& error) {
+      if (error) return;  // moved by a later signal, or the loop stopped
+      reload_asked.reset();
+      (void)service.reload();  // the service logs what it applied and what it refused
+    });
+  };
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& error, int signal) {
         if (error) return;
         if (signal == kReloadSignal) {
-          (void)service.reload();  // the service logs what it applied and what it refused
+          scheduleReload();
           signals.async_wait(on_signal);
           return;
         }

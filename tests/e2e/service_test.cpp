@@ -385,6 +385,29 @@ TEST(Service, ASignalInItsFirstMillisecondsIsHandledNotItsDeath) {
   }
 }
 
+TEST(Service, AFloodOfReloadSignalsIsOneReload) {
+  ServiceDir dir;
+  Service service(dir);
+  ASSERT_TRUE(
+      waitFor([&] { return readFile(dir.log()).find("service started") != std::string::npos; }));
+  for (int i = 0; i < 100; ++i) {  // 100 in about a second
+    service.kill(SIGHUP);
+    std::this_thread::sleep_for(9ms);
+  }
+  ASSERT_TRUE(waitFor([&] {
+    return readFile(dir.log()).find("configuration reloaded") != std::string::npos;
+  })) << readFile(dir.log());
+  std::this_thread::sleep_for(3s);  // anything a second reload would take
+  const auto log = readFile(dir.log());
+  std::size_t reloads = 0;
+  for (auto at = log.find("configuration reloaded"); at != std::string::npos;
+       at = log.find("configuration reloaded", at + 1)) {
+    ++reloads;
+  }
+  EXPECT_EQ(reloads, 1U) << log;
+  EXPECT_TRUE(service.alive());
+}
+
 TEST(Service, TargetsThatExitOrStopMidSampleNeverHangOrCrashIt) {
   ServiceDir dir;
   // A deadlocked process that is stopped (SIGSTOP): while stopped it waits for SIGCONT, not for
