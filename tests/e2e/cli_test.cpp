@@ -1,4 +1,5 @@
 // wctmon analyze as operators run it: exit codes, JSON shape, human output, privileges.
+#include <fcntl.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/dynamic_message.h>
@@ -8,11 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -123,6 +128,56 @@ TEST(Cli, AZombieIsReportedAsAZombieNotAnalysedAsALiveProcess) {
             std::string::npos)
       << r.err;
   ::waitpid(child, nullptr, 0);
+}
+
+/// The state letter of each thread of `pid` (/proc/PID/task/TID/stat), by tid.
+std::map<int, char> threadStates(pid_t pid) {
+  std::map<int, char> out;
+  const auto task = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& entry : std::filesystem::directory_iterator(task)) {
+    std::ifstream stat(entry.path() / "stat");
+    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size()) {
+      out[std::stoi(entry.path().filename().string())] = text[paren + 2];
+    }
+  }
+  return out;
+}
+
+TEST(Cli, ACaptureKilledAtAnyMomentNeverLeavesAThreadStopped) {
+  // 100 rounds: `analyze --capture` of a real deadlock, SIGKILLed at a random moment of its run
+  // (which stops each thread of the cycle with ptrace to read it). The kernel detaches a dead
+  // tracer's tracees; none may stay in a tracing or job-control stop.
+  FixtureProcess fx("mutex-abba");
+  const auto seed = std::random_device{}();
+  std::mt19937 random(seed);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(analyze({"--pid", std::to_string(fx.pid()), "--capture"}).exit_code, 3);
+  const auto whole = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - start);
+  std::uniform_int_distribution<std::int64_t> when(0, 2 * whole.count());
+  const std::string pid = std::to_string(fx.pid());
+  for (int round = 0; round < 100; ++round) {
+    const pid_t tool = ::fork();
+    if (tool == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+      ::execl(wctmonPath(), wctmonPath(), "analyze", "--pid", pid.c_str(), "--capture", nullptr);
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(when(random)));
+    ::kill(tool, SIGKILL);
+    ::waitpid(tool, nullptr, 0);
+    for (const auto& [tid, state] : threadStates(fx.pid())) {
+      ASSERT_TRUE(state != 't' && state != 'T')
+          << "thread " << tid << " left in state " << state << " in round " << round << " (seed "
+          << seed << ")";
+    }
+  }
+  // And the deadlock is what it was: the same two threads still wait on each other.
+  EXPECT_EQ(analyze({"--pid", pid}).exit_code, 3);
 }
 
 TEST(Cli, UnknownProcessExitsOneWithAClearMessage) {
