@@ -5,7 +5,8 @@
 #   cli (command-line checks, header-only) on nothing. The client (client/, wctctl) uses only
 #   model, wire, cli and the generated API, never the engine.
 # Tests mirror the tree and may use what the room they test may use, plus fakes/ (core rooms
-# only) and support/. model/ and core/ include no OS, SQLite, protobuf, gRPC or Boost header,
+# only) and support/; the fuzz targets (tests/fuzz) reach the parsers of every room but app.
+# model/ and core/ include no OS, SQLite, protobuf, gRPC or Boost header,
 # except in their per-platform files (name_windows.cpp, name_linux.cpp, name_posix.cpp).
 # Prints every include against the direction and fails when there is one.
 set -euo pipefail
@@ -27,6 +28,7 @@ declare -A allowed=(
   [support]=""
   [e2e]="support"
   [fixtures]=""
+  [fuzz]="api core model platform store support wire wctmon"
 )
 # Headers from outside the tree that model/ and core/ may include.
 neutral_libraries='^(nlohmann/json\.hpp|spdlog/spdlog\.h)$'

@@ -4,12 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 
 #include "api/grpc_errors.h"
+#include "api/requests.h"
 #include "wire/proto_convert.h"
 #include "wire/utf8.h"
 
@@ -17,9 +16,6 @@ namespace wctmon::api {
 namespace {
 
 using google::protobuf::util::TimeUtil;
-
-constexpr int kDefaultPageSize = 100;
-constexpr int kMaxPageSize = 1000;
 
 google::protobuf::Duration duration(std::chrono::microseconds d) {
   return TimeUtil::MicrosecondsToDuration(d.count());
@@ -42,58 +38,6 @@ v1::Target toProto(const TargetConfig& t, bool runtime) {
   for (const auto type : t.ignore_waits) out.add_ignore_waits(waitTypeKey(type));
   out.set_origin(runtime ? v1::TARGET_ORIGIN_RUNTIME : v1::TARGET_ORIGIN_CONFIG);
   return out;
-}
-
-/// A target as the configuration file writes it, so that it is checked by the same rules and
-/// its errors name the same JSON pointers.
-std::string targetJson(const v1::Target& t) {
-  nlohmann::json j = nlohmann::json::object();
-  if (!t.name().empty()) j["name"] = t.name();
-  if (t.has_exe()) j["exe"] = t.exe();
-  if (t.has_cmdline()) j["cmdline"] = t.cmdline();
-  if (t.has_pid()) j["pid"] = t.pid();
-  if (t.has_all()) j["all"] = t.all();
-  if (t.has_interval_ms()) j["interval_ms"] = t.interval_ms();
-  if (t.has_hang_threshold_ms()) j["hang_threshold_ms"] = t.hang_threshold_ms();
-  if (t.has_out_of_proc()) j["out_of_proc"] = t.out_of_proc();
-  if (t.has_wct()) {
-    auto& wct = j["wct"] = nlohmann::json::object();
-    if (t.wct().has_com()) wct["com"] = t.wct().com();
-    if (t.wct().has_critical_sections()) wct["critical_sections"] = t.wct().critical_sections();
-    if (t.wct().has_network_io()) wct["network_io"] = t.wct().network_io();
-  }
-  if (t.has_capture()) j["capture"] = t.capture();
-  if (t.ignore_waits_size() > 0) {
-    j["ignore_waits"] = std::vector<std::string>(t.ignore_waits().begin(), t.ignore_waits().end());
-  }
-  return j.dump();
-}
-
-/// "OPENED_AT_NS:ID", the position of the last incident of a page.
-std::string pageToken(const Incident& last) {
-  return std::to_string(
-             std::chrono::duration_cast<std::chrono::nanoseconds>(last.opened_at.time_since_epoch())
-                 .count()) +
-         ":" + std::to_string(last.id);
-}
-
-std::optional<IncidentQuery::Position> parsePageToken(const std::string& token) {
-  const auto colon = token.find(':');
-  if (colon == std::string::npos) return std::nullopt;
-  std::int64_t ns = 0;
-  std::int64_t id = 0;
-  const char* begin = token.data();
-  const char* end = begin + token.size();
-  auto a = std::from_chars(begin, begin + colon, ns);
-  auto b = std::from_chars(begin + colon + 1, end, id);
-  if (a.ec != std::errc() || a.ptr != begin + colon || b.ec != std::errc() || b.ptr != end) {
-    return std::nullopt;
-  }
-  return IncidentQuery::Position{
-      std::chrono::system_clock::time_point(
-          std::chrono::duration_cast<std::chrono::system_clock::duration>(
-              std::chrono::nanoseconds(ns))),
-      id};
 }
 
 grpc::Status invalid(const std::string& message) {
@@ -262,14 +206,8 @@ grpc::ServerUnaryReactor* MonitorService::AddTarget(grpc::CallbackServerContext*
                                                     v1::Target* response) {
   if (auto* refused = refuse(context, Role::kAdmin)) return refused;
   return onPool(context, [this, target = request->target(), response] {
-    std::vector<ConfigError> errors;
-    auto parsed = parseTarget(targetJson(target), deps_.monitor.config(), errors);
-    if (!parsed) {
-      std::string message = "invalid target:";
-      for (const auto& e : errors) message += " " + e.toString() + ";";
-      message.pop_back();
-      return invalid(message);
-    }
+    auto parsed = targetOf(target, deps_.monitor.config());
+    if (!parsed) return toGrpcStatus(parsed.error());
     if (auto added = deps_.monitor.addTarget(*parsed); !added) {
       return toGrpcStatus(added.error());
     }
@@ -300,21 +238,18 @@ grpc::ServerUnaryReactor* MonitorService::AnalyzeProcess(grpc::CallbackServerCon
                                                          const v1::AnalyzeProcessRequest* request,
                                                          v1::AnalyzeResult* response) {
   if (auto* refused = refuse(context, Role::kAdmin)) return refused;
-  if (request->pid() <= 0) {
+  auto asked = analysisOf(*request);
+  if (!asked) {
     auto* reactor = context->DefaultReactor();
-    reactor->Finish(
-        invalid("pid must be a process id above 0 (got " + std::to_string(request->pid()) + ")"));
+    reactor->Finish(toGrpcStatus(asked.error()));
     return reactor;
   }
-  AnalyzeOptions options;
-  options.out_of_proc = request->out_of_proc();
-  options.capture = request->capture();
-  if (request->max_nodes() > 0) options.max_nodes = request->max_nodes();
   auto cancel = std::make_shared<AnalysisCancel>();
   auto* call = new AnalysisReactor(cancel);  // deletes itself when done
-  const auto pid = request->pid();
+  const auto pid = asked->pid.value;
   cancel->started(deps_.monitor.asyncAnalyzeProcess(
-      Pid{pid}, std::move(options), deps_.work, [call, response, pid](Result<Analysis> analysis) {
+      asked->pid, std::move(asked->options), deps_.work,
+      [call, response, pid](Result<Analysis> analysis) {
         if (!analysis) {
           if (analysis.error().code == ErrorCode::kCancelled) {
             spdlog::info("on-demand analysis of pid {} stopped: its caller went away", pid);
@@ -355,31 +290,14 @@ grpc::ServerUnaryReactor* MonitorService::ListIncidents(grpc::CallbackServerCont
                                                         const v1::ListIncidentsRequest* request,
                                                         v1::ListIncidentsResponse* response) {
   if (auto* refused = refuse(context, Role::kReader)) return refused;
-  IncidentQuery query;
-  if (request->state() == v1::INCIDENT_STATE_OPEN) query.state = IncidentState::kOpen;
-  if (request->state() == v1::INCIDENT_STATE_RESOLVED) query.state = IncidentState::kResolved;
-  if (request->kind() == v1::INCIDENT_KIND_DEADLOCK) query.kind = IncidentKind::kDeadlock;
-  if (request->kind() == v1::INCIDENT_KIND_HANG) query.kind = IncidentKind::kHang;
-  if (request->pid() != 0) query.pid = Pid{request->pid()};
-  if (!request->target().empty()) query.target = request->target();
-  if (request->has_since()) query.since = wire::fromTimestamp(request->since());
   auto* reactor = context->DefaultReactor();
-  if (request->page_size() < 0) {
-    reactor->Finish(invalid("page_size must not be negative"));
+  auto asked = incidentPageOf(*request);
+  if (!asked) {
+    reactor->Finish(toGrpcStatus(asked.error()));
     return reactor;
   }
-  const int page =
-      request->page_size() == 0 ? kDefaultPageSize : std::min(request->page_size(), kMaxPageSize);
-  if (!request->page_token().empty()) {
-    query.after = parsePageToken(request->page_token());
-    if (!query.after) {
-      reactor->Finish(invalid("page_token is not one this service gave"));
-      return reactor;
-    }
-  }
-  // One more than a page: whether there is a next one.
-  query.limit = static_cast<std::size_t>(page) + 1;
-  deps_.work([this, reactor, response, query, page] {
+  const auto page = asked->size;
+  deps_.work([this, reactor, response, query = std::move(asked->query), page] {
     std::vector<Incident> incidents;
     if (deps_.store != nullptr) {
       auto listed = deps_.store->list(query);

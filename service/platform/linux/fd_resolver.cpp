@@ -115,33 +115,40 @@ std::optional<std::uint64_t> unixPeerInode(std::uint64_t inode) {
                sizeof(kernel)) < 0) {
     return std::nullopt;
   }
-  std::array<char, 8192> buf{};
+  std::array<std::byte, 8192> buf{};
   const ssize_t n = ::recv(sock.get(), buf.data(), buf.size(), 0);
   if (n <= 0) return std::nullopt;
+  return unixPeerFromReply(std::span(buf).first(static_cast<std::size_t>(n)), inode);
+}
+
+std::optional<std::uint64_t> unixPeerFromReply(std::span<const std::byte> reply,
+                                               std::uint64_t inode) {
   // Walks the reply by hand: the NLMSG_*/RTA_* macros are C casts.
   constexpr auto align4 = [](std::size_t v) { return (v + 3U) & ~std::size_t{3}; };
   std::size_t offset = 0;
-  const auto total = static_cast<std::size_t>(n);
+  const std::size_t total = reply.size();
   while (offset + sizeof(nlmsghdr) <= total) {
     nlmsghdr header{};
-    std::memcpy(&header, buf.data() + offset, sizeof(header));
-    if (header.nlmsg_len < sizeof(header) || offset + header.nlmsg_len > total ||
+    std::memcpy(&header, reply.data() + offset, sizeof(header));
+    if (header.nlmsg_len < sizeof(header) || header.nlmsg_len > total - offset ||
         header.nlmsg_type != SOCK_DIAG_BY_FAMILY) {
       return std::nullopt;
     }
     const std::size_t body = offset + align4(sizeof(nlmsghdr));
+    const std::size_t end = offset + header.nlmsg_len;
     unix_diag_msg msg{};
-    std::memcpy(&msg, buf.data() + body, sizeof(msg));
-    if (msg.udiag_ino == inode) {
+    if (body + sizeof(msg) <= end) {
+      std::memcpy(&msg, reply.data() + body, sizeof(msg));
+    }
+    if (body + sizeof(msg) <= end && msg.udiag_ino == inode) {
       std::size_t attr = body + align4(sizeof(unix_diag_msg));
-      const std::size_t end = offset + header.nlmsg_len;
       while (attr + sizeof(nlattr) <= end) {
         nlattr a{};
-        std::memcpy(&a, buf.data() + attr, sizeof(a));
-        if (a.nla_len < sizeof(nlattr) || attr + a.nla_len > end) break;
+        std::memcpy(&a, reply.data() + attr, sizeof(a));
+        if (a.nla_len < sizeof(nlattr) || a.nla_len > end - attr) break;
         if (a.nla_type == UNIX_DIAG_PEER && a.nla_len >= sizeof(nlattr) + sizeof(std::uint32_t)) {
           std::uint32_t peer = 0;
-          std::memcpy(&peer, buf.data() + attr + align4(sizeof(nlattr)), sizeof(peer));
+          std::memcpy(&peer, reply.data() + attr + align4(sizeof(nlattr)), sizeof(peer));
           if (peer != 0) return peer;
         }
         attr += align4(a.nla_len);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,6 +32,11 @@ struct FdTarget {
 /// The inode of the socket connected to the Unix socket `inode`, from NETLINK_SOCK_DIAG;
 /// nullopt when `inode` is not a connected Unix socket.
 [[nodiscard]] std::optional<std::uint64_t> unixPeerInode(std::uint64_t inode);
+
+/// The peer of Unix socket `inode` in a NETLINK_SOCK_DIAG reply (nlmsghdr, unix_diag_msg and
+/// its attributes); nullopt when the reply does not name one.
+[[nodiscard]] std::optional<std::uint64_t> unixPeerFromReply(std::span<const std::byte> reply,
+                                                             std::uint64_t inode);
 
 /// Answers "which processes hold this pipe, socket or file, or this lock on it".
 class FdHolders {

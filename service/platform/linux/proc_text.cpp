@@ -80,6 +80,17 @@ std::optional<std::int64_t> parseInt(std::string_view text) {
   return parseNumber<std::int64_t>(text, 10);
 }
 
+std::optional<MapsRange> parseMapsLine(std::string_view line) {
+  const auto range = nextToken(line);
+  const auto perms = nextToken(line);
+  const auto dash = range.find('-');
+  if (dash == std::string_view::npos || perms.size() != 4) return std::nullopt;
+  const auto begin = parseNumber<std::uint64_t>(range.substr(0, dash), 16);
+  const auto end = parseNumber<std::uint64_t>(range.substr(dash + 1), 16);
+  if (!begin || !end || *end <= *begin) return std::nullopt;
+  return MapsRange{*begin, *end, perms[2] == 'x'};
+}
+
 std::optional<std::int64_t> parseStatusField(std::string_view status, std::string_view key) {
   while (!status.empty()) {
     const auto nl = status.find('\n');

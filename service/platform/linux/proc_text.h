@@ -79,6 +79,16 @@ struct LockEntry {
 [[nodiscard]] std::optional<std::int64_t> parseStatusField(std::string_view status,
                                                            std::string_view key);
 
+/// One line of /proc/PID/maps: "BEGIN-END PERMS OFFSET DEV INODE [PATH]", in hex where it is.
+struct MapsRange {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;  // past the last byte; above begin
+  bool executable = false;
+};
+
+/// Parses the range and permissions of a maps line; nullopt for anything else.
+[[nodiscard]] std::optional<MapsRange> parseMapsLine(std::string_view line);
+
 /// Parses a decimal integer at the start of `text`.
 [[nodiscard]] std::optional<std::int64_t> parseInt(std::string_view text);
 

@@ -7,13 +7,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <span>
 
+#include "platform/linux/proc_text.h"
 #include "platform/linux/process_memory.h"
 
 namespace wctmon::linux_platform {
@@ -178,10 +178,8 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> executableRanges(Pid pid) {
   std::ifstream maps("/proc/" + std::to_string(pid.value) + "/maps");
   std::string line;
   while (std::getline(maps, line)) {
-    unsigned long long begin = 0, end = 0;
-    char perms[5] = {};
-    if (std::sscanf(line.c_str(), "%llx-%llx %4s", &begin, &end, perms) == 3 && perms[2] == 'x') {
-      out.emplace_back(begin, end);
+    if (const auto range = parseMapsLine(line); range && range->executable) {
+      out.emplace_back(range->begin, range->end);
     }
   }
   return out;
