@@ -19,6 +19,7 @@ packages=(
   gdb                       # scripts/bench/analyze.sh times gdb's backtraces beside wctmon
   util-linux                # setpriv and flock in the tests
   clang-format              # scripts/check-format.sh
+  clang-14 libfuzzer-14-dev  # the fuzz targets (fuzz preset, scripts/bench/fuzz.sh)
   python3                   # tests and benchmarks
   python3-grpcio            # the API's tests drive it from an independent client
   systemd                   # systemd-journald and journalctl: the alerts tests run a private one

@@ -4,7 +4,8 @@
 # end-to-end tests (default preset), then the Windows build, cross-compiled and tested under
 # wine64 (scripts/build-windows.sh; WCTMON_SKIP_WINDOWS=1 skips it for a quick local run), then
 # the unit and integration tests again under AddressSanitizer + UBSan (debug preset,
-# build/debug), building only what those need.
+# build/debug), building only what those need; last, every fuzz target for WCTMON_FUZZ_SECONDS
+# (30 by default) with clang's libFuzzer (fuzz preset, build/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
@@ -37,3 +38,9 @@ fi
 # UBSan reports and carries on by default: a report must fail the test.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 ctest --preset debug -L "$labels" -j "$(nproc)"
+
+seconds=${WCTMON_FUZZ_SECONDS:-30}
+echo "test.sh: every fuzz target for $seconds s (fuzz preset: clang + libFuzzer, ASan + UBSan, build/fuzz)"
+cmake --preset fuzz -DWCTMON_FUZZ_SECONDS="$seconds" >/dev/null
+cmake --build --preset fuzz --target wctmon_fuzz_targets
+ctest --preset fuzz -L fuzz -j "$(nproc)"

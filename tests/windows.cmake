@@ -88,3 +88,24 @@ if(WCTMON_LINUX_BUILD)
     set_tests_properties(windows.msi PROPERTIES LABELS windows TIMEOUT 600)
   endif()
 endif()
+
+# Fuzzing under Wine. libFuzzer has no MinGW build: the replay driver replays each corpus, then
+# mutates it blindly for WCTMON_FUZZ_SECONDS (tests/fuzz/replay_main.cpp). WCT's answers are the
+# Windows build's own input; the configuration is read by both builds.
+set(WCTMON_FUZZ_SECONDS 30 CACHE STRING "How long the test command fuzzes each target")
+add_library(wctmon_fuzz_support STATIC fuzz/fuzz_support.cpp fuzz/replay_main.cpp)
+target_include_directories(wctmon_fuzz_support PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(wctmon_fuzz_support PRIVATE wctmon_warnings)
+foreach(target wct_translate:wctmon_platform config:wctmon_core)
+  string(REPLACE ":" ";" target "${target}")
+  list(GET target 0 name)
+  list(GET target 1 library)
+  add_executable(wctmon_fuzz_${name} fuzz/${name}_fuzz.cpp)
+  target_link_libraries(wctmon_fuzz_${name} PRIVATE ${library} wctmon_fuzz_support wctmon_warnings)
+  add_test(NAME FuzzMutate.${name}
+           COMMAND wctmon_fuzz_${name} --mutate ${WCTMON_FUZZ_SECONDS}
+                   --artifact ${CMAKE_BINARY_DIR}/fuzz-${name}-crash
+                   ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name})
+  math(EXPR timeout "${WCTMON_FUZZ_SECONDS} + 120")
+  set_tests_properties(FuzzMutate.${name} PROPERTIES LABELS windows TIMEOUT ${timeout})
+endforeach()

@@ -50,7 +50,10 @@ bool getThread(Dwfl*, pid_t tid, void* arg, void** thread_arg) {
 bool memoryRead(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
   const auto* state = static_cast<UnwindState*>(arg);
   const auto& copy = *state->copy;
-  if (addr >= copy.sp && addr + sizeof(Dwarf_Word) <= copy.sp + copy.bytes.size()) {
+  // Every address comes from the target's registers and stack: compared without a sum that
+  // could wrap (an address just below 2^64 once passed as inside the copy).
+  if (addr >= copy.sp && copy.bytes.size() >= sizeof(Dwarf_Word) &&
+      addr - copy.sp <= copy.bytes.size() - sizeof(Dwarf_Word)) {
     std::memcpy(result, copy.bytes.data() + (addr - copy.sp), sizeof(Dwarf_Word));
     return true;
   }
