@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace wctmon::linux_platform {
@@ -208,7 +209,8 @@ std::optional<LockEntry> parseLockLine(std::string_view line) {
   const auto end = nextToken(line);
   if (end != "EOF") {
     auto value = parseNumber<std::uint64_t>(end, 10);
-    if (!value) return std::nullopt;
+    // A range that ends before it starts is no lock: overlap tests on it would be wrong.
+    if (!value || *value < e.start) return std::nullopt;
     e.end = *value;
   }
   return e;
@@ -269,7 +271,8 @@ std::optional<double> parseSchedExecStart(std::string_view text) {
   if (number.empty()) return std::nullopt;
   char* parsed_end = nullptr;
   const double value = std::strtod(number.c_str(), &parsed_end);
-  if (parsed_end != number.c_str() + number.size()) return std::nullopt;
+  // Hundreds of digits make infinity, which compares equal to itself and would say "did not run".
+  if (parsed_end != number.c_str() + number.size() || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 

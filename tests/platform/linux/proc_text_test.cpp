@@ -110,6 +110,14 @@ TEST(ProcText, SchedExecStartIsTheSchedulerClockInMilliseconds) {
   EXPECT_DOUBLE_EQ(*start, 1680369.534191);
   EXPECT_FALSE(parseSchedExecStart("se.vruntime : 1.0\n").has_value());
   EXPECT_FALSE(parseSchedExecStart("se.exec_start : x\n").has_value());
+  // So many digits that they make infinity (found by the proc_sched fuzz target).
+  EXPECT_FALSE(parseSchedExecStart("se.exec_start : " + std::string(400, '7') + "\n").has_value());
+}
+
+TEST(ProcText, ALockRangeThatEndsBeforeItStartsIsNoLock) {
+  // Found by the proc_locks fuzz target.
+  EXPECT_FALSE(parseLockLine("3: POSIX  ADVISORY  WRITE 4242 fe:01:1234 200 199").has_value());
+  EXPECT_TRUE(parseLockLine("3: POSIX  ADVISORY  WRITE 4242 fe:01:1234 200 200").has_value());
 }
 
 }  // namespace
