@@ -29,6 +29,7 @@ using testing::CommandResult;
 using testing::FixtureProcess;
 using testing::runCommand;
 using testing::TempDir;
+using testing::threadStates;
 using testing::wctmonPath;
 
 CommandResult analyze(std::vector<std::string> args) {
@@ -128,21 +129,6 @@ TEST(Cli, AZombieIsReportedAsAZombieNotAnalysedAsALiveProcess) {
             std::string::npos)
       << r.err;
   ::waitpid(child, nullptr, 0);
-}
-
-/// The state letter of each thread of `pid` (/proc/PID/task/TID/stat), by tid.
-std::map<int, char> threadStates(pid_t pid) {
-  std::map<int, char> out;
-  const auto task = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& entry : std::filesystem::directory_iterator(task)) {
-    std::ifstream stat(entry.path() / "stat");
-    const std::string text((std::istreambuf_iterator<char>(stat)), {});
-    const auto paren = text.rfind(')');
-    if (paren != std::string::npos && paren + 2 < text.size()) {
-      out[std::stoi(entry.path().filename().string())] = text[paren + 2];
-    }
-  }
-  return out;
 }
 
 TEST(Cli, ACaptureKilledAtAnyMomentNeverLeavesAThreadStopped) {

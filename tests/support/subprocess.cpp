@@ -147,6 +147,21 @@ std::size_t drainPipe(int pid, int fd, std::size_t bytes, std::chrono::milliseco
   return got;
 }
 
+std::map<int, char> threadStates(pid_t pid) {
+  std::map<int, char> out;
+  const auto task = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(task, ec)) {
+    std::ifstream stat(entry.path() / "stat");
+    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size()) {
+      out[std::stoi(entry.path().filename().string())] = text[paren + 2];
+    }
+  }
+  return out;
+}
+
 std::string readFile(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream s;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -68,6 +69,9 @@ class FixtureProcess {
 /// or `timeout`: lets a writer blocked on that pipe go on. Returns the bytes read.
 std::size_t drainPipe(int pid, int fd, std::size_t bytes,
                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+/// The state letter of each thread of `pid` (/proc/PID/task/TID/stat), by tid.
+std::map<int, char> threadStates(pid_t pid);
 
 /// The whole of a file ("" when it cannot be read): service logs, for failure messages.
 std::string readFile(const std::filesystem::path& path);
