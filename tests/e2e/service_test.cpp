@@ -5,11 +5,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -76,12 +78,18 @@ class ServiceDir {
 /// `wctmon run` in the background, its stderr in a file.
 class Service {
  public:
+  /// `nofile`: the soft and hard RLIMIT_NOFILE to start it with, as `prlimit --nofile=N` does.
   explicit Service(const ServiceDir& dir,
-                   const std::vector<std::pair<std::string, std::string>>& env = {})
+                   const std::vector<std::pair<std::string, std::string>>& env = {},
+                   std::optional<rlim_t> nofile = std::nullopt)
       : dir_(dir) {
     pid_ = ::fork();
     if (pid_ == 0) {
       for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+      if (nofile) {
+        const rlimit limit{*nofile, *nofile};
+        if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(126);
+      }
       const int fd = ::open(dir.log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(fd, STDERR_FILENO);
       ::dup2(fd, STDOUT_FILENO);
@@ -572,6 +580,45 @@ TEST(Service, AReloadAppliesWhatCanChangeLiveAndNamesWhatNeedsARestart) {
   EXPECT_TRUE(service.alive());
   EXPECT_EQ(service.kill(SIGTERM), 0);
   EXPECT_NE(readFile(state / "reloaded.log").find("wctmon service stopped"), std::string::npos);
+}
+
+/// The service's open descriptors.
+std::size_t descriptorsOf(pid_t pid) {
+  std::error_code ec;
+  const std::filesystem::directory_iterator fds("/proc/" + std::to_string(pid) + "/fd", ec);
+  return ec ? 0 : static_cast<std::size_t>(std::distance(fds, {}));
+}
+
+TEST(Service, AProcessWithFarMoreThreadsThanItsDescriptorLimitIsWatchedWithinTheLimit) {
+  // 3,000 idle threads and a deadlock, watched by a service started with RLIMIT_NOFILE 256 (as
+  // `prlimit --nofile=256` does): one kept-open descriptor per thread would need twelve times
+  // that. The deadlock is caught, and the service never holds more than its limit allows nor
+  // fails an open for lack of descriptors.
+  ServiceDir dir;
+  auto fx = dir.fixture("idle-abba", "3000");
+  Service service(dir, {}, 256);
+
+  std::size_t most = 0;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        most = std::max(most, descriptorsOf(service.pid()));
+        return !incidentsOf(dir, fx->pid(), "INCIDENT_KIND_DEADLOCK").empty();
+      },
+      60s))
+      << readFile(dir.log());
+  // Ten more samples of all 3,000 threads.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(10 * kIntervalMs);
+  while (std::chrono::steady_clock::now() < until) {
+    most = std::max(most, descriptorsOf(service.pid()));
+    std::this_thread::sleep_for(20ms);
+  }
+  RecordProperty("most_descriptors", static_cast<int>(most));
+  EXPECT_GT(most, 0U);
+  EXPECT_LE(most, 256U);
+  const auto log = readFile(dir.log());
+  EXPECT_EQ(log.find("Too many open files"), std::string::npos) << log;
+  EXPECT_TRUE(service.alive());
+  EXPECT_EQ(service.kill(SIGTERM), 0);
 }
 
 }  // namespace
