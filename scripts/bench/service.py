@@ -35,7 +35,7 @@ def has_api(wctmon):
                               stderr=subprocess.DEVNULL).returncode == 0
 
 
-def start_service(wctmon, state, interval_ms, tag, extra=""):
+def start_service(wctmon, state, interval_ms, tag, extra="", prefix=()):
     config = os.path.join(state, "wctmon.json")
     # Its own API socket: the default address is for one service per host.
     api = {"api": {"listen": ["unix:" + os.path.join(state, "api.sock")]}} if has_api(wctmon) else {}
@@ -47,7 +47,7 @@ def start_service(wctmon, state, interval_ms, tag, extra=""):
             "log": {"level": "warn", "console": False},
             "targets": [{"name": "bench", "cmdline": tag}],
         }))
-    service = subprocess.Popen([wctmon, "run", "--config", config], stdout=subprocess.DEVNULL,
+    service = subprocess.Popen([*prefix, wctmon, "run", "--config", config], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     deadline = time.time() + 10
     while not os.path.exists(os.path.join(state, "incidents.db")) and time.time() < deadline:
