@@ -9,6 +9,13 @@
 namespace wctmon {
 namespace {
 
+/// The time of an incident's change: the wall clock's, but never before the incident's last
+/// change. After the wall clock is set back, an incident opened before still reads as opened,
+/// then updated, then resolved, in that order.
+Incident::TimePoint laterOf(Incident::TimePoint now, Incident::TimePoint last) {
+  return std::max(now, last);
+}
+
 std::string deadlockSignature(const std::vector<ThreadRef>& threads) {
   std::string s = "deadlock";
   for (const auto& t : threads) s += " " + threadLabel(t);
@@ -365,7 +372,7 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
     changed = setProcesses(incident, deadlockProcesses(incident, it->first, incident.spurs, &o)) ||
               changed;
     if (changed) {
-      incident.updated_at = now;
+      incident.updated_at = laterOf(now, incident.updated_at);
       incident.chains = valuesOf(open.chains);
       events.push_back({IncidentEvent::Type::kUpdated, incident});
     }
@@ -488,7 +495,7 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
   // The process was renamed (exec): its open hangs carry the new name from now on.
   for (auto& [signature, incident] : state.open) {
     if (setProcesses(incident, {IncidentProcess{o.process, o.process_name}})) {
-      incident.updated_at = now;
+      incident.updated_at = laterOf(now, incident.updated_at);
       events.push_back({IncidentEvent::Type::kUpdated, incident});
     }
   }
@@ -534,7 +541,7 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
 
 Incident IncidentTracker::resolved(Incident incident, std::string reason) const {
   incident.state = IncidentState::kResolved;
-  incident.resolved_at = clock_.now();
+  incident.resolved_at = laterOf(clock_.now(), incident.updated_at);
   incident.updated_at = *incident.resolved_at;
   incident.resolution = std::move(reason);
   return incident;

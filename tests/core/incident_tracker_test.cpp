@@ -133,18 +133,22 @@ TEST(IncidentTracker, WaitTimesAreWhatTheSamplesSawOrThePlatformReadNeverAMadeUp
   EXPECT_EQ(later.chains[0].nodes[0].wait_time, std::chrono::milliseconds(8000));
 }
 
+/// abba() with thread 13 waiting on thread 11 too.
+Snapshot abbaWithAThirdThreadBehindIt() {
+  return SnapshotBuilder()
+      .process(10, "server")
+      .waitsOnThread(11, T(10, 12))
+      .waitsOnThread(12, T(10, 11))
+      .waitsOnThread(13, T(10, 11))
+      .build();
+}
+
 TEST(IncidentTracker, MoreThreadsPilingUpBehindADeadlockUpdateIt) {
   FakeClock clock;
   IncidentTracker tracker(clock);
   (void)tracker.observe(observe(abba()));
-  auto more = SnapshotBuilder()
-                  .process(10, "server")
-                  .waitsOnThread(11, T(10, 12))
-                  .waitsOnThread(12, T(10, 11))
-                  .waitsOnThread(13, T(10, 11))
-                  .build();
   clock.advance(1s);
-  const auto events = tracker.observe(observe(more));
+  const auto events = tracker.observe(observe(abbaWithAThirdThreadBehindIt()));
   ASSERT_EQ(types(events), std::vector<Type>{Type::kUpdated});
   EXPECT_EQ(events[0].incident.spurs, std::vector<ThreadRef>{T(10, 13)});
   EXPECT_EQ(events[0].incident.updated_at, clock.now());
@@ -239,6 +243,33 @@ TEST(IncidentTracker, AWallClockStepBackDoesNotHoldAHangBack) {
   ASSERT_EQ(events[0].incident.chains.size(), 1U);
   EXPECT_EQ(events[0].incident.chains[0].nodes[0].wait_time, std::chrono::milliseconds(30s));
   EXPECT_EQ(events[0].incident.opened_at, clock.now());
+}
+
+TEST(IncidentTracker, AfterTheWallClockIsSetBackAnIncidentStillReadsOpenedThenUpdatedThenResolved) {
+  FakeClock clock;
+  IncidentTracker tracker(clock);
+  const auto opened = tracker.observe(observe(abba()));
+  ASSERT_EQ(types(opened), std::vector<Type>{Type::kOpened});
+  clock.advance(2s);
+  clock.stepWallClock(-1h);  // NTP sets the date back an hour while the deadlock is open
+  auto events = tracker.observe(observe(abbaWithAThirdThreadBehindIt()));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kUpdated});
+  const auto updated = events[0].incident;
+  EXPECT_EQ(updated.updated_at, opened[0].incident.opened_at);
+  clock.advance(3s);
+  events = tracker.observe(observe(healthy()));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  const auto& resolved = events[0].incident;
+  ASSERT_TRUE(resolved.resolved_at.has_value());
+  EXPECT_LE(resolved.opened_at, resolved.updated_at);
+  EXPECT_EQ(*resolved.resolved_at, resolved.updated_at);
+  EXPECT_GE(*resolved.resolved_at, updated.updated_at);
+  // Once the wall clock is past the last change again, it is the time read.
+  clock.advance(2h);
+  (void)tracker.observe(observe(abba()));
+  events = tracker.observe(observe(healthy()));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolved_at, clock.now());
 }
 
 TEST(IncidentTracker, ProgressRestartsTheHangClock) {
