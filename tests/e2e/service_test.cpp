@@ -22,6 +22,7 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -619,6 +620,75 @@ TEST(Service, AProcessWithFarMoreThreadsThanItsDescriptorLimitIsWatchedWithinThe
   EXPECT_EQ(log.find("Too many open files"), std::string::npos) << log;
   EXPECT_TRUE(service.alive());
   EXPECT_EQ(service.kill(SIGTERM), 0);
+}
+
+/// The tracer of each thread of `pid` that has one.
+std::vector<int> tracersOf(pid_t pid) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream status(task.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("TracerPid:", 0) == 0 && std::stoi(line.substr(10)) != 0) {
+        out.push_back(std::stoi(line.substr(10)));
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Service, AServiceKilledWhileItHoldsThreadsForCaptureNeverLeavesOneStopped) {
+  // 100 rounds: a fresh service (its own state directory) finds the same deadlock and captures
+  // its threads, stopping each with ptrace for a moment. The test watches the threads' tracer
+  // and SIGKILLs the service the moment it is one of them (or at a random moment when that is
+  // missed). The kernel detaches a dead tracer's tracees; none may stay stopped.
+  const FixtureProcess fx("mutex-abba");
+  const std::string target = R"([{"name": "fx", "pid": )" + std::to_string(fx.pid()) + "}]";
+  const auto seed = std::random_device{}();
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> late(0, 4 * kIntervalMs);
+  int mid_capture = 0;
+  for (int round = 0; round < 100; ++round) {
+    ServiceDir dir;
+    dir.writeConfig(target);
+    Service service(dir);
+    // Half the rounds watch for the capture; the others kill at a random moment of the first
+    // samples.
+    const bool watch = round % 2 == 0;
+    const auto give_up = std::chrono::steady_clock::now() +
+                         (watch ? 3000ms : std::chrono::milliseconds(late(random)));
+    const auto service_task = "/proc/" + std::to_string(service.pid()) + "/task/";
+    bool caught = false;
+    while (!caught && std::chrono::steady_clock::now() < give_up) {
+      if (!watch) continue;
+      // A tracer is a thread (the service's worker that captures), named by its tid.
+      for (const int tracer : tracersOf(fx.pid())) {
+        caught = caught || std::filesystem::exists(service_task + std::to_string(tracer));
+      }
+    }
+    service.kill(SIGKILL);
+    mid_capture += caught ? 1 : 0;
+    for (const auto& [tid, state] : testing::threadStates(fx.pid())) {
+      ASSERT_TRUE(state != 't' && state != 'T')
+          << "thread " << tid << " left in state " << state << " in round " << round
+          << (caught ? " (killed mid-capture)" : "") << ", seed " << seed;
+    }
+    ASSERT_TRUE(tracersOf(fx.pid()).empty()) << "round " << round;
+  }
+  RecordProperty("killed_mid_capture", mid_capture);
+  // The watch must really have seen captures, or the rounds above prove little.
+  EXPECT_GT(mid_capture, 0);
+  // And the deadlock is what it was: a last service finds it and captures both threads.
+  ServiceDir dir;
+  dir.writeConfig(target);
+  Service service(dir);
+  ASSERT_TRUE(waitFor([&] {
+    const auto found = incidentsOf(dir, fx.pid(), "INCIDENT_KIND_DEADLOCK");
+    return found.size() == 1 && found[0]["evidence"].size() == 2U &&
+           found[0]["evidence"][0]["captured"].get<bool>();
+  })) << readFile(dir.log());
 }
 
 }  // namespace
