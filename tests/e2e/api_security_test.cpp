@@ -15,12 +15,15 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/api_service.h"
@@ -582,6 +585,69 @@ TEST(ApiSecurity, ThreadNamesOfAnyBytesArriveThroughEveryRpcAsUtf8WithTheirContr
   EXPECT_EQ(log.find("\xc2\x9b"), std::string::npos) << log;  // U+009B, the one-byte CSI
   for (const auto& bad : kIllFormed) EXPECT_EQ(log.find(bad), std::string::npos) << log;
   EXPECT_NE(log.find("\\x1b"), std::string::npos) << log;  // shown as the four characters
+}
+
+/// The service's open descriptors.
+std::size_t descriptorsOf(pid_t pid) {
+  std::error_code ec;
+  const std::filesystem::directory_iterator fds("/proc/" + std::to_string(pid) + "/fd", ec);
+  return ec ? 0 : static_cast<std::size_t>(std::distance(fds, {}));
+}
+
+TEST(ApiSecurity, AbuseOfTheApiIsShedAndAWellBehavedClientAndSamplingGoOn) {
+  // tests/e2e/api_abuse.py: 1,000 idle connections, 50 that send bytes that are no HTTP/2, 200
+  // watchers that never read, a client that opens and cancels streams in a loop, callers with
+  // no token or a wrong one; the well-behaved client's GetStatus calls alone, then beside them.
+  ApiService service(R"("watch_queue": 4, )");
+  ASSERT_FALSE(service.tcpTarget().empty()) << readFile(service.log());
+  const auto descriptors_before = descriptorsOf(service.pid());
+  std::optional<FixtureProcess> abba;
+  std::thread deadlock([&] {
+    // Formed while the abuse runs: sampling must catch it as it would without.
+    std::this_thread::sleep_for(4s);
+    abba.emplace("mutex-abba", "", service.tag());
+  });
+  const auto r = runCommand({"/usr/bin/python3", WCTMON_API_ABUSE, WCTMON_PROTO_DIR,
+                             service.dir().path().string(), service.tcpTarget(), service.socket(),
+                             service.readerToken(), "3"});
+  deadlock.join();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto figures = json::parse(r.out);
+  RecordProperty("figures", figures.dump());
+  std::cout << figures.dump() << "\n";
+  // The well-behaved client got every answer, alone and beside the abuse.
+  for (const char* phase : {"alone", "abused"}) {
+    SCOPED_TRACE(phase);
+    EXPECT_GT(figures[phase]["calls"].get<int>(), 10);
+    EXPECT_TRUE(figures[phase]["failures"].empty()) << figures.dump();
+  }
+  EXPECT_GE(figures["idle_connections"].get<int>(), 1000);
+  EXPECT_GT(figures["opened_and_cancelled"].get<int>(), 0);
+  // Strangers are told who they are not: no token, or a token that is none, is UNAUTHENTICATED.
+  for (const auto& [code, count] : figures["strangers"].items()) {
+    EXPECT_EQ(code, "UNAUTHENTICATED") << figures.dump();
+  }
+  // A watcher that never reads is cut off once its queue is full, or still waits for its first
+  // events: never refused for others' sake, never OK.
+  for (const auto& [code, count] : figures["watchers"].items()) {
+    EXPECT_TRUE(code == "OPEN" || code == "RESOURCE_EXHAUSTED") << figures.dump();
+  }
+  // Sampling went on: the deadlock formed under the abuse is an incident.
+  ASSERT_TRUE(abba.has_value());
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const auto listed = call(service, service.unixTarget(), service.readerToken(),
+                                 "ListIncidents", {{"pid", abba->pid()}});
+        return listed["code"] == "OK" && listed["response"].contains("incidents") &&
+               listed["response"]["incidents"].size() == 1;
+      },
+      15s))
+      << readFile(service.log());
+  // What the abusers held is given back once they are gone.
+  EXPECT_TRUE(waitFor([&] { return descriptorsOf(service.pid()) < descriptors_before + 20; }, 30s))
+      << descriptorsOf(service.pid()) << " descriptors, " << descriptors_before << " before";
+  expectHealthy(service);
+  expectNoCrashIn(readFile(service.log()));
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ class ApiService {
   std::pair<std::chrono::milliseconds, int> terminate();
 
   [[nodiscard]] const TempDir& dir() const { return dir_; }
+  [[nodiscard]] pid_t pid() const { return pid_; }
   [[nodiscard]] std::string socket() const { return (dir_ / "api.sock").string(); }
   [[nodiscard]] std::string unixTarget() const { return "unix:" + socket(); }
   /// "127.0.0.1:PORT", or empty when the log did not say the port.
