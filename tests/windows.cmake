@@ -21,6 +21,11 @@ if(NOT MSVC)
 endif()
 target_link_libraries(wctmon-scm-control PRIVATE wctmon_warnings advapi32)
 
+# A capturer that dies mid-capture (an unhandled exception, an abort, an exit): the last-chance
+# handlers must resume every thread it held suspended.
+add_executable(wctmon-capture-crash fixtures/windows/capture_crash.cpp)
+target_link_libraries(wctmon-capture-crash PRIVATE wctmon_platform wctmon_warnings)
+
 # The WCT source on a scripted WCT and on the system's, the thread inspector and the process
 # catalog on the fixture (found beside the test).
 add_executable(wctmon_windows_tests
@@ -30,7 +35,7 @@ add_executable(wctmon_windows_tests
 target_include_directories(wctmon_windows_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(wctmon_windows_tests PRIVATE wctmon_platform GTest::gtest_main
                       wctmon_warnings)
-add_dependencies(wctmon_windows_tests wctmon-wct-fixture)
+add_dependencies(wctmon_windows_tests wctmon-wct-fixture wctmon-capture-crash)
 # Discovered when ctest runs, not at build time: under Wine the first start of a prefix is slow.
 gtest_discover_tests(wctmon_windows_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                      PROPERTIES LABELS windows TIMEOUT 120)

@@ -22,6 +22,7 @@
 
 #include "platform/windows/handle.h"
 #include "platform/windows/ntdll.h"
+#include "platform/windows/suspension_record.h"
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
@@ -42,7 +43,8 @@ const void* remote(std::uint64_t address) {
 }
 
 /// A thread held suspended. It is resumed when this goes out of scope, on every path, and the
-/// time from the suspension to the resumption is kept: the cost the target paid.
+/// time from the suspension to the resumption is kept: the cost the target paid. While it lasts
+/// it is recorded, so that a death of this process resumes it (suspension_record.h).
 class Suspension {
  public:
   Suspension(HANDLE thread, bool wow64) : thread_(thread), wow64_(wow64) {}
@@ -55,7 +57,7 @@ class Suspension {
     started_ = Clock::now();
     // A 32-bit thread is suspended through WOW64 so that its 32-bit context is saved
     // consistently; ResumeThread serves both.
-    previous_ = wow64_ ? ::Wow64SuspendThread(thread_) : ::SuspendThread(thread_);
+    previous_ = held_thread_.hold(thread_, wow64_);
     if (previous_ == kSuspendFailed) return "SuspendThread: " + lastErrorText(::GetLastError());
     suspended_ = true;
     return {};
@@ -64,7 +66,7 @@ class Suspension {
   /// Resumes the thread; returns how long it was held.
   std::chrono::nanoseconds release() {
     if (suspended_) {
-      ::ResumeThread(thread_);
+      held_thread_.release();
       suspended_ = false;
       held_ = Clock::now() - started_;
     }
@@ -77,6 +79,7 @@ class Suspension {
  private:
   HANDLE thread_;
   bool wow64_;
+  RecordedSuspension held_thread_;
   bool suspended_ = false;
   DWORD previous_ = 0;
   Clock::time_point started_;
@@ -621,6 +624,7 @@ std::mutex& dbgHelpMutex() {
 }
 
 std::vector<ThreadCapture> WindowsThreadInspector::capture(std::span<const ThreadRef> threads) {
+  installSuspensionGuards();
   std::vector<ThreadCapture> out(threads.size());
   // Threads grouped by process, in the order they come: each process is opened, and its
   // symbols loaded, once per call.

@@ -239,6 +239,69 @@ TEST(WindowsThreadInspectorTest, AThreadSuspendedBySomeoneElseStaysSuspended) {
   EXPECT_EQ(suspendCount(tid), 0U);
 }
 
+/// The path of `name` beside this test's executable (a Windows path).
+std::wstring besideThisTest(const std::wstring& name) {
+  std::wstring path(32768, L'\0');
+  const DWORD n = ::GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
+  path.resize(n);
+  path.resize(path.find_last_of(L"\\/") + 1);
+  return path + name;
+}
+
+/// Runs `command` to its end (at most a minute); its exit code, or -1.
+long runToTheEnd(std::wstring command) {
+  STARTUPINFOW startup{};
+  startup.cb = sizeof(startup);
+  PROCESS_INFORMATION info{};
+  if (::CreateProcessW(nullptr, command.data(), nullptr, nullptr, FALSE, 0, nullptr, nullptr,
+                       &startup, &info) == FALSE) {
+    return -1;
+  }
+  ::CloseHandle(info.hThread);
+  DWORD code = static_cast<DWORD>(-1);
+  if (::WaitForSingleObject(info.hProcess, 60000) == WAIT_OBJECT_0) {
+    ::GetExitCodeProcess(info.hProcess, &code);
+  } else {
+    ::TerminateProcess(info.hProcess, 1);
+  }
+  ::CloseHandle(info.hProcess);
+  return static_cast<long>(code);
+}
+
+TEST(WindowsThreadInspectorTest, ACapturerThatDiesMidCaptureLeavesNoThreadSuspended) {
+  // A capturer (wctmon-capture-crash) captures the fixture's threads on four threads and dies
+  // the moment it holds one suspended: of an unhandled exception, an abort or an exit. Windows
+  // would keep that thread suspended for ever; the capturer's last-chance handlers resume it.
+  // (A TerminateProcess from outside runs no handler: that is the one death not covered.)
+  WctFixture fixture(L"cs-abba");
+  std::wstring report(MAX_PATH, L'\0');
+  report.resize(::GetTempPathW(MAX_PATH, report.data()));
+  report += L"wctmon-capture-crash-" + std::to_wstring(::GetCurrentProcessId()) + L".txt";
+  for (const std::wstring mode : {L"exception", L"abort", L"exit"}) {
+    for (int round = 0; round < 5; ++round) {
+      ::DeleteFileW(report.c_str());
+      const long code = runToTheEnd(L"\"" + besideThisTest(L"wctmon-capture-crash.exe") +
+                                    L"\" " + std::to_wstring(fixture.pid()) + L" " + mode +
+                                    L" \"" + report + L"\"");
+      EXPECT_NE(code, -1);
+      EXPECT_NE(code, 2) << "the capturer could not start its captures";
+      std::FILE* said = ::_wfopen(report.c_str(), L"r");
+      ASSERT_NE(said, nullptr);
+      unsigned held = 0;
+      EXPECT_EQ(std::fscanf(said, "held %u", &held), 1);
+      std::fclose(said);
+      // It died holding at least one thread suspended...
+      EXPECT_GT(held, 0U);
+      // ...and every thread of the fixture runs again.
+      for (const DWORD tid : threadsOf(fixture.pid())) {
+        EXPECT_EQ(suspendCount(tid), 0U) << "thread " << tid << " after a death by "
+                                         << std::string(mode.begin(), mode.end());
+      }
+    }
+  }
+  ::DeleteFileW(report.c_str());
+}
+
 TEST(WindowsThreadInspectorTest, ThreadsOfSeveralProcessesComeBackInTheOrderAsked) {
   WctFixture first(L"idle 2");
   WctFixture second(L"cs-abba");
