@@ -232,6 +232,10 @@ TEST(Api, PagesOfIncidentsAndBadRequestsGetTheirStatus) {
   EXPECT_EQ(bad_token["code"], "INVALID_ARGUMENT") << bad_token.dump();
   const auto negative = admin(service, "ListIncidents", {{"page_size", -1}});
   EXPECT_EQ(negative["code"], "INVALID_ARGUMENT") << negative.dump();
+  // A valid Timestamp that nanoseconds since 1970 cannot hold (it wrapped into the past).
+  const auto far = admin(service, "ListIncidents", {{"since", "9999-12-31T00:00:00Z"}});
+  EXPECT_EQ(far["code"], "INVALID_ARGUMENT") << far.dump();
+  EXPECT_NE(far.value("details", "").find("since"), std::string::npos) << far.dump();
   const auto empty = admin(service, "ListIncidents", {{"page_size", 5}});
   ASSERT_EQ(empty["code"], "OK") << empty.dump();
   EXPECT_FALSE(empty["response"].contains("next_page_token"));
