@@ -383,10 +383,11 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
   // less often): a stale view can hide a cycle, never invent one (a cycle counts only once a
   // second read of its threads confirms it). So a cycle within the process is gone when its
   // sample no longer shows it; a cycle across processes when one of the process's own threads
-  // of the cycle left its wait, or when no process still shows it, and that in two samples of
-  // the process in a row: a thread of a cycle across processes runs for a moment when a
-  // signal, or the ptrace stop that takes the evidence of another process's sample, restarts
-  // its call, and a sample may catch it then.
+  // of the cycle left its wait, or when no process still shows it. Either only in two samples
+  // of the process in a row: a thread of a cycle runs for a moment when a signal, or the ptrace
+  // stop that takes the evidence, restarts its call, and on a loaded machine that moment can
+  // outlast a sample that then sees it running (the deadlock was resolved, then opened again
+  // as a second incident).
   for (auto it = deadlocks_.begin(); it != deadlocks_.end();) {
     const auto& cycle = it->first;
     OpenDeadlock& open = it->second;
@@ -408,7 +409,7 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
     }
     if (!why) {
       open.doubted_by.erase(o.process);
-    } else if (!isWithin(cycle, o.process.pid) && open.doubted_by.insert(o.process).second) {
+    } else if (open.doubted_by.insert(o.process).second) {
       why.reset();  // once more, to be sure
     }
     if (why) {

@@ -140,7 +140,11 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_EQ(alerts_.sent.size(), 1U);
   EXPECT_EQ(inspector_.requested.size(), 2U);  // captured once
 
+  // Resolved when two samples in a row no longer show the cycle.
   setSnapshot(healthy());
+  clock_.advance(1s);
+  EXPECT_TRUE(sample(*monitor, id));
+  EXPECT_EQ(store_.list({})->incidents[0].state, IncidentState::kOpen);
   clock_.advance(1s);
   EXPECT_TRUE(sample(*monitor, id));
   stored = store_.list({})->incidents;
@@ -196,6 +200,8 @@ TEST_F(MonitorTest, AlertsCarryTheIncidentAndACaptureThatTookNothingIsAlerted) {
   setSnapshot(healthy());
   clock_.advance(1s);
   EXPECT_TRUE(sample(*monitor, id));
+  clock_.advance(1s);
+  EXPECT_TRUE(sample(*monitor, id));
   clock_.advance(61s);
   setSnapshot(abba());
   EXPECT_TRUE(sample(*monitor, id));
@@ -239,6 +245,7 @@ TEST_F(MonitorTest, EvidenceIsCapturedAtMostOncePerInterval) {
     ASSERT_TRUE(sample(*monitor, id));
     setSnapshot(healthy());
     ASSERT_TRUE(sample(*monitor, id));
+    ASSERT_TRUE(sample(*monitor, id));
     clock_.advance(10s);
   }
   EXPECT_EQ(store_.list({})->incidents.size(), 3U);
@@ -258,6 +265,7 @@ TEST_F(MonitorTest, TheCaptureIntervalIsNotShortenedByAWallClockStep) {
   ASSERT_TRUE(sample(*monitor, id));
   setSnapshot(healthy());
   ASSERT_TRUE(sample(*monitor, id));
+  ASSERT_TRUE(sample(*monitor, id));
   clock_.stepWallClock(2h);  // the date is set forward; only seconds have passed
   clock_.advance(10s);
   setSnapshot(abba());
@@ -266,6 +274,7 @@ TEST_F(MonitorTest, TheCaptureIntervalIsNotShortenedByAWallClockStep) {
   EXPECT_EQ(monitor->stats().captures, 1U);  // the minimum interval (60 s) has not passed
   clock_.advance(60s);
   setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
   ASSERT_TRUE(sample(*monitor, id));
   setSnapshot(abba());
   ASSERT_TRUE(sample(*monitor, id));
@@ -313,6 +322,7 @@ TEST_F(MonitorTest, TheFeedGivesTheOpenIncidentsThenEachRecordedChangeInOrder) {
 
   (void)monitor->discover();
   setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
   ASSERT_TRUE(sample(*monitor, id));
   setSnapshot(abba());
   ASSERT_TRUE(sample(*monitor, id));
@@ -593,6 +603,7 @@ TEST_F(MonitorTest, DecisionsAndStatusReadsDoNotWaitForACaptureOrAStoreWrite) {
   EXPECT_TRUE(alerts_.sent.empty());
   clock_.advance(1s);
   setSnapshot(healthy());
+  EXPECT_TRUE(sample(monitor, id));
   EXPECT_TRUE(sample(monitor, id));  // resolved while the capture still runs
   EXPECT_EQ(monitor.stats().incidents_resolved, 1U);
 
@@ -624,6 +635,7 @@ TEST_F(MonitorTest, AnIncidentWhoseFirstWriteFailedIsStoredWholeByTheNext) {
   store_.failWrites(false);
   clock_.advance(1s);
   setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
   ASSERT_TRUE(sample(*monitor, id));
   const auto stored = store_.list({})->incidents;
   ASSERT_EQ(stored.size(), 1U);

@@ -10,13 +10,14 @@ First the well-behaved client alone: GetStatus over TCP, one call after the othe
   - 200 WatchIncidents streams subscribe and never read (their HTTP/2 window held small);
   - a client opens a WatchIncidents stream and cancels it at once, over and over;
   - calls with no token and with a token that is not one.
-Prints one JSON object: the well-behaved client's calls, failures and latency p50/p99/max (ms)
+The abusers run in a process of their own. Prints one JSON object: the well-behaved client's calls, failures and latency p50/p99/max (ms)
 alone and under abuse, the abusers' counts and the status codes they got."""
 import json
 import os
 import random
 import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -47,17 +48,10 @@ def well_behaved(stub, metadata, messages, seconds):
             "p99_ms": percentile(latencies, 0.99), "max_ms": max(latencies, default=None)}
 
 
-def main():
-    proto_dir, work_dir, tcp, unix_path, token_file = sys.argv[1:6]
-    seconds = float(sys.argv[6]) if len(sys.argv) > 6 else 3.0
-    messages, services = stubs(proto_dir, work_dir)
-    with open(token_file) as f:
-        token = f.read().strip()
-    metadata = [("authorization", "Bearer " + token)]
-    channel = grpc.insecure_channel(tcp)
-    stub = services.MonitorStub(channel)
-    result = {"alone": well_behaved(stub, metadata, messages, seconds)}
-
+def abuse(messages, services, tcp, unix_path, metadata):
+    """The abusers, in a process of their own (so that they do not take the well-behaved
+    client's interpreter): they start, print "ready", go on until stdin closes, then print what
+    they got as JSON."""
     host, port = tcp.rsplit(":", 1)
     idle = []
     for i in range(1000):
@@ -77,8 +71,6 @@ def main():
         except OSError:
             pass
         garbage.append(s)
-
-    watch_codes = {}
     watchers = []
     for _ in range(200):
         c = grpc.insecure_channel(tcp, options=[("grpc.http2.lookahead_bytes", 1024),
@@ -102,6 +94,7 @@ def main():
     refused = {}
 
     def strangers():
+        stub = services.MonitorStub(grpc.insecure_channel(tcp))
         while not stop.is_set():
             for md in ([], [("authorization", "Bearer not-a-token")]):
                 try:
@@ -115,11 +108,12 @@ def main():
     threads = [threading.Thread(target=open_and_cancel), threading.Thread(target=strangers)]
     for t in threads:
         t.start()
-    time.sleep(0.5)
-    result["abused"] = well_behaved(stub, metadata, messages, seconds)
+    print("ready", flush=True)
+    sys.stdin.read()
     stop.set()
     for t in threads:
         t.join()
+    watch_codes = {}
     for c, call in watchers:
         code = call.code().name if call.done() else "OPEN"
         watch_codes[code] = watch_codes.get(code, 0) + 1
@@ -127,11 +121,33 @@ def main():
         c.close()
     for s in idle + garbage:
         s.close()
-    result["idle_connections"] = len(idle)
-    result["garbage_connections"] = len(garbage)
-    result["watchers"] = watch_codes
-    result["opened_and_cancelled"] = churn["streams"]
-    result["strangers"] = refused
+    print(json.dumps({"idle_connections": len(idle), "garbage_connections": len(garbage),
+                      "watchers": watch_codes, "opened_and_cancelled": churn["streams"],
+                      "strangers": refused}), flush=True)
+
+
+def main():
+    abuser = sys.argv[1] == "--abuser"
+    args = sys.argv[2:] if abuser else sys.argv[1:]
+    proto_dir, work_dir, tcp, unix_path, token_file = args[:5]
+    seconds = float(args[5]) if len(args) > 5 else 3.0
+    messages, services = stubs(proto_dir, work_dir)
+    with open(token_file) as f:
+        metadata = [("authorization", "Bearer " + f.read().strip())]
+    if abuser:
+        abuse(messages, services, tcp, unix_path, metadata)
+        return
+    stub = services.MonitorStub(grpc.insecure_channel(tcp))
+    result = {"alone": well_behaved(stub, metadata, messages, seconds)}
+    abusers = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--abuser", *args],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if abusers.stdout.readline().strip() != "ready":
+        sys.exit("the abusers did not start")
+    time.sleep(0.5)
+    result["abused"] = well_behaved(stub, metadata, messages, seconds)
+    abusers.stdin.close()
+    result.update(json.loads(abusers.stdout.readline()))
+    abusers.wait()
     print(json.dumps(result))
 
 
