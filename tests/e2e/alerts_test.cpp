@@ -46,6 +46,7 @@ constexpr const char* kResolvedId = "28aaba1380694f57b6dc269a05976cf6";
 constexpr const char* kStartedId = "5ce0be8b13114c75b1abfb9ee90a4e16";
 constexpr const char* kStoppedId = "db880371f45e4e49a46c38ea5049e2db";
 constexpr const char* kConfigErrorId = "82613676a43f4554a6d0a2ef4b02c60b";
+constexpr const char* kStoreFaultId = "b3e1c7d24a6f4e0c9d58f2a71c4e6b90";
 
 void check(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error(what + ": " + std::strerror(errno));
@@ -497,6 +498,27 @@ TEST(Alerts, TheEventLogAskedForOnLinuxIsJournaldAndTheStartSaysWhichVersionAndC
   EXPECT_EQ(started.value("WCTMON_VERSION", ""), WCTMON_VERSION) << started.dump();
   EXPECT_NE(started.value("WCTMON_CONFIG", "").find("wctmon.json"), std::string::npos)
       << started.dump();
+}
+
+TEST(Alerts, ADamagedStoreMovedAsideAtStartIsOneAlertWithSqlitesReasonAndTheNewPlace) {
+  PrivateMounts mounts;
+  Journald journald;
+  ServiceDir dir("journald");
+  const auto state = std::filesystem::path(dir.config()).parent_path() / "state";
+  std::filesystem::create_directories(state);
+  std::ofstream(state / "incidents.db", std::ios::binary) << std::string(8192, 'x');
+  Service service(dir);
+  const auto e = journalEntry(kStoreFaultId, "_PID", std::to_string(service.pid()));
+  ASSERT_FALSE(e.is_null()) << dir.logText();
+  EXPECT_EQ(e.value("PRIORITY", ""), "3") << e.dump();
+  const auto reason = e.value("WCTMON_REASON", "");
+  EXPECT_NE(reason.find((state / "incidents.db").string() + ": "), std::string::npos) << reason;
+  EXPECT_NE(reason.find("file is not a database"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("moved aside to " + (state / "incidents.db.corrupt-").string()),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(e.value("MESSAGE", ""), reason) << e.dump();
+  EXPECT_EQ(Journald::entries(kStoreFaultId).size(), 1U);
 }
 
 }  // namespace
