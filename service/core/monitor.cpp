@@ -468,10 +468,16 @@ void Monitor::storeFailed(const Error& error) {
 void Monitor::storeRemade(const std::string& what) {
   std::vector<Incident> open;
   std::vector<TargetConfig> targets;
+  std::int64_t last_id = 0;
   {
     std::lock_guard lock(mutex_);
     open = tracker_.openIncidents();
     targets = runtime_targets_;
+    last_id = last_id_;
+  }
+  // Ids are never given twice, even by the service's next start on the new file.
+  if (auto kept = deps_.store->keepIdsAbove(last_id); !kept) {
+    spdlog::error("{}", kept.error().message);
   }
   // The open incidents (with their evidence) and the runtime targets go into the new file, so
   // that nothing live is lost; resolved ones were in the file that went.

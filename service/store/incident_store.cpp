@@ -779,6 +779,21 @@ Result<std::int64_t> IncidentStore::insert(const Incident& incident) {
   });
 }
 
+Status IncidentStore::keepIdsAbove(std::int64_t last_id) {
+  std::lock_guard lock(mutex_);
+  const std::string what = "cannot keep incident ids above " + std::to_string(last_id);
+  if (db_ == nullptr) return lostError(what);
+  // AUTOINCREMENT's highest id given, as lastId() reads it: raised, never lowered.
+  for (const char* sql :
+       {"UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'incidents'",
+        "INSERT INTO sqlite_sequence (name, seq) SELECT 'incidents', ?1 WHERE NOT EXISTS "
+        "(SELECT 1 FROM sqlite_sequence WHERE name = 'incidents')"}) {
+    Statement s(db_, sql);
+    if (!s.ok() || s.bind(1, last_id).step() != SQLITE_DONE) return sqlError(what);
+  }
+  return std::monostate{};
+}
+
 Result<std::int64_t> IncidentStore::lastId() {
   std::lock_guard lock(mutex_);
   if (db_ == nullptr) return lostError("cannot read the last incident id");

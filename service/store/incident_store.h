@@ -87,6 +87,7 @@ class IncidentStore final : public IncidentRepository {
   /// from now on. Returns what happened to the file then ("FILE: it was deleted"), empty when
   /// nothing did; an error when a new store cannot be made (then the next call tries again).
   [[nodiscard]] Result<std::string> ensureCurrent() override;
+  [[nodiscard]] Status keepIdsAbove(std::int64_t last_id) override;
 
   /// The schema version of the open file.
   [[nodiscard]] int schemaVersion() const { return schema_version_; }

@@ -716,6 +716,7 @@ TEST_F(MonitorTest, AStoreDeletedWhileRunningIsMadeAgainWithTheOpenIncidents) {
   EXPECT_EQ(alerts_.sent.back().message,
             "incidents.db: it was deleted: a new incident store was made there, with the 1 open "
             "incident(s)");
+  EXPECT_EQ(store_.lastId().value(), 1);  // the next start goes on from there
 
   clock_.advance(1s);
   setSnapshot(healthy());

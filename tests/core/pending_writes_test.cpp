@@ -91,6 +91,7 @@ class RefusingRepository final : public IncidentRepository {
                                      std::chrono::hours age, std::size_t count) override {
     return inner.applyRetention(now, age, count);
   }
+  Status keepIdsAbove(std::int64_t id) override { return inner.keepIdsAbove(id); }
   Status putTarget(const TargetConfig& t) override { return inner.putTarget(t); }
   Result<bool> removeTarget(const std::string& n) override { return inner.removeTarget(n); }
   Result<std::vector<TargetConfig>> targets(const Config& c) override { return inner.targets(c); }

@@ -134,6 +134,13 @@ class FakeIncidentRepository final : public IncidentRepository {
     return targets_;
   }
 
+  Status keepIdsAbove(std::int64_t last_id) override {
+    std::lock_guard lock(mutex_);
+    if (fail_writes_) return writeError();
+    last_id_ = std::max(last_id_, last_id);
+    return std::monostate{};
+  }
+
   Result<std::string> ensureCurrent() override {
     std::lock_guard lock(mutex_);
     ++checks_;
@@ -146,6 +153,7 @@ class FakeIncidentRepository final : public IncidentRepository {
     std::lock_guard lock(mutex_);
     incidents_.clear();
     targets_.clear();
+    last_id_ = 0;
     replaced_ = what;
   }
 

@@ -1163,6 +1163,14 @@ TEST(IncidentStore, AStoreDeletedOrReplacedWhileOpenIsNoticedAndMadeAgain) {
   EXPECT_EQ(querySql(dir.file(), "SELECT id FROM incidents ORDER BY id"),
             (std::vector<std::string>{"2", "3"}));
 
+  // Ids the file that went gave are not given again.
+  ASSERT_TRUE(store->keepIdsAbove(41).ok());
+  ASSERT_TRUE(store->keepIdsAbove(7).ok());  // never lowered
+  EXPECT_EQ(store->lastId().value(), 41);
+  EXPECT_EQ(store->insert(makeIncident(5, IncidentState::kOpen, kT0)).value(), 42);
+  EXPECT_EQ(querySql(dir.file(), "DELETE FROM incidents WHERE id = 42"),
+            std::vector<std::string>{});
+
   // Moved away (`mv incidents.db elsewhere`): everything committed is in the file that went.
   auto fourth = makeIncident(4, IncidentState::kOpen, kT0);
   fourth.id = 4;

@@ -96,6 +96,9 @@ class IncidentRepository {
   /// Returns what happened ("FILE: it was deleted"), empty when nothing did: the caller then
   /// writes again what must be in it. An error when a new one cannot be made.
   [[nodiscard]] virtual Result<std::string> ensureCurrent() { return std::string(); }
+  /// Makes lastId() at least `last_id`, so that a store made again (see ensureCurrent) never
+  /// gives again an id the one that went had given.
+  [[nodiscard]] virtual Status keepIdsAbove(std::int64_t last_id) = 0;
 
   /// Adds or replaces a runtime target registration.
   [[nodiscard]] virtual Status putTarget(const TargetConfig& target) = 0;
