@@ -64,8 +64,16 @@ class Metrics::Figures final : public prometheus::Collectable {
         MetricType::Counter, one(d(stats.sample_errors)));
     add("wctmon_captures_total", "Evidence captures (registers and stacks) of deadlocks.",
         MetricType::Counter, one(d(stats.captures)));
-    add("wctmon_store_errors_total", "Incident records that could not be written.",
+    add("wctmon_store_errors_total",
+        "Incident store writes that failed (while the store fails, one per retry: at most one a "
+        "second).",
         MetricType::Counter, one(d(stats.store_errors)));
+    add("wctmon_store_pending_writes",
+        "Incidents whose latest change waits for the store (a full disk, say).", MetricType::Gauge,
+        one(d(stats.pending_writes)));
+    add("wctmon_store_writes_dropped_total",
+        "Incident changes dropped because too many waited for the store.", MetricType::Counter,
+        one(d(stats.store_writes_dropped)));
     add("wctmon_alerts_suppressed_total", "Alerts not sent because of the per-target rate limit.",
         MetricType::Counter, one(d(stats.alerts_suppressed)));
     add("wctmon_targets", "Targets configured or added at run time.", MetricType::Gauge,

@@ -221,9 +221,19 @@ Status Service::start(const std::filesystem::path& config_path) {
     auto log = ServiceLog::start(config);
     if (!log) return failed(log.error());
     r->log = std::move(log).value();
-    auto store = IncidentStore::open(config.state_dir / "incidents.db");
+    // A damaged store must not keep monitoring down: it is moved aside (kept for whoever wants
+    // to look at it) and a new one is made; said in the log now and as an alert once alerts run.
+    auto store = IncidentStore::openOrMoveAside(config.state_dir / "incidents.db",
+                                                std::chrono::system_clock::now());
     if (!store) return failed(store.error());
-    r->store = std::move(store).value();
+    r->store = std::move(store->store);
+    std::optional<std::string> moved_aside;
+    if (store->moved_aside) {
+      moved_aside = store->moved_aside->reason + "; it was moved aside to " +
+                    store->moved_aside->to.string() +
+                    " and a new, empty incident store was made in its place";
+      spdlog::error("{}", *moved_aside);
+    }
 
     // One execution context for everything the service does: samples' platform work, their
     // completions on per-process strands, and the monitor's side effects.
@@ -301,6 +311,10 @@ Status Service::start(const std::filesystem::path& config_path) {
     sendServiceAlert(*running.alerts, AlertKind::kServiceStarted, AlertSeverity::kInfo,
                      "wctmon service started",
                      {{"VERSION", WCTMON_VERSION}, {"CONFIG", config_path.string()}});
+    if (moved_aside) {
+      sendServiceAlert(*running.alerts, AlertKind::kStoreFault, AlertSeverity::kError, *moved_aside,
+                       {{"REASON", *moved_aside}});
+    }
     // The service runs on without wait chains (the API, the store, the incidents already
     // recorded), but nothing will be detected: said where alerts are read, not only in its log.
     if (const auto source = running.source->availability(); !source.available) {

@@ -61,7 +61,8 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  /// Loads `config_path`, creates the state directory, sets up logging, opens the store and
+  /// Loads `config_path`, creates the state directory, sets up logging, opens the store (a
+  /// damaged one is moved aside for a new one, with a log line and a store-fault alert) and
   /// starts monitoring; tells the supervisor it is ready. The error names what failed (each
   /// problem of an invalid file on its own line, "FILE: /pointer: reason"); nothing is left
   /// running then. An error too when the service already runs.

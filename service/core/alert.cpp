@@ -22,6 +22,10 @@ const char* messageId(AlertKind kind) {
       return "0f6c3e9a2b7d4c51a8e4d29b6f1c07e3";
     case AlertKind::kWaitChainSourceUnavailable:
       return "7a41d2c95e0b4f8396c1b0e5d8a2f647";
+    case AlertKind::kStoreFault:
+      return "b3e1c7d24a6f4e0c9d58f2a71c4e6b90";
+    case AlertKind::kStoreRecovered:
+      return "4d92a6e0f1b34c7a8e25d0c6b9f3a715";
   }
   return "00000000000000000000000000000000";
 }

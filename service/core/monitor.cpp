@@ -47,6 +47,17 @@ Monitor::Monitor(Dependencies deps, Config config)
   rebuildMatcher();
 }
 
+Monitor::~Monitor() {
+  if (deps_.store == nullptr || pending_writes_.empty()) return;
+  writeStore(/*force=*/true);
+  if (!pending_writes_.empty()) {
+    spdlog::error(
+        "{} incident change(s) could not be written to the store before the monitor "
+        "stopped",
+        pending_writes_.size());
+  }
+}
+
 void Monitor::rebuildMatcher() {
   auto all = config_.targets;
   all.insert(all.end(), runtime_targets_.begin(), runtime_targets_.end());
@@ -122,6 +133,12 @@ Monitor::Discovery Monitor::discover() {
   }
   counters_.watched = watched_.size();
   lock.unlock();
+  if (deps_.store != nullptr) {
+    // The store's check: its file still there, and the writes it could not take retried, at each
+    // discovery, in the order of the effects.
+    std::lock_guard effects(effects_mutex_);
+    effects_.emplace_back();
+  }
   runEffects();
   return out;
 }
@@ -341,6 +358,7 @@ void Monitor::drainEffects() {
       batch = std::move(effects_.front());
       effects_.pop_front();
     }
+    if (batch.empty()) writeStore(/*force=*/false);  // the check queued by discover()
     for (auto& effect : batch) {
       apply(effect);
       --counters_.pending_effects;
@@ -368,22 +386,19 @@ void Monitor::apply(Effect& effect) {
   if (effect.type == IncidentEvent::Type::kResolved) evidence_.erase(incident.id);
 
   if (deps_.store != nullptr) {
-    Status written = std::monostate{};
-    if (effect.type == IncidentEvent::Type::kOpened) {
-      auto id = deps_.store->insert(incident);
-      if (!id) written = id.error();
-    } else {
-      written = deps_.store->update(incident);
-      if (!written && written.error().code == ErrorCode::kInvalidArgument) {
-        // Its first write failed (a full disk, say): this one stores it whole.
-        auto id = deps_.store->insert(incident);
-        written = id ? Status(std::monostate{}) : Status(id.error());
+    if (auto dropped =
+            pending_writes_.push(incident, effect.type == IncidentEvent::Type::kOpened)) {
+      ++counters_.store_writes_dropped;
+      if (!drop_reported_) {
+        drop_reported_ = true;
+        spdlog::error(
+            "{} incident changes wait for the store, as many as are kept: the oldest are dropped "
+            "from now on (first incident {}); a record dropped while open is resolved at the next "
+            "start",
+            pending_writes_.capacity(), *dropped);
       }
     }
-    if (!written) {
-      spdlog::error("{}", written.error().message);
-      ++counters_.store_errors;
-    }
+    writeStore(/*force=*/false);
   }
   if (deps_.alerts != nullptr) {
     const auto whole = std::make_shared<const Incident>(incident);
@@ -396,6 +411,99 @@ void Monitor::apply(Effect& effect) {
     }
   }
   feed_.publish({effect.type, incident});
+}
+
+void Monitor::writeStore(bool force) {
+  // While the store fails, the waiting writes are tried again at most once a second (at a
+  // discovery, or with a new change), not once per change.
+  const auto now = deps_.clock.steadyNow();
+  if (store_failing_ && !force && now - last_store_attempt_ < kStoreRetryInterval) {
+    counters_.pending_writes = pending_writes_.size();
+    return;
+  }
+  last_store_attempt_ = now;
+  const auto current = deps_.store->ensureCurrent();
+  if (!current) {
+    storeFailed(current.error());
+  } else {
+    if (!current->empty()) storeRemade(*current);
+    const auto flushed = pending_writes_.flush(*deps_.store, [this](const Error& refused) {
+      spdlog::error("{}", refused.message);
+      ++counters_.store_errors;
+    });
+    if (!flushed) {
+      storeFailed(flushed.error());
+    } else if (store_failing_) {
+      store_failing_ = false;
+      drop_reported_ = false;
+      spdlog::info(
+          "the incident store takes writes again: every waiting incident change is written");
+      sendStoreAlert(AlertKind::kStoreRecovered, AlertSeverity::kInfo,
+                     "the incident store takes writes again; every incident change that waited "
+                     "is written",
+                     "");
+    }
+  }
+  counters_.pending_writes = pending_writes_.size();
+}
+
+void Monitor::storeFailed(const Error& error) {
+  ++counters_.store_errors;
+  if (store_failing_) {
+    spdlog::debug("{}", error.message);
+    return;
+  }
+  // Once per outage, however many incidents it holds back.
+  store_failing_ = true;
+  spdlog::error(
+      "{}; incident changes wait in memory (at most {} incidents) and are written when the store "
+      "takes them again",
+      error.message, pending_writes_.capacity());
+  sendStoreAlert(AlertKind::kStoreFault, AlertSeverity::kError,
+                 "incidents cannot be written: " + error.message +
+                     "; they wait in memory and are written when the store takes them again",
+                 error.message);
+}
+
+void Monitor::storeRemade(const std::string& what) {
+  std::vector<Incident> open;
+  std::vector<TargetConfig> targets;
+  std::int64_t last_id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    open = tracker_.openIncidents();
+    targets = runtime_targets_;
+    last_id = last_id_;
+  }
+  // Ids are never given twice, even by the service's next start on the new file.
+  if (auto kept = deps_.store->keepIdsAbove(last_id); !kept) {
+    spdlog::error("{}", kept.error().message);
+  }
+  // The open incidents (with their evidence) and the runtime targets go into the new file, so
+  // that nothing live is lost; resolved ones were in the file that went.
+  for (const auto& incident : open) (void)pending_writes_.push(incident, /*is_new=*/true);
+  for (const auto& target : targets) {
+    if (auto put = deps_.store->putTarget(target); !put) spdlog::error("{}", put.error().message);
+  }
+  spdlog::error(
+      "{}: a new incident store was made there; {} open incident(s) and {} runtime "
+      "target(s) are written to it again",
+      what, open.size(), targets.size());
+  sendStoreAlert(AlertKind::kStoreFault, AlertSeverity::kError,
+                 what + ": a new incident store was made there, with the " +
+                     std::to_string(open.size()) + " open incident(s)",
+                 what);
+}
+
+void Monitor::sendStoreAlert(AlertKind kind, AlertSeverity severity, std::string message,
+                             std::string reason) {
+  if (deps_.alerts == nullptr) return;
+  Alert a;
+  a.kind = kind;
+  a.severity = severity;
+  a.message = std::move(message);
+  if (!reason.empty()) a.fields.emplace_back("REASON", std::move(reason));
+  deps_.alerts->send(a);
 }
 
 std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {
@@ -558,6 +666,8 @@ MonitorStats Monitor::stats() const {
   s.incidents_resolved = counters_.incidents_resolved;
   s.captures = counters_.captures;
   s.store_errors = counters_.store_errors;
+  s.pending_writes = counters_.pending_writes;
+  s.store_writes_dropped = counters_.store_writes_dropped;
   s.alerts_suppressed = counters_.alerts_suppressed;
   s.watched = counters_.watched;
   s.targets = counters_.targets;

@@ -18,6 +18,10 @@
 struct sqlite3;
 
 namespace wctmon {
+class HeldFile;
+}
+
+namespace wctmon {
 
 /// Incidents and runtime target registrations in one SQLite file (WAL). Every write is one
 /// transaction with synchronous=FULL, so a kill -9 at any moment loses nothing that was
@@ -32,6 +36,28 @@ class IncidentStore final : public IncidentRepository {
   /// Opens (creating and migrating when needed) the store at `file`.
   [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> open(
       const std::filesystem::path& file);
+
+  /// A damaged store the service moved aside to make a new one.
+  struct MovedAside {
+    /// Where the damaged file is now (its -wal and -shm beside it, with those suffixes).
+    std::filesystem::path to;
+    /// What is wrong with it, in SQLite's words.
+    std::string reason;
+  };
+  /// What the service opened at start.
+  struct Opened {
+    std::unique_ptr<IncidentStore> store;
+    /// Set when the file was damaged (see open()) and was moved aside for a new one.
+    std::optional<MovedAside> moved_aside;
+  };
+
+  /// Opens the store as open() does; a damaged one (not a database, unreadable pages, a failed
+  /// quick check, a table of the schema missing) is renamed FILE.corrupt-YYYYMMDDTHHMMSSZ (at
+  /// `now`, UTC), with its -wal and -shm, and a new store is made at `file`. Nothing else is moved:
+  /// a newer schema, a file or directory it may not open or write, a lock held, a full disk are
+  /// errors, as from open().
+  [[nodiscard]] static Result<Opened> openOrMoveAside(const std::filesystem::path& file,
+                                                      std::chrono::system_clock::time_point now);
 
   /// Opens an existing store read-only, for listing while the service may be writing or not
   /// running. Creates no file (no -wal or -shm left behind) and works in a read-only directory.
@@ -56,11 +82,26 @@ class IncidentStore final : public IncidentRepository {
   [[nodiscard]] Result<bool> removeTarget(const std::string& name) override;
   [[nodiscard]] Result<std::vector<TargetConfig>> targets(const Config& defaults) override;
 
+  /// Checks that the path of the store still names the file written (not deleted, moved or
+  /// replaced while the service runs); when it does not, makes a new store there and writes to it
+  /// from now on. Returns what happened to the file then ("FILE: it was deleted"), empty when
+  /// nothing did; an error when a new store cannot be made (then the next call tries again).
+  [[nodiscard]] Result<std::string> ensureCurrent() override;
+  [[nodiscard]] Status keepIdsAbove(std::int64_t last_id) override;
+
   /// The schema version of the open file.
   [[nodiscard]] int schemaVersion() const { return schema_version_; }
 
  private:
-  IncidentStore(sqlite3* db, std::string file) : db_(db), file_(std::move(file)) {}
+  IncidentStore(sqlite3* db, std::string file);
+  /// open(), saying in `damaged` whether a failure is the file's damage (see openOrMoveAside).
+  [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> openChecked(
+      const std::filesystem::path& file, bool& damaged);
+  /// Runs a write (`step`, with the lock held) and, when the disk is full, once more after
+  /// folding the write-ahead log into the file: on a small disk the log alone fills it, and
+  /// a checkpoint lets it start again from its beginning.
+  template <typename Step>
+  auto retryWhenFull(Step step) -> decltype(step());
   /// Builds a new store whole beside `file` and links it in place, so that no reader ever sees
   /// one half made.
   [[nodiscard]] static Status create(const std::filesystem::path& file);
@@ -74,6 +115,16 @@ class IncidentStore final : public IncidentRepository {
 
   std::mutex mutex_;
   sqlite3* db_;
+  /// The file as opened, to notice it deleted or replaced (none for readers).
+  std::unique_ptr<HeldFile> held_;
+  /// SQLite's result code of the last failure (exec(), sqlError()), kept across a ROLLBACK or a
+  /// finalize that clears it.
+  mutable int last_failure_ = 0;
+  /// What happened to a file deleted or replaced while no new one could be made yet (db_ is
+  /// null then); empty otherwise.
+  std::string lost_;
+  /// The error of an operation while there is no file (see lost_).
+  [[nodiscard]] Error lostError(const std::string& what) const;
   /// The database file, named in every error.
   std::string file_;
   int schema_version_ = 0;

@@ -631,7 +631,10 @@ TEST_F(MonitorTest, AnIncidentWhoseFirstWriteFailedIsStoredWholeByTheNext) {
   store_.failWrites(true);  // the disk is full
   ASSERT_TRUE(sample(*monitor, id));
   EXPECT_EQ(monitor->stats().store_errors, 1U);
-  EXPECT_EQ(alerts_.sent.size(), 1U);  // the alert does not depend on the disk
+  // The incident's alert does not depend on the disk; the store's failure is said too.
+  ASSERT_EQ(alerts_.sent.size(), 2U);
+  EXPECT_EQ(alerts_.sent[0].kind, AlertKind::kStoreFault);
+  EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kDeadlockDetected);
   store_.failWrites(false);
   clock_.advance(1s);
   setSnapshot(healthy());
@@ -642,6 +645,97 @@ TEST_F(MonitorTest, AnIncidentWhoseFirstWriteFailedIsStoredWholeByTheNext) {
   EXPECT_EQ(stored[0].state, IncidentState::kResolved);
   EXPECT_EQ(stored[0].evidence.size(), 2U);
   EXPECT_EQ(stored[0].id, 1);
+}
+
+/// The kinds of the alerts sent.
+std::vector<AlertKind> kindsOf(const std::vector<Alert>& alerts) {
+  std::vector<AlertKind> out;
+  for (const auto& a : alerts) out.push_back(a.kind);
+  return out;
+}
+
+TEST_F(MonitorTest, AFullDiskKeepsIncidentChangesAlertsOnceAndWritesThemWhenSpaceReturns) {
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  store_.failWrites(true);
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(*monitor, id));
+  // Sampling goes on; the store is tried again at most once a second, and said to fail once.
+  for (int i = 0; i < 10; ++i) {
+    clock_.advance(400ms);
+    ASSERT_TRUE(sample(*monitor, id));
+    (void)monitor->discover();
+  }
+  EXPECT_EQ(kindsOf(alerts_.sent),
+            (std::vector<AlertKind>{AlertKind::kStoreFault, AlertKind::kDeadlockDetected}));
+  EXPECT_NE(alerts_.sent[0].message.find("incidents.db: disk I/O error"), std::string::npos);
+  EXPECT_TRUE(store_.list({})->incidents.empty());
+  EXPECT_EQ(monitor->stats().pending_writes, 1U);
+  EXPECT_LE(monitor->stats().store_errors, 5U);  // 4 s of retries
+
+  // Space returns while the deadlock is still open: it is stored open, with its evidence, at the
+  // next discovery.
+  store_.failWrites(false);
+  clock_.advance(1s);
+  (void)monitor->discover();
+  auto stored = store_.list({})->incidents;
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored[0].state, IncidentState::kOpen);
+  EXPECT_EQ(stored[0].evidence.size(), 2U);
+  EXPECT_EQ(monitor->stats().pending_writes, 0U);
+  EXPECT_EQ(alerts_.sent.back().kind, AlertKind::kStoreRecovered);
+
+  // The process exits while the disk is full again: its incident is resolved when space returns,
+  // not left open.
+  store_.failWrites(true);
+  catalog_.set({});
+  (void)monitor->discover();
+  EXPECT_EQ(store_.list({})->incidents[0].state, IncidentState::kOpen);
+  store_.failWrites(false);
+  clock_.advance(1s);
+  (void)monitor->discover();
+  stored = store_.list({})->incidents;
+  ASSERT_EQ(stored.size(), 1U);  // never a second row
+  EXPECT_EQ(stored[0].state, IncidentState::kResolved);
+  EXPECT_EQ(stored[0].resolution, "the process exited");
+  EXPECT_EQ(kindsOf(alerts_.sent),
+            (std::vector<AlertKind>{AlertKind::kStoreFault, AlertKind::kDeadlockDetected,
+                                    AlertKind::kStoreRecovered, AlertKind::kStoreFault,
+                                    AlertKind::kIncidentResolved, AlertKind::kStoreRecovered}));
+}
+
+TEST_F(MonitorTest, AStoreDeletedWhileRunningIsMadeAgainWithTheOpenIncidents) {
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(*monitor, id));
+  ASSERT_EQ(store_.list({})->incidents.size(), 1U);
+  const int checks = store_.checks();
+
+  store_.deleteFile();
+  // Noticed at the next discovery, even with no incident to write.
+  (void)monitor->discover();
+  EXPECT_GT(store_.checks(), checks);
+  auto stored = store_.list({})->incidents;
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored[0].state, IncidentState::kOpen);
+  EXPECT_EQ(stored[0].evidence.size(), 2U);
+  ASSERT_EQ(alerts_.sent.back().kind, AlertKind::kStoreFault);
+  EXPECT_EQ(alerts_.sent.back().message,
+            "incidents.db: it was deleted: a new incident store was made there, with the 1 open "
+            "incident(s)");
+  EXPECT_EQ(store_.lastId().value(), 1);  // the next start goes on from there
+
+  clock_.advance(1s);
+  setSnapshot(healthy());
+  ASSERT_TRUE(sample(*monitor, id));
+  stored = store_.list({})->incidents;
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored[0].state, IncidentState::kResolved);
 }
 
 TEST_F(MonitorTest, IdsFollowTheHighestTheStoreEverGave) {

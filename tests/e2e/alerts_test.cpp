@@ -46,6 +46,8 @@ constexpr const char* kResolvedId = "28aaba1380694f57b6dc269a05976cf6";
 constexpr const char* kStartedId = "5ce0be8b13114c75b1abfb9ee90a4e16";
 constexpr const char* kStoppedId = "db880371f45e4e49a46c38ea5049e2db";
 constexpr const char* kConfigErrorId = "82613676a43f4554a6d0a2ef4b02c60b";
+constexpr const char* kStoreFaultId = "b3e1c7d24a6f4e0c9d58f2a71c4e6b90";
+constexpr const char* kStoreRecoveredId = "4d92a6e0f1b34c7a8e25d0c6b9f3a715";
 
 void check(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error(what + ": " + std::strerror(errno));
@@ -497,6 +499,63 @@ TEST(Alerts, TheEventLogAskedForOnLinuxIsJournaldAndTheStartSaysWhichVersionAndC
   EXPECT_EQ(started.value("WCTMON_VERSION", ""), WCTMON_VERSION) << started.dump();
   EXPECT_NE(started.value("WCTMON_CONFIG", "").find("wctmon.json"), std::string::npos)
       << started.dump();
+}
+
+TEST(Alerts, ADamagedStoreMovedAsideAtStartIsOneAlertWithSqlitesReasonAndTheNewPlace) {
+  PrivateMounts mounts;
+  Journald journald;
+  ServiceDir dir("journald");
+  const auto state = std::filesystem::path(dir.config()).parent_path() / "state";
+  std::filesystem::create_directories(state);
+  std::ofstream(state / "incidents.db", std::ios::binary) << std::string(8192, 'x');
+  Service service(dir);
+  const auto e = journalEntry(kStoreFaultId, "_PID", std::to_string(service.pid()));
+  ASSERT_FALSE(e.is_null()) << dir.logText();
+  EXPECT_EQ(e.value("PRIORITY", ""), "3") << e.dump();
+  const auto reason = e.value("WCTMON_REASON", "");
+  EXPECT_NE(reason.find((state / "incidents.db").string() + ": "), std::string::npos) << reason;
+  EXPECT_NE(reason.find("file is not a database"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("moved aside to " + (state / "incidents.db.corrupt-").string()),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(e.value("MESSAGE", ""), reason) << e.dump();
+  EXPECT_EQ(Journald::entries(kStoreFaultId).size(), 1U);
+}
+
+TEST(Alerts, AFullDiskIsOneStoreFaultAlertNotOnePerIncidentAndOneWhenItTakesWritesAgain) {
+  PrivateMounts mounts;
+  Journald journald;
+  ServiceDir dir("journald");
+  const auto state = std::filesystem::path(dir.config()).parent_path() / "state";
+  std::filesystem::create_directories(state);
+  check(::mount("tmpfs", state.c_str(), "tmpfs", 0, "size=160k,mode=700") == 0, "mount tmpfs");
+  Service service(dir);
+  {
+    const int fd = ::open((state / "filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const std::string block(4096, 'f');
+    while (::write(fd, block.data(), block.size()) > 0) {
+    }
+    ::close(fd);
+  }
+  std::vector<std::unique_ptr<FixtureProcess>> fixtures;
+  for (int i = 0; i < 3; ++i) fixtures.push_back(dir.fixture("mutex-abba"));
+  const auto fault = journalEntry(kStoreFaultId, "_PID", std::to_string(service.pid()));
+  ASSERT_FALSE(fault.is_null()) << dir.logText();
+  EXPECT_EQ(fault.value("PRIORITY", ""), "3") << fault.dump();
+  EXPECT_NE(fault.value("WCTMON_REASON", "").find("database or disk is full"), std::string::npos)
+      << fault.dump();
+  // Three incidents and seconds of retries later, still one.
+  std::this_thread::sleep_for(3s);
+  EXPECT_EQ(Journald::entries(kStoreFaultId).size(), 1U);
+  std::filesystem::remove(state / "filler");
+  const auto recovered = journalEntry(kStoreRecoveredId, "_PID", std::to_string(service.pid()));
+  ASSERT_FALSE(recovered.is_null()) << dir.logText();
+  EXPECT_EQ(recovered.value("PRIORITY", ""), "6") << recovered.dump();
+  for (const auto& fx : fixtures) {
+    EXPECT_FALSE(dir.incidents(fx->pid(), "DEADLOCK").empty()) << dir.logText();
+  }
+  service.stop(SIGTERM);
+  ::umount2(state.c_str(), MNT_DETACH);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ports/incident_repository.h"
@@ -27,6 +28,7 @@ class FakeIncidentRepository final : public IncidentRepository {
     }
     last_id_ = std::max(last_id_, stored.id);
     incidents_[stored.id] = stored;
+    writes_.push_back(stored.id);
     return stored.id;
   }
 
@@ -43,6 +45,7 @@ class FakeIncidentRepository final : public IncidentRepository {
       return makeError(ErrorCode::kInvalidArgument, "no incident " + std::to_string(incident.id));
     }
     it->second = incident;
+    writes_.push_back(incident.id);
     unreadable_.erase(incident.id);  // rewritten whole
     return std::monostate{};
   }
@@ -131,6 +134,41 @@ class FakeIncidentRepository final : public IncidentRepository {
     return targets_;
   }
 
+  Status keepIdsAbove(std::int64_t last_id) override {
+    std::lock_guard lock(mutex_);
+    if (fail_writes_) return writeError();
+    last_id_ = std::max(last_id_, last_id);
+    return std::monostate{};
+  }
+
+  Result<std::string> ensureCurrent() override {
+    std::lock_guard lock(mutex_);
+    ++checks_;
+    return std::exchange(replaced_, std::string());
+  }
+
+  /// The file is deleted under the service: everything stored is gone, and the next
+  /// ensureCurrent() makes a new, empty one and says `what`.
+  void deleteFile(const std::string& what = "incidents.db: it was deleted") {
+    std::lock_guard lock(mutex_);
+    incidents_.clear();
+    targets_.clear();
+    last_id_ = 0;
+    replaced_ = what;
+  }
+
+  /// How many times ensureCurrent() was called.
+  [[nodiscard]] int checks() {
+    std::lock_guard lock(mutex_);
+    return checks_;
+  }
+
+  /// Every write (insert or update) that was done, by id, in order.
+  [[nodiscard]] std::vector<std::int64_t> writes() {
+    std::lock_guard lock(mutex_);
+    return writes_;
+  }
+
   /// From now on, the stored incident `id` cannot be read back (its record is damaged).
   void makeUnreadable(std::int64_t id) {
     std::lock_guard lock(mutex_);
@@ -152,6 +190,9 @@ class FakeIncidentRepository final : public IncidentRepository {
   std::vector<TargetConfig> targets_;
   std::int64_t last_id_ = 0;
   bool fail_writes_ = false;
+  std::string replaced_;
+  int checks_ = 0;
+  std::vector<std::int64_t> writes_;
 };
 
 }  // namespace wctmon::testing

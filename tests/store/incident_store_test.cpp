@@ -522,8 +522,9 @@ TEST(IncidentStore, ANewerSchemaIsRefused) {
 }
 
 TEST(IncidentStore, KillNineMidWriteLosesNothingCommittedAndCorruptsNothing) {
+  // 100 rounds: with the log folded every 8 pages, kills land in checkpoints as well as commits.
   std::mt19937 random(42);
-  for (int round = 0; round < 8; ++round) {
+  for (int round = 0; round < 100; ++round) {
     StateDir dir;
     int committed[2];
     ASSERT_EQ(::pipe(committed), 0);
@@ -982,6 +983,204 @@ TEST(IncidentStore, AMigrationKeepsAndReportsARowWhoseJsonDoesNotParse) {
   const auto got = (*store)->get(1);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().code, ErrorCode::kIo);
+}
+
+}  // namespace
+}  // namespace wctmon
+
+namespace wctmon {
+namespace {
+
+/// The files of the state directory whose name starts with "incidents.db".
+std::set<std::string> storeFiles(const StateDir& dir) {
+  std::set<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    const auto name = entry.path().filename().string();
+    if (name.starts_with("incidents.db")) out.insert(name);
+  }
+  return out;
+}
+
+/// A store of 300 incidents (about 100 pages), closed.
+void fillStore(const StateDir& dir) {
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  for (int i = 1; i <= 300; ++i) {
+    ASSERT_TRUE(store->insert(makeIncident(i, IncidentState::kResolved, kT0)).ok());
+  }
+}
+
+std::string readBytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeBytes(const std::filesystem::path& file, const std::string& bytes) {
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST(IncidentStore, ADamagedStoreIsMovedAsideWithSqlitesReasonAndANewOneIsMade) {
+  struct Damage {
+    const char* name;
+    std::function<std::string(std::string)> apply;
+    /// What SQLite's reason says.
+    const char* reason;
+  };
+  const std::vector<Damage> damages = {
+      {"a garbage header",
+       [](std::string bytes) {
+         for (std::size_t k = 0; k < 100; ++k) bytes[k] = static_cast<char>(0xA5 ^ k);
+         return bytes;
+       },
+       "file is not a database"},
+      {"a file truncated in its middle",
+       [](std::string bytes) { return bytes.substr(0, bytes.size() / 2 + 100); }, "malformed"},
+      {"a bad page",
+       [](std::string bytes) {
+         // The last page (of the incidents table), overwritten.
+         for (std::size_t k = bytes.size() - 4096; k < bytes.size(); ++k) {
+           bytes[k] = static_cast<char>(k * 7);
+         }
+         return bytes;
+       },
+       "the incident store"},
+      {"a table of the schema dropped", nullptr, "its table targets is missing"},
+  };
+  for (const auto& damage : damages) {
+    SCOPED_TRACE(damage.name);
+    StateDir dir;
+    fillStore(dir);
+    if (damage.apply) {
+      writeBytes(dir.file(), damage.apply(readBytes(dir.file())));
+    } else {
+      ASSERT_EQ(execSql(dir.file(), "DROP TABLE targets"), "");
+    }
+    const auto damaged = readBytes(dir.file());
+    // The service's open without recovery refuses it, naming the file.
+    const auto refused = IncidentStore::open(dir.file());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find(dir.file().string()), std::string::npos)
+        << refused.error().message;
+
+    const auto now = kT0 + 3h + 25min;  // 2026-11-18T11:06:40Z + 3h25m
+    auto opened = IncidentStore::openOrMoveAside(dir.file(), now);
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    ASSERT_TRUE(opened->moved_aside.has_value());
+    const auto aside = dir.path() / "incidents.db.corrupt-20261118T143140Z";
+    EXPECT_EQ(opened->moved_aside->to, aside);
+    EXPECT_NE(opened->moved_aside->reason.find(damage.reason), std::string::npos)
+        << opened->moved_aside->reason;
+    EXPECT_NE(opened->moved_aside->reason.find(dir.file().string()), std::string::npos)
+        << opened->moved_aside->reason;
+    // Nothing of it is lost: the damaged bytes are kept whole under the new name.
+    EXPECT_EQ(readBytes(aside), damaged);
+    // The new store is empty and takes writes.
+    auto& store = *opened->store;
+    EXPECT_TRUE(store.list(IncidentQuery{})->incidents.empty());
+    ASSERT_TRUE(store.insert(makeIncident(7, IncidentState::kOpen, kT0)).ok());
+    EXPECT_EQ(querySql(dir.file(), "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
+
+    // A second damage in the same second gets a name of its own.
+    opened->store.reset();
+    writeBytes(dir.file(), std::string(8192, 'x'));
+    auto again = IncidentStore::openOrMoveAside(dir.file(), now);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    ASSERT_TRUE(again->moved_aside.has_value());
+    EXPECT_EQ(again->moved_aside->to, dir.path() / "incidents.db.corrupt-20261118T143140Z-2");
+    EXPECT_EQ(readBytes(aside), damaged);
+  }
+}
+
+TEST(IncidentStore, AStoreThatIsNotDamagedIsNeverMovedAside) {
+  {
+    // A newer schema: another version's store, kept for it.
+    StateDir dir;
+    fillStore(dir);
+    ASSERT_EQ(execSql(dir.file(), "UPDATE schema_version SET version = 99"), "");
+    const auto opened = IncidentStore::openOrMoveAside(dir.file(), kT0);
+    ASSERT_FALSE(opened.ok());
+    EXPECT_NE(opened.error().message.find("schema version 99"), std::string::npos);
+    EXPECT_EQ(storeFiles(dir), std::set<std::string>{"incidents.db"});
+  }
+  {
+    // A file the service may not open (it runs as nobody here).
+    StateDir dir;
+    fillStore(dir);
+    std::filesystem::permissions(dir.path(), std::filesystem::perms(0777));
+    std::filesystem::permissions(dir.file(), std::filesystem::perms(0600));
+    const auto file = dir.file();
+    EXPECT_EQ(
+        asNobody([&] {
+          const auto opened = IncidentStore::openOrMoveAside(file, kT0);
+          if (opened.ok()) return 1;
+          if (opened.error().message.find("unable to open database file") == std::string::npos) {
+            return 2;
+          }
+          return 0;
+        }),
+        0);
+    EXPECT_EQ(storeFiles(dir), std::set<std::string>{"incidents.db"});
+    std::filesystem::permissions(dir.path(), std::filesystem::perms(0700));
+  }
+}
+
+TEST(IncidentStore, AStoreDeletedOrReplacedWhileOpenIsNoticedAndMadeAgain) {
+  StateDir dir;
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  ASSERT_TRUE(store->insert(makeIncident(1, IncidentState::kOpen, kT0)).ok());
+  EXPECT_EQ(store->ensureCurrent().value(), "");
+
+  // `rm incidents.db` while the service runs (its log left behind).
+  std::filesystem::remove(dir.file());
+  EXPECT_EQ(store->ensureCurrent().value(), dir.file().string() + ": it was deleted");
+  EXPECT_EQ(store->ensureCurrent().value(), "");
+  auto second = makeIncident(2, IncidentState::kOpen, kT0);
+  second.id = 2;
+  ASSERT_TRUE(store->insert(second).ok());
+  // What is written now is in the file at the path, as any reader sees it.
+  {
+    auto reader = IncidentStore::openReadOnly(dir.file());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    const auto listed = (*reader)->list(IncidentQuery{});
+    ASSERT_TRUE(listed.ok());
+    ASSERT_EQ(listed->incidents.size(), 1U);
+    EXPECT_EQ(listed->incidents[0].id, 2);
+  }
+
+  // Another store moved over it (a backup restored).
+  StateDir other;
+  {
+    auto restored = std::move(IncidentStore::open(other.file())).value();
+    auto old = makeIncident(3, IncidentState::kResolved, kT0);
+    old.id = 3;
+    ASSERT_TRUE(restored->insert(old).ok());
+  }
+  std::filesystem::rename(other.file(), dir.file());
+  EXPECT_EQ(store->ensureCurrent().value(), dir.file().string() + ": another file took its place");
+  EXPECT_EQ(querySql(dir.file(), "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
+  EXPECT_TRUE(store->get(3)->has_value());
+  ASSERT_TRUE(store->update(second).ok() == false);  // not in this file: the caller inserts it
+  ASSERT_TRUE(store->insert(second).ok());
+  EXPECT_EQ(querySql(dir.file(), "SELECT id FROM incidents ORDER BY id"),
+            (std::vector<std::string>{"2", "3"}));
+
+  // Ids the file that went gave are not given again.
+  ASSERT_TRUE(store->keepIdsAbove(41).ok());
+  ASSERT_TRUE(store->keepIdsAbove(7).ok());  // never lowered
+  EXPECT_EQ(store->lastId().value(), 41);
+  EXPECT_EQ(store->insert(makeIncident(5, IncidentState::kOpen, kT0)).value(), 42);
+  EXPECT_EQ(querySql(dir.file(), "DELETE FROM incidents WHERE id = 42"),
+            std::vector<std::string>{});
+
+  // Moved away (`mv incidents.db elsewhere`): everything committed is in the file that went.
+  auto fourth = makeIncident(4, IncidentState::kOpen, kT0);
+  fourth.id = 4;
+  ASSERT_TRUE(store->insert(fourth).ok());
+  const auto moved = dir.path() / "kept.db";
+  std::filesystem::rename(dir.file(), moved);
+  EXPECT_EQ(store->ensureCurrent().value(), dir.file().string() + ": it was moved away");
+  EXPECT_EQ(querySql(moved, "SELECT id FROM incidents ORDER BY id"),
+            (std::vector<std::string>{"2", "3", "4"}));
+  EXPECT_TRUE(store->list(IncidentQuery{})->incidents.empty());
 }
 
 }  // namespace

@@ -23,13 +23,20 @@ enum class AlertKind {
   kCaptureFailed,
   /// The platform's wait chains cannot be read here (WCT missing, no privilege to read /proc).
   kWaitChainSourceUnavailable,
+  /// The incident store failed: a damaged file moved aside at start, a file deleted or replaced
+  /// while running made again, writes that cannot be done (a full disk; said once, not per
+  /// incident). REASON: SQLite's words with the file.
+  kStoreFault,
+  /// The store takes writes again after a fault: what waited is written.
+  kStoreRecovered,
 };
 
 enum class AlertSeverity { kInfo, kWarning, kError, kCritical };
 
 /// One alert: a line for people and fields for machines. Incident alerts carry INCIDENT_ID,
 /// INCIDENT_KIND, PID, PROCESS, PIDS, THREADS (and REASON when a capture failed); service alerts
-/// VERSION and CONFIG (started), REASON (stopped, failed, config error, unavailable source),
+/// VERSION and CONFIG (started), REASON (stopped, failed, config error, unavailable source, store
+/// fault),
 /// CONFIG (config error), SOURCE (unavailable source).
 struct Alert {
   AlertKind kind = AlertKind::kServiceStarted;

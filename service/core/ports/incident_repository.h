@@ -91,6 +91,15 @@ class IncidentRepository {
       std::chrono::system_clock::time_point now, std::chrono::hours max_age,
       std::size_t max_count) = 0;
 
+  /// Checks, before writes, that what is written is still the store at its place (a file deleted
+  /// or replaced while the service runs is not); when it is not, makes a new, empty one there.
+  /// Returns what happened ("FILE: it was deleted"), empty when nothing did: the caller then
+  /// writes again what must be in it. An error when a new one cannot be made.
+  [[nodiscard]] virtual Result<std::string> ensureCurrent() { return std::string(); }
+  /// Makes lastId() at least `last_id`, so that a store made again (see ensureCurrent) never
+  /// gives again an id the one that went had given.
+  [[nodiscard]] virtual Status keepIdsAbove(std::int64_t last_id) = 0;
+
   /// Adds or replaces a runtime target registration.
   [[nodiscard]] virtual Status putTarget(const TargetConfig& target) = 0;
   /// Removes a runtime target registration; false when there was none by that name.

@@ -63,6 +63,10 @@ EventKind eventKind(AlertKind kind) {
       return {WCTMON_EVENT_CONFIG_ERROR, EVENTLOG_ERROR_TYPE, WCTMON_CATEGORY_CONFIGURATION};
     case AlertKind::kWaitChainSourceUnavailable:
       return {WCTMON_EVENT_WAIT_CHAINS_UNAVAILABLE, EVENTLOG_WARNING_TYPE, WCTMON_CATEGORY_SERVICE};
+    case AlertKind::kStoreFault:
+      return {WCTMON_EVENT_STORE_FAULT, EVENTLOG_ERROR_TYPE, WCTMON_CATEGORY_SERVICE};
+    case AlertKind::kStoreRecovered:
+      return {WCTMON_EVENT_STORE_RECOVERED, EVENTLOG_INFORMATION_TYPE, WCTMON_CATEGORY_SERVICE};
   }
   return {WCTMON_EVENT_SERVICE_FAILED, EVENTLOG_ERROR_TYPE, WCTMON_CATEGORY_SERVICE};
 }
@@ -89,6 +93,9 @@ std::vector<std::string> insertions(const Alert& alert) {
       return {field("CONFIG"), field("REASON")};
     case AlertKind::kWaitChainSourceUnavailable:
       return {field("SOURCE"), field("REASON")};
+    case AlertKind::kStoreFault:
+    case AlertKind::kStoreRecovered:
+      return {alert.message};
   }
   return {alert.message};
 }

@@ -95,6 +95,14 @@ struct Expected {
 std::vector<Expected> everyKind() {
   auto failed = incidentAlert(AlertKind::kCaptureFailed, "no evidence");
   failed.fields.emplace_back("REASON", "access denied (error 5)");
+  const std::string full =
+      "C:\\ProgramData\\wctmon\\incidents.db: cannot store incident 7: database or disk is full";
+  auto store_fault = serviceAlert(AlertKind::kStoreFault, {{"REASON", full}});
+  store_fault.message = "incidents cannot be written: " + full +
+                        "; they wait in memory and are written when the store takes them again";
+  auto store_recovered = serviceAlert(AlertKind::kStoreRecovered, {});
+  store_recovered.message =
+      "the incident store takes writes again; every incident change that waited is written";
   return {
       {incidentAlert(AlertKind::kDeadlockDetected, deadlockIncident()->summary), 2000,
        EVENTLOG_ERROR_TYPE, 2,
@@ -139,6 +147,13 @@ std::vector<Expected> everyKind() {
        "Wait chains cannot be read on this machine (windows-wct): OpenThreadWaitChainSession: "
        "not supported\r\n\r\nThe service runs on, but it detects no deadlock or hang until this "
        "is mended.\r\n"},
+      {store_fault, 1005, EVENTLOG_ERROR_TYPE, 1,
+       "The incident store failed: incidents cannot be written: C:\\ProgramData\\wctmon\\"
+       "incidents.db: cannot store incident 7: database or disk is full; they wait in memory "
+       "and are written when the store takes them again\r\n"},
+      {store_recovered, 1006, EVENTLOG_INFORMATION_TYPE, 1,
+       "The incident store works again: the incident store takes writes again; every incident "
+       "change that waited is written\r\n"},
   };
 }
 
