@@ -90,6 +90,10 @@ class TimedRepository final : public wctmon::IncidentRepository {
                                              std::chrono::hours age, std::size_t count) override {
     return inner_.applyRetention(now, age, count);
   }
+  wctmon::Result<std::string> ensureCurrent() override { return inner_.ensureCurrent(); }
+  wctmon::Status keepIdsAbove(std::int64_t last_id) override {
+    return inner_.keepIdsAbove(last_id);
+  }
   wctmon::Status putTarget(const wctmon::TargetConfig& t) override { return inner_.putTarget(t); }
   wctmon::Result<bool> removeTarget(const std::string& name) override {
     return inner_.removeTarget(name);
