@@ -57,7 +57,8 @@ std::string pointerToken(std::string_view key) {
 
 /// Parses `text`, refusing a key given twice in one object: JSON parsers keep one of them
 /// silently (nlohmann the last), so a second "targets" would replace the first unseen. Throws
-/// json::parse_error for text that is not JSON.
+/// json::exception for text that is not JSON (parse_error) or holds a number no double can
+/// hold (out_of_range).
 json parseWithoutDuplicateKeys(std::string_view text, std::vector<ConfigError>& errors) {
   struct Container {
     bool object = false;
@@ -641,7 +642,7 @@ ConfigParse parseConfig(std::string_view json_text) {
   json j;
   try {
     j = parseWithoutDuplicateKeys(json_text, out.errors);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 8e400
     out.errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
     return out;
   }
@@ -681,7 +682,7 @@ std::optional<TargetConfig> parseTarget(std::string_view json_text, const Config
   const auto before = errors.size();
   try {
     j = parseWithoutDuplicateKeys(json_text, errors);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 8e400
     errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
     return std::nullopt;
   }

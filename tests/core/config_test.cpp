@@ -178,6 +178,18 @@ TEST(Config, MalformedJsonIsAnError) {
   EXPECT_EQ(errors[0].rfind("/: not valid JSON", 0), 0U);
 }
 
+TEST(Config, ANumberNoDoubleCanHoldIsAnErrorNotAnException) {
+  // Found by the config fuzz target under Wine: nlohmann's out_of_range escaped the loader, so
+  // that such a file ended the service at start or at a reload.
+  const auto errors = errorsOf(R"({"sampling": {"interval_ms": 8e400000}})");
+  ASSERT_EQ(errors.size(), 1U);
+  EXPECT_EQ(errors[0].rfind("/: not valid JSON", 0), 0U) << errors[0];
+  EXPECT_NE(errors[0].find("number overflow"), std::string::npos) << errors[0];
+  std::vector<ConfigError> target_errors;
+  EXPECT_FALSE(parseTarget(R"({"name": "x", "pid": 1e999})", Config{}, target_errors));
+  EXPECT_EQ(target_errors.size(), 1U);
+}
+
 TEST(Config, WaitTypeKeys) {
   EXPECT_EQ(waitTypeKey(ObjectType::kCriticalSection), "critical_section");
   EXPECT_EQ(waitTypeKey(ObjectType::kKernelWait), "kernel_wait");
