@@ -23,7 +23,7 @@ target_link_libraries(wctmon-scm-control PRIVATE wctmon_warnings advapi32)
 
 # A capturer that dies mid-capture (an unhandled exception, an abort, an exit): the last-chance
 # handlers must resume every thread it held suspended.
-add_executable(wctmon-capture-crash fixtures/windows/capture_crash.cpp)
+add_executable(wctmon-capture-crash platform/windows/capture_crash_main.cpp)
 target_link_libraries(wctmon-capture-crash PRIVATE wctmon_platform wctmon_warnings)
 
 # The WCT source on a scripted WCT and on the system's, the thread inspector and the process
