@@ -1,6 +1,5 @@
-// A capturer that dies in the middle of a capture, for the test of the last-chance handlers
-// (thread_inspector_test.cpp starts it)
-// (service/platform/windows/suspension_record.h):
+// A capturer that dies in the middle of a capture, for thread_inspector_test.cpp's test of the
+// last-chance handlers (service/platform/windows/suspension_record.h):
 //   wctmon-capture-crash PID MODE REPORT_FILE
 // Captures every thread of PID over and over on four threads with the thread inspector, waits
 // until one of them holds a thread of PID suspended, writes "held N" (how many threads it holds
