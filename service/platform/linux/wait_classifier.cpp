@@ -8,6 +8,7 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "model/format.h"
 #include "platform/linux/syscall_names.h"
@@ -352,7 +353,10 @@ class Classifier {
     if (idtype == kPPid && id == -1) kind = kPAll;
     if (idtype == kPPid && id <= 0 && id != -1) {
       kind = kPPgid;
-      target = id == 0 ? processGroup(pid_).value_or(0) : -id;
+      // INT_MIN has no negation: the kernel refuses that wait (ESRCH), so it names no group.
+      target = id == 0                                          ? processGroup(pid_).value_or(0)
+               : id == std::numeric_limits<std::int32_t>::min() ? id
+                                                                : -id;
     }
     WaitObject w;
     w.type = ObjectType::kProcessWait;
