@@ -108,7 +108,7 @@ foreach(target wct_translate:wctmon_platform config:wctmon_core)
   add_executable(wctmon_fuzz_${name} fuzz/${name}_fuzz.cpp)
   target_link_libraries(wctmon_fuzz_${name} PRIVATE ${library} wctmon_fuzz_support wctmon_warnings)
   add_test(NAME FuzzMutate.${name}
-           COMMAND wctmon_fuzz_${name} --mutate ${WCTMON_FUZZ_SECONDS}
+           COMMAND wctmon_fuzz_${name} --mutate ${WCTMON_FUZZ_SECONDS} --seed 1
                    --artifact ${CMAKE_BINARY_DIR}/fuzz-${name}-crash
                    ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${name})
   math(EXPR timeout "${WCTMON_FUZZ_SECONDS} + 120")
