@@ -36,6 +36,7 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::ApiService;
+using testing::descriptorsOf;
 using testing::FixtureProcess;
 using testing::readFile;
 using testing::runCommand;
@@ -585,13 +586,6 @@ TEST(ApiSecurity, ThreadNamesOfAnyBytesArriveThroughEveryRpcAsUtf8WithTheirContr
   EXPECT_EQ(log.find("\xc2\x9b"), std::string::npos) << log;  // U+009B, the one-byte CSI
   for (const auto& bad : kIllFormed) EXPECT_EQ(log.find(bad), std::string::npos) << log;
   EXPECT_NE(log.find("\\x1b"), std::string::npos) << log;  // shown as the four characters
-}
-
-/// The service's open descriptors.
-std::size_t descriptorsOf(pid_t pid) {
-  std::error_code ec;
-  const std::filesystem::directory_iterator fds("/proc/" + std::to_string(pid) + "/fd", ec);
-  return ec ? 0 : static_cast<std::size_t>(std::distance(fds, {}));
 }
 
 TEST(ApiSecurity, AbuseOfTheApiIsShedAndAWellBehavedClientAndSamplingGoOn) {

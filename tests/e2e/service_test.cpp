@@ -38,6 +38,7 @@ namespace wctmon {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::descriptorsOf;
 using testing::FixtureProcess;
 using testing::runCommand;
 using testing::wctmonPath;
@@ -132,6 +133,17 @@ class Service {
   const ServiceDir& dir_;
   pid_t pid_ = -1;
 };
+
+/// `n` fixtures of `dir`'s service that deadlock, and their pids.
+std::pair<std::vector<std::unique_ptr<FixtureProcess>>, std::vector<int>> deadlocks(
+    const ServiceDir& dir, int n) {
+  std::pair<std::vector<std::unique_ptr<FixtureProcess>>, std::vector<int>> out;
+  for (int i = 0; i < n; ++i) {
+    out.first.push_back(dir.fixture("mutex-abba"));
+    out.second.push_back(out.first.back()->pid());
+  }
+  return out;
+}
 
 /// Every stored incident. A service creates its store as it starts, whole (never half made):
 /// this waits for it to appear, and from then on any failure of `wctmon incidents` is an error.
@@ -486,12 +498,7 @@ TEST(Service, AFullDiskKeepsSamplingAlertsOnceAndStoresEveryIncidentOnceWhenSpac
 
   // Deadlocks open while the disk is full; half of them end (their processes exit) before it
   // has room again.
-  std::vector<std::unique_ptr<FixtureProcess>> fixtures;
-  std::vector<int> pids;
-  for (int i = 0; i < 6; ++i) {
-    fixtures.push_back(dir.fixture("mutex-abba"));
-    pids.push_back(fixtures.back()->pid());
-  }
+  auto [fixtures, pids] = deadlocks(dir, 6);
   ASSERT_TRUE(waitFor([&] {
     return occurrences(readFile(dir.log()), "deadlock incident opened") >= pids.size();
   })) << readFile(dir.log());
@@ -541,12 +548,7 @@ TEST(Service, TwentyOneDeadlocksOnA160KiBDiskAreAllStoredOnceSpaceReturns) {
       R"({"level": "debug", "file": ""})");
   Tmpfs disk(stateOf(dir), "160k");
   Service service(dir);
-  std::vector<std::unique_ptr<FixtureProcess>> fixtures;
-  std::vector<int> pids;
-  for (int i = 0; i < 21; ++i) {
-    fixtures.push_back(dir.fixture("mutex-abba"));
-    pids.push_back(fixtures.back()->pid());
-  }
+  auto [fixtures, pids] = deadlocks(dir, 21);
   ASSERT_TRUE(waitFor([&] {
     return occurrences(readFile(dir.log()), "deadlock incident opened") >= pids.size();
   })) << readFile(dir.log());
@@ -988,13 +990,6 @@ TEST(Service, AReloadAppliesWhatCanChangeLiveAndNamesWhatNeedsARestart) {
   EXPECT_TRUE(service.alive());
   EXPECT_EQ(service.kill(SIGTERM), 0);
   EXPECT_NE(readFile(state / "reloaded.log").find("wctmon service stopped"), std::string::npos);
-}
-
-/// The service's open descriptors.
-std::size_t descriptorsOf(pid_t pid) {
-  std::error_code ec;
-  const std::filesystem::directory_iterator fds("/proc/" + std::to_string(pid) + "/fd", ec);
-  return ec ? 0 : static_cast<std::size_t>(std::distance(fds, {}));
 }
 
 TEST(Service, AProcessWithFarMoreThreadsThanItsDescriptorLimitIsWatchedWithinTheLimit) {

@@ -147,6 +147,12 @@ std::size_t drainPipe(int pid, int fd, std::size_t bytes, std::chrono::milliseco
   return got;
 }
 
+std::size_t descriptorsOf(pid_t pid) {
+  std::error_code ec;
+  const std::filesystem::directory_iterator fds("/proc/" + std::to_string(pid) + "/fd", ec);
+  return ec ? 0 : static_cast<std::size_t>(std::distance(fds, {}));
+}
+
 std::map<int, char> threadStates(pid_t pid) {
   std::map<int, char> out;
   const auto task = "/proc/" + std::to_string(pid) + "/task";

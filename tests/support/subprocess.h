@@ -70,6 +70,9 @@ class FixtureProcess {
 std::size_t drainPipe(int pid, int fd, std::size_t bytes,
                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+/// How many descriptors process `pid` has open (0 when it is gone).
+std::size_t descriptorsOf(pid_t pid);
+
 /// The state letter of each thread of `pid` (/proc/PID/task/TID/stat), by tid.
 std::map<int, char> threadStates(pid_t pid);
 
