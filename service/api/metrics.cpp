@@ -84,6 +84,16 @@ class Metrics::Figures final : public prometheus::Collectable {
         MetricType::Gauge, one(d(stats.watched_threads)));
     add("wctmon_api_watchers", "API clients following incidents (WatchIncidents).",
         MetricType::Gauge, one(d(deps_.watchers ? deps_.watchers() : 0)));
+    const auto connections = deps_.connections ? deps_.connections() : ConnectionFront::Counts{};
+    add("wctmon_api_connections", "Connections open to the API's Unix sockets and plain TCP.",
+        MetricType::Gauge, one(d(connections.open)));
+    add("wctmon_api_connections_closed_total",
+        "API connections closed for their client's fault, by reason (see the README).",
+        MetricType::Counter,
+        {{{"reason", "not_http2"}, d(connections.not_http2)},
+         {{"reason", "rapid_reset"}, d(connections.rapid_reset)},
+         {{"reason", "no_preface"}, d(connections.no_preface)},
+         {{"reason", "over_limit"}, d(connections.over_limit)}});
     add("wctmon_healthy", "1 while the scheduler is healthy (not every worker stuck).",
         MetricType::Gauge, one(facts.healthy ? 1 : 0));
     add("wctmon_wait_chain_source_available", "1 when wait chains can be read on this host.",

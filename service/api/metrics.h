@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "api/connection_front.h"
 #include "api/service_control.h"
 #include "core/monitor.h"
 #include "model/result.h"
@@ -20,9 +21,10 @@ namespace wctmon::api {
 
 /// The service's figures for Prometheus, served over HTTP at /metrics by prometheus-cpp's pull
 /// exposer: incidents open and opened by kind, samples taken, skipped, overdue and failed, how
-/// long samples take (a histogram), what is watched, the API's watchers, whether the service and
-/// its wait-chain source work, and the build. Every figure but the histogram is read from the
-/// monitor and the service at scrape time; none of them takes the monitor's decision lock.
+/// long samples take (a histogram), what is watched, the API's watchers and connections, whether
+/// the service and its wait-chain source work, and the build. Every figure but the histogram is
+/// read from the monitor and the service at scrape time; none of them takes the monitor's decision
+/// lock.
 class Metrics {
  public:
   struct Dependencies {
@@ -30,6 +32,8 @@ class Metrics {
     ServiceControl& control;
     /// The API's WatchIncidents calls now (none without the API).
     std::function<std::size_t()> watchers;
+    /// The connections of the API's own listeners (none without them).
+    std::function<ConnectionFront::Counts()> connections;
   };
 
   explicit Metrics(Dependencies deps);

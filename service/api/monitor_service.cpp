@@ -103,22 +103,19 @@ std::optional<grpc::Status> MonitorService::refusal(grpc::CallbackServerContext*
   if (why == Refusal::kNone) return std::nullopt;
   // At most one line per interval, with the count of the others: a client that keeps trying
   // cannot fill the log. The token presented is never written.
-  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  auto last = last_refusal_log_.load();
-  const auto interval =
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(kRefusalLogInterval).count();
-  if ((last == 0 || now - last >= interval) &&
-      last_refusal_log_.compare_exchange_strong(last, now)) {
-    const auto others = unlogged_refusals_.exchange(0);
+  if (const auto others = refusal_log_.admit()) {
     spdlog::warn(
-        "API call from {} refused: {}{}", context->peer(),
+        "API call from {} refused: {}{}", peerName(*context),
         why == Refusal::kPermissionDenied ? "reader token on an admin call" : "no valid token",
-        others > 0 ? " (" + std::to_string(others) + " more refused since the last such line)"
-                   : "");
-  } else {
-    ++unlogged_refusals_;
+        *others > 0 ? " (" + std::to_string(*others) + " more refused since the last such line)"
+                    : "");
   }
   return refusalStatus(why, required);
+}
+
+std::string MonitorService::peerName(const grpc::CallbackServerContext& context) const {
+  auto peer = context.peer();
+  return deps_.peer_name ? deps_.peer_name(peer) : peer;
 }
 
 grpc::ServerUnaryReactor* MonitorService::refuse(grpc::CallbackServerContext* context,

@@ -3,9 +3,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "api/incident_watch.h"
+#include "api/log_throttle.h"
 #include "api/service_control.h"
 #include "api/tokens.h"
 #include "core/executor.h"
@@ -36,6 +39,9 @@ class MonitorService final : public v1::Monitor::CallbackService {
     Executor work;
     /// Events queued for one WatchIncidents client before it is cut off (api.watch_queue).
     std::size_t watch_queue = 1024;
+    /// Who a call comes from, for the log, from gRPC's name of its connection (the API's own
+    /// listeners hand gRPC connections it can only name "fd:N"); empty: gRPC's name.
+    std::function<std::string(const std::string& grpc_peer)> peer_name;
   };
 
   explicit MonitorService(Dependencies deps);
@@ -80,6 +86,8 @@ class MonitorService final : public v1::Monitor::CallbackService {
   std::optional<grpc::Status> refusal(grpc::CallbackServerContext* context, Role required);
   /// The reactor of a unary call refused for its token, or nullptr when the caller may go on.
   grpc::ServerUnaryReactor* refuse(grpc::CallbackServerContext* context, Role required);
+  /// Who made the call, for the log.
+  [[nodiscard]] std::string peerName(const grpc::CallbackServerContext& context) const;
   /// Runs `body` on the pool and finishes the call with its status.
   grpc::ServerUnaryReactor* onPool(grpc::CallbackServerContext* context,
                                    std::function<grpc::Status()> body);
@@ -89,9 +97,7 @@ class MonitorService final : public v1::Monitor::CallbackService {
 
   Dependencies deps_;
   IncidentWatchers watchers_;
-  /// When a refusal was last logged (steady clock ticks; 0 = never), and how many were not.
-  std::atomic<std::int64_t> last_refusal_log_{0};
-  std::atomic<std::uint64_t> unlogged_refusals_{0};
+  LogThrottle refusal_log_{kRefusalLogInterval};
 };
 
 }  // namespace wctmon::api

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
+#include "api/connection_front.h"
 #include "api/local_socket.h"
 
 namespace wctmon::api {
@@ -17,6 +19,7 @@ namespace {
 
 constexpr int kMaxRequestBytes = 64 * 1024;
 constexpr int kMaxResponseBytes = 64 * 1024 * 1024;
+constexpr int kMaxStreamsPerConnection = 256;
 constexpr const char* kServiceName = "wctmon.v1.Monitor";
 
 std::filesystem::path underStateDir(const std::filesystem::path& state_dir,
@@ -71,19 +74,29 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
                              underStateDir(state_dir, config.reader_token_file));
   if (!tokens) return tokens.error();
   server->tokens_ = std::make_unique<Tokens>(std::move(*tokens));
-  server->service_ = std::make_unique<MonitorService>(
-      MonitorService::Dependencies{deps.monitor, deps.store, deps.control, *server->tokens_,
-                                   std::move(deps.work), config.watch_queue});
+  server->service_ = std::make_unique<MonitorService>(MonitorService::Dependencies{
+      deps.monitor, deps.store, deps.control, *server->tokens_, std::move(deps.work),
+      config.watch_queue, [raw = server.get()](const std::string& grpc_peer) {
+        return raw->front_ ? raw->front_->peerOf(grpc_peer) : grpc_peer;
+      }});
 
   auto tcp = tcpCredentials(config);
   if (!tcp) return tcp.error();
+  const bool tls = !config.tls_cert_file.empty();
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
   builder.SetMaxSendMessageSize(kMaxResponseBytes);
+  // Streams open at once on one connection: a client that opens them and never reads holds
+  // their memory until its watch queue is full.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxStreamsPerConnection);
   builder.RegisterService(server->service_.get());
+  // Unix sockets and plain TCP go through the API's own listeners where the platform has them
+  // (api/connection_front.h); TLS and the rest, gRPC's.
+  std::vector<ListenAddress> fronted;
+  std::vector<std::optional<std::size_t>> front_index(config.listen.size());
   std::vector<int> ports(config.listen.size(), 0);
   for (std::size_t i = 0; i < config.listen.size(); ++i) {
     std::string why;
@@ -110,11 +123,21 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
                                                " (api.listen): stop it, or listen elsewhere");
       }
       std::filesystem::remove(address->unix_path, ec);
-      builder.AddListeningPort(config.listen[i], grpc::InsecureServerCredentials());
       server->sockets_.push_back(address->unix_path);
-    } else {
-      builder.AddListeningPort(config.listen[i], *tcp, &ports[i]);
     }
+    if (ConnectionFront::supported() && (address->isUnix() || !tls)) {
+      front_index[i] = fronted.size();
+      fronted.push_back(*address);
+    } else {
+      builder.AddListeningPort(config.listen[i],
+                               address->isUnix() ? grpc::InsecureServerCredentials() : *tcp,
+                               &ports[i]);
+    }
+  }
+  if (!fronted.empty()) {
+    auto front = ConnectionFront::listen(fronted);
+    if (!front) return front.error();
+    server->front_ = std::move(front).value();
   }
   server->server_ = builder.BuildAndStart();
   if (!server->server_) {
@@ -123,11 +146,16 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
     return makeError(ErrorCode::kIo, "the API cannot listen on " + all +
                                          " (an address in use, or not this host's?)");
   }
+  const auto front_listening =
+      server->front_ ? server->front_->listening() : std::vector<std::string>{};
   for (std::size_t i = 0; i < config.listen.size(); ++i) {
     std::string why;
     const auto address = parseListenAddress(config.listen[i], why);
-    if (address->isUnix()) {
-      restrictSocket(address->unix_path);
+    if (address->isUnix()) restrictSocket(address->unix_path);
+    if (front_index[i]) {
+      server->listening_.push_back(address->isUnix() ? config.listen[i]
+                                                     : front_listening[*front_index[i]]);
+    } else if (address->isUnix()) {
       server->listening_.push_back(config.listen[i]);
     } else {
       if (ports[i] == 0) {
@@ -139,6 +167,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
                                    std::to_string(ports[i]));
     }
   }
+  if (server->front_) server->front_->serve(*server->server_);
   server->setServing(true);
   return server;
 }
@@ -155,10 +184,12 @@ void ApiServer::setServing(bool serving) {
 
 void ApiServer::stop(std::chrono::milliseconds deadline) {
   if (server_ == nullptr) return;
+  if (front_) front_->stopAccepting();
   // Streams would otherwise hold the shutdown to its deadline.
   service_->endStreams();
   server_->Shutdown(std::chrono::system_clock::now() + deadline);
   server_->Wait();
+  if (front_) front_->stop();
   server_.reset();
   for (const auto& socket : sockets_) {
     std::error_code ignored;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/connection_front.h"
 #include "api/monitor_service.h"
 #include "api/tokens.h"
 #include "core/config.h"
@@ -50,12 +51,17 @@ class ApiServer {
   /// port a ":0" address was given.
   [[nodiscard]] const std::vector<std::string>& listening() const { return listening_; }
   [[nodiscard]] std::size_t watchers() const { return service_->watchers(); }
+  /// The connections of the API's own listeners (none where gRPC listens itself).
+  [[nodiscard]] ConnectionFront::Counts connections() const {
+    return front_ ? front_->counts() : ConnectionFront::Counts{};
+  }
 
  private:
   ApiServer() = default;
 
   std::unique_ptr<Tokens> tokens_;
   std::unique_ptr<MonitorService> service_;
+  std::unique_ptr<ConnectionFront> front_;  // declared before server_: outlives it
   std::unique_ptr<grpc::Server> server_;
   std::vector<std::string> listening_;
   std::vector<std::filesystem::path> sockets_;

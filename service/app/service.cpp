@@ -261,6 +261,7 @@ Status Service::start(const std::filesystem::path& config_path) {
           options.health_interval,
           std::chrono::duration_cast<std::chrono::milliseconds>(*interval / 3));
     }
+    options.watch_health_check = true;
     options.on_health = [this, running = r.get()](bool healthy, const SchedulerStats& s) {
       if (healthy) host_->watchdog();
       if (running->api) running->api->setServing(healthy);
@@ -270,8 +271,12 @@ Status Service::start(const std::filesystem::path& config_path) {
     r->control = std::make_unique<Control>(*this, *r);
     if (config.metrics.enabled) {
       r->metrics = std::make_unique<api::Metrics>(api::Metrics::Dependencies{
-          *r->monitor, *r->control, [running = r.get()]() -> std::size_t {
+          *r->monitor, *r->control,
+          [running = r.get()]() -> std::size_t {
             return running->api ? running->api->watchers() : 0;
+          },
+          [running = r.get()] {
+            return running->api ? running->api->connections() : api::ConnectionFront::Counts{};
           }});
       options.on_sample = [metrics = r->metrics.get()](std::chrono::microseconds took) {
         metrics->observeSample(took);

@@ -5,10 +5,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/monitor.h"
@@ -27,7 +29,9 @@ struct SchedulerStats {
   /// percentile of the recent ones (kRecentSamples).
   std::chrono::microseconds last_sample{0};
   std::chrono::microseconds p99_sample{0};
-  /// The last health check's verdict: not every worker stuck in the platform.
+  /// The last health check's verdict: not every worker stuck in the platform. False also when
+  /// no check has run for three health intervals: the check runs on a worker, and when every
+  /// worker is stuck it cannot run at all.
   bool healthy = true;
 };
 
@@ -61,6 +65,11 @@ class BasicScheduler {
     std::function<void(bool healthy, const SchedulerStats&)> on_health;
     /// Called after each sample with how long it took (the metrics' histogram).
     std::function<void(std::chrono::microseconds)> on_sample;
+    /// Watches the health check from a thread of its own (real time): when no check has run for
+    /// three health intervals (every worker stuck), it adds a worker; when the pool has its most,
+    /// it calls on_health(false) once per health interval, so that health checks of the API say
+    /// so and the watchdog is not fed.
+    bool watch_health_check = false;
   };
 
   BasicScheduler(Monitor& monitor, WorkerPool& pool, Options options);
@@ -109,6 +118,7 @@ class BasicScheduler {
   void sampleDone(const std::shared_ptr<Job>& job, bool alive);
   void scheduleHealth();
   void checkHealth();
+  void watchHealthCheck();
   void scheduleRetention();
 
   Monitor& monitor_;
@@ -119,6 +129,9 @@ class BasicScheduler {
   Timer health_timer_;
   Timer retention_timer_;
   std::atomic<bool> stopping_{false};
+  std::thread health_watch_;
+  std::mutex health_watch_mutex_;
+  std::condition_variable health_watch_wake_;
   std::atomic<int> active_samples_{0};
 
   /// How many recent sample durations the p99 is taken over.
@@ -127,6 +140,8 @@ class BasicScheduler {
   mutable std::mutex mutex_;
   std::map<ProcessIdentity, std::shared_ptr<Job>> jobs_;
   SchedulerStats stats_;
+  /// When the health check last ran (guarded by mutex_).
+  typename TimerClock::time_point last_health_check_{};
   /// The durations of the last kRecentSamples samples, a ring (guarded by mutex_).
   std::vector<std::chrono::microseconds> recent_;
   std::size_t next_recent_ = 0;

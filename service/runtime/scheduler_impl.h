@@ -31,15 +31,62 @@ BasicScheduler<TimerClock>::~BasicScheduler() {
 
 template <typename TimerClock>
 void BasicScheduler<TimerClock>::start() {
+  {
+    std::lock_guard lock(mutex_);
+    last_health_check_ = TimerClock::now();
+  }
   pool_.start();
   scheduleDiscovery(std::chrono::milliseconds(0));
   scheduleHealth();
   scheduleRetention();
+  if (options_.watch_health_check) health_watch_ = std::thread([this] { watchHealthCheck(); });
+}
+
+template <typename TimerClock>
+void BasicScheduler<TimerClock>::watchHealthCheck() {
+  bool said = false;
+  std::unique_lock lock(health_watch_mutex_);
+  while (!health_watch_wake_.wait_for(lock, options_.health_interval,
+                                      [this] { return stopping_.load(); })) {
+    const auto s = stats();
+    if (s.healthy) {
+      said = false;
+      continue;
+    }
+    std::chrono::milliseconds since;
+    {
+      std::lock_guard stats_lock(mutex_);
+      since = std::chrono::duration_cast<std::chrono::milliseconds>(TimerClock::now() -
+                                                                    last_health_check_);
+    }
+    if (since < 3 * options_.health_interval) continue;  // the check ran and said so itself
+    // A worker more runs the check and the other targets, up to the pool's most.
+    if (pool_.addWorker()) {
+      spdlog::warn(
+          "no health check has run for {} ms: every worker is stuck in platform work; "
+          "added a worker",
+          since.count());
+      continue;
+    }
+    if (!said) {
+      spdlog::error("no health check has run for {} ms: every worker is stuck in platform work",
+                    since.count());
+      said = true;
+    }
+    if (options_.on_health) options_.on_health(false, s);
+  }
 }
 
 template <typename TimerClock>
 bool BasicScheduler<TimerClock>::stop() {
   if (stopping_.exchange(true)) return true;
+  if (health_watch_.joinable()) {
+    {
+      std::lock_guard lock(health_watch_mutex_);  // the watch sees stopping_ or is woken
+    }
+    health_watch_wake_.notify_all();
+    health_watch_.join();
+  }
   {
     std::lock_guard lock(mutex_);
     for (auto& [id, job] : jobs_) {
@@ -82,6 +129,10 @@ SchedulerStats BasicScheduler<TimerClock>::stats() const {
   const auto threads = pool_.threads();
   std::lock_guard lock(mutex_);
   auto s = stats_;
+  if (TimerClock::now() - last_health_check_ > 3 * options_.health_interval &&
+      last_health_check_ != typename TimerClock::time_point{}) {
+    s.healthy = false;  // the check could not run: every worker is stuck
+  }
   s.jobs = jobs_.size();
   s.threads = threads;
   if (p99_stale_ && !recent_.empty()) {
@@ -257,6 +308,7 @@ void BasicScheduler<TimerClock>::checkHealth() {
   {
     std::lock_guard lock(mutex_);
     stats_.healthy = healthy;
+    last_health_check_ = TimerClock::now();
   }
   if (options_.on_health) options_.on_health(healthy, stats());
 }

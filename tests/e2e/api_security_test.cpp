@@ -38,7 +38,9 @@ using nlohmann::json;
 using testing::ApiService;
 using testing::descriptorsOf;
 using testing::FixtureProcess;
+using testing::httpGet;
 using testing::readFile;
+using testing::residentBytesOf;
 using testing::runCommand;
 using testing::TempDir;
 using testing::waitFor;
@@ -595,6 +597,7 @@ TEST(ApiSecurity, AbuseOfTheApiIsShedAndAWellBehavedClientAndSamplingGoOn) {
   ApiService service(R"("watch_queue": 4, )");
   ASSERT_FALSE(service.tcpTarget().empty()) << readFile(service.log());
   const auto descriptors_before = descriptorsOf(service.pid());
+  const auto memory_before = residentBytesOf(service.pid());
   std::optional<FixtureProcess> abba;
   std::thread deadlock([&] {
     // Formed while the abuse runs: sampling must catch it as it would without.
@@ -617,6 +620,20 @@ TEST(ApiSecurity, AbuseOfTheApiIsShedAndAWellBehavedClientAndSamplingGoOn) {
   }
   EXPECT_GE(figures["idle_connections"].get<int>(), 1000);
   EXPECT_GT(figures["opened_and_cancelled"].get<int>(), 0);
+  // The hand-written rapid reset was cut off, and the service did not pile up its calls: gRPC
+  // alone grew by 100 MB a second under it and answered nobody.
+  EXPECT_GT(figures["rapid_reset"]["cut_off"].get<int>(), 0) << figures.dump();
+  const auto memory_after = residentBytesOf(service.pid());
+  EXPECT_LT(memory_after, memory_before + (150U << 20U))
+      << memory_before << " bytes resident before, " << memory_after << " after";
+  const auto metrics = httpGet("http://" + service.metricsAddress() + "/metrics");
+  for (const char* reason : {"not_http2", "rapid_reset"}) {
+    const auto line =
+        std::string("wctmon_api_connections_closed_total{reason=\"") + reason + "\"} ";
+    const auto at = metrics.find(line);
+    ASSERT_NE(at, std::string::npos) << metrics;
+    EXPECT_GT(std::stod(metrics.substr(at + line.size())), 0) << reason << "\n" << metrics;
+  }
   // Strangers are told who they are not: no token, or a token that is none, is UNAUTHENTICATED.
   for (const auto& [code, count] : figures["strangers"].items()) {
     EXPECT_EQ(code, "UNAUTHENTICATED") << figures.dump();

@@ -27,19 +27,10 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::ApiService;
 using testing::FixtureProcess;
+using testing::httpGet;
 using testing::readFile;
 using testing::runCommand;
 using testing::waitFor;
-
-/// The body of an HTTP GET of `url`, or "" when it fails.
-std::string httpGet(const std::string& url) {
-  const auto r = runCommand(
-      {"/usr/bin/python3", "-c",
-       "import sys, urllib.request\n"
-       "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())",
-       url});
-  return r.exit_code == 0 ? r.out : "";
-}
 
 /// A loopback TCP port nobody listens on now.
 int freePort() {

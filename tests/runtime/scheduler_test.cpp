@@ -1,13 +1,16 @@
 // The scheduler drives a monitor with fake platform pieces, on a fake clock and a pool whose
 // handlers the test runs: one stuck target must not stop the others, its turns are refused
-// rather than queued, and it is cancelled at its deadline. No test waits for time to pass.
+// rather than queued, and it is cancelled at its deadline. No test waits for time to pass but
+// the last, whose workers are real threads that really stay stuck.
 #include "runtime/scheduler.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "core/completion.h"
@@ -67,10 +70,11 @@ void pass(WorkerPool& pool, std::chrono::milliseconds d, std::chrono::millisecon
 
 /// Answers every sample with an idle process, through the pool's work executor as the Linux
 /// source does; the reads of the processes in `stuck` do not end until release(), as a read
-/// stuck in the kernel would not.
+/// stuck in the kernel would not. `blocking`: such a read also holds its worker thread until then.
 class StuckSource final : public WaitChainSource {
  public:
-  explicit StuckSource(std::set<int> stuck) : stuck_(std::move(stuck)) {}
+  explicit StuckSource(std::set<int> stuck, bool blocking = false)
+      : stuck_(std::move(stuck)), blocking_(blocking) {}
 
   /// Where the reads run.
   void setWork(Executor work) { work_ = std::move(work); }
@@ -81,12 +85,20 @@ class StuckSource final : public WaitChainSource {
   Result<std::unique_ptr<WaitChainSession>> openSystem() override { return open(Pid{0}); }
   [[nodiscard]] Availability availability() const override { return {"fake", true, {}}; }
 
-  int calls(int pid) { return calls_[pid]; }
+  int calls(int pid) {
+    std::lock_guard lock(mutex_);
+    return calls_[pid];
+  }
 
   /// The stuck reads end (with their results); later reads are not stuck.
   void release() {
-    stuck_.clear();
-    auto held = std::move(held_);
+    std::vector<std::function<void()>> held;
+    {
+      std::lock_guard lock(mutex_);
+      stuck_.clear();
+      held = std::move(held_);
+    }
+    released_.notify_all();
     for (auto& finish : held) finish();
   }
 
@@ -99,17 +111,22 @@ class StuckSource final : public WaitChainSource {
       auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
       if (!beginOperation(*slot_, completion, "sample")) return;
       source_.work_([slot = slot_, completion, &source = source_, pid = pid_] {
-        ++source.calls_[pid.value];
         auto finish = [slot, completion, pid] {
           slot->end();
           completion->completeFromWork(
               SnapshotBuilder().process(pid.value, "idle").ownerless(pid.value + 1).build());
         };
+        std::unique_lock lock(source.mutex_);
+        ++source.calls_[pid.value];
         if (source.stuck_.contains(pid.value)) {
-          source.held_.push_back(std::move(finish));
-        } else {
-          finish();
+          if (!source.blocking_) {
+            source.held_.push_back(std::move(finish));
+            return;
+          }
+          source.released_.wait(lock, [&] { return !source.stuck_.contains(pid.value); });
         }
+        lock.unlock();
+        finish();
       });
     }
     void asyncResample(std::vector<ThreadRef>, Executor executor, ThreadsHandler done) override {
@@ -123,7 +140,10 @@ class StuckSource final : public WaitChainSource {
     std::shared_ptr<OperationSlot> slot_ = std::make_shared<OperationSlot>();
   };
 
+  std::mutex mutex_;
+  std::condition_variable released_;
   std::set<int> stuck_;
+  bool blocking_;
   Executor work_;
   std::map<int, int> calls_;
   std::vector<std::function<void()>> held_;
@@ -244,6 +264,61 @@ TEST(Scheduler, StopSaysWhenASampleStuckInThePlatformIsLeftBehind) {
   EXPECT_FALSE(scheduler.stop());
   // The read ends after all: its result goes nowhere, and nothing of it is left.
   source.release();
+}
+
+TEST(Scheduler, EveryWorkerStuckIsSaidUnhealthyWithoutAWorkerAndHealthyAgainWhenTheyReturn) {
+  // Real threads and real time: every read holds its worker, as a read stuck in the kernel does.
+  // The pool grows to its most (three workers for one), then every worker is stuck and the
+  // health check, which runs on a worker, cannot run at all: the scheduler's own watch says so.
+  WorkerPool pool(1);
+  StuckSource source({10, 20, 30, 40}, /*blocking=*/true);
+  FakeProcessCatalog catalog;
+  catalog.set(
+      {processInfo(10, "a"), processInfo(20, "b"), processInfo(30, "c"), processInfo(40, "d")});
+  SystemClock clock;
+  source.setWork(pool.work());
+  Monitor monitor(
+      {source, nullptr, catalog, nullptr, nullptr, clock, pool.work()},
+      *parseConfig(R"({"sampling": {"interval_ms": 20}, "targets": [{"all": true}]})").config);
+  std::mutex mutex;
+  std::vector<bool> verdicts;
+  Scheduler::Options options;
+  options.discovery_interval = 20ms;
+  options.deadline = 50ms;
+  options.health_interval = 20ms;
+  options.watch_health_check = true;
+  options.on_health = [&](bool healthy, const SchedulerStats&) {
+    std::lock_guard lock(mutex);
+    verdicts.push_back(healthy);
+  };
+  const auto said = [&](bool healthy) {
+    std::lock_guard lock(mutex);
+    return std::find(verdicts.begin(), verdicts.end(), healthy) != verdicts.end();
+  };
+  Scheduler scheduler(monitor, pool, options);
+  scheduler.start();
+  const auto until = [](const std::function<bool()>& done) {
+    for (auto deadline = std::chrono::steady_clock::now() + 10s;
+         std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(5ms)) {
+      if (done()) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(until([&] { return said(false); }));
+  EXPECT_EQ(pool.threads(), 3U);
+  EXPECT_TRUE(until([&] { return pool.stuckWorkers(50ms) == 3U; }));
+  EXPECT_FALSE(scheduler.stats().healthy);
+
+  // The reads return: the check runs again, says so, and every process is sampled again.
+  {
+    std::lock_guard lock(mutex);
+    verdicts.clear();
+  }
+  const int before = source.calls(10);
+  source.release();
+  ASSERT_TRUE(until([&] { return said(true) && source.calls(10) > before + 2; }));
+  EXPECT_TRUE(scheduler.stats().healthy);
+  EXPECT_TRUE(scheduler.stop());
 }
 
 }  // namespace

@@ -153,6 +153,24 @@ std::size_t descriptorsOf(pid_t pid) {
   return ec ? 0 : static_cast<std::size_t>(std::distance(fds, {}));
 }
 
+std::size_t residentBytesOf(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoul(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+std::string httpGet(const std::string& url) {
+  const auto r = runCommand(
+      {"/usr/bin/python3", "-c",
+       "import sys, urllib.request\n"
+       "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())",
+       url});
+  return r.exit_code == 0 ? r.out : "";
+}
+
 std::map<int, char> threadStates(pid_t pid) {
   std::map<int, char> out;
   const auto task = "/proc/" + std::to_string(pid) + "/task";

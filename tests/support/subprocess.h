@@ -73,6 +73,12 @@ std::size_t drainPipe(int pid, int fd, std::size_t bytes,
 /// How many descriptors process `pid` has open (0 when it is gone).
 std::size_t descriptorsOf(pid_t pid);
 
+/// The resident memory of process `pid` in bytes (VmRSS; 0 when it is gone).
+std::size_t residentBytesOf(pid_t pid);
+
+/// The body of an HTTP GET of `url`, or "" when it fails.
+std::string httpGet(const std::string& url);
+
 /// The state letter of each thread of `pid` (/proc/PID/task/TID/stat), by tid.
 std::map<int, char> threadStates(pid_t pid);
 
