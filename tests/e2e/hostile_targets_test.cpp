@@ -1,7 +1,8 @@
 // Targets that behave as no well-made program does, analysed by `wctmon analyze` as operators
 // run it: the memory holding a lock moves and vanishes under the reader, the process replaces its
 // image every millisecond, a debugger holds every thread. Each gets a clear answer; none crashes
-// the tool, makes it name a thread that does not own the lock, or leaves a thread stopped.
+// the tool, makes it name a thread that does not own the lock, or leaves a thread stopped. And a
+// pid that a new process takes while the service watches the old one's deadlock.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace wctmon {
 namespace {
@@ -150,6 +152,33 @@ TEST(HostileTargets, ATargetHeldByADebuggerIsSaidToBeAndNeitherCapturedNorWaited
   ASSERT_EQ(captured["captures"].size(), 2U) << after.out;
   for (const auto& c : captured["captures"]) EXPECT_TRUE(c["captured"].get<bool>()) << c;
   expectNoThreadStopped(fx.pid());
+}
+
+TEST(HostileTargets, APidTakenByANewProcessBetweenTwoSamplesIsANewProcessWithItsOwnIncident) {
+  // tests/e2e/pid_reuse.py, in a PID namespace of its own: a deadlocked process is killed and its
+  // pid given at once to another that deadlocks with the same thread ids, before the service
+  // samples again. Its process start time tells them apart: the first incident is resolved as
+  // exited, the second is a new one, never the first one carried on.
+  testing::TempDir dir("pid-reuse");
+  const auto r =
+      runCommand({"unshare", "--pid", "--fork", "--mount-proc", "/usr/bin/python3",
+                  WCTMON_PID_REUSE, wctmonPath(), testing::fixturePath(), dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto result = nlohmann::json::parse(r.out);
+  RecordProperty("result", result.dump());
+  ASSERT_EQ(result["second_pid"], result["first_pid"]) << result.dump();
+  EXPECT_TRUE(result["first_opened"].get<bool>()) << result.dump();
+  EXPECT_TRUE(result["first_resolved"].get<bool>()) << result.dump();
+  EXPECT_TRUE(result["second_opened"].get<bool>()) << result.dump();
+  const auto& incidents = result["incidents"];
+  ASSERT_EQ(incidents.size(), 2U) << result.dump();
+  const auto& second = incidents[0];  // the latest first
+  const auto& first = incidents[1];
+  EXPECT_EQ(first["state"], "INCIDENT_STATE_RESOLVED");
+  EXPECT_EQ(first["resolution"], "the process exited");
+  EXPECT_EQ(second["state"], "INCIDENT_STATE_OPEN");
+  EXPECT_NE(first["process_start_time"], second["process_start_time"]);
+  EXPECT_NE(first["id"], second["id"]);
 }
 
 }  // namespace
