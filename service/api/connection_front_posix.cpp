@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -146,7 +147,12 @@ std::string clientOf(int fd, const std::string& listener) {
   return listener;
 }
 
-enum class Closing { kGone, kNotHttp2, kRapidReset, kNoPreface, kOverLimit };
+/// Why a connection was closed: its client left, or was at fault (counted, logged).
+enum class Closing { kGone, kNotHttp2, kRapidReset, kNoPreface, kOverLimit, kCount };
+constexpr std::array<const char*, static_cast<std::size_t>(Closing::kCount)> kClosingReasons{
+    "", "it does not speak HTTP/2",
+    "it cancelled streams faster than the API allows (HTTP/2 rapid reset)",
+    "it sent no HTTP/2 preface in time", "too many connections are open"};
 
 class PosixFront;
 
@@ -246,8 +252,11 @@ class PosixFront final : public ConnectionFront {
   }
 
   [[nodiscard]] Counts counts() const override {
-    return {open_count_.load(), not_http2_.load(), rapid_reset_.load(), no_preface_.load(),
-            over_limit_.load()};
+    const auto count = [this](Closing why) {
+      return closings_[static_cast<std::size_t>(why)].load();
+    };
+    return {open_count_.load(), count(Closing::kNotHttp2), count(Closing::kRapidReset),
+            count(Closing::kNoPreface), count(Closing::kOverLimit)};
   }
 
   asio::io_context& context() { return context_; }
@@ -261,28 +270,10 @@ class PosixFront final : public ConnectionFront {
     }
     open_.erase(connection.position);
     open_count_ = open_.size();
-    const char* reason = nullptr;
-    switch (why) {
-      case Closing::kGone:
-        return;
-      case Closing::kNotHttp2:
-        ++not_http2_;
-        reason = "it does not speak HTTP/2";
-        break;
-      case Closing::kRapidReset:
-        ++rapid_reset_;
-        reason = "it cancelled streams faster than the API allows (HTTP/2 rapid reset)";
-        break;
-      case Closing::kNoPreface:
-        ++no_preface_;
-        reason = "it sent no HTTP/2 preface in time";
-        break;
-      case Closing::kOverLimit:
-        ++over_limit_;
-        reason = "too many connections are open";
-        break;
-    }
-    logClosing(connection.peer(), reason, connection.guard());
+    if (why == Closing::kGone) return;
+    ++closings_[static_cast<std::size_t>(why)];
+    logClosing(connection.peer(), kClosingReasons[static_cast<std::size_t>(why)],
+               connection.guard());
   }
 
  private:
@@ -339,7 +330,7 @@ class PosixFront final : public ConnectionFront {
       const auto silent =
           std::find_if(open_.begin(), open_.end(), [](const auto& c) { return !c->spoke(); });
       if (silent == open_.end()) {
-        ++over_limit_;
+        ++closings_[static_cast<std::size_t>(Closing::kOverLimit)];
         if (const auto others = log_.admit()) {
           spdlog::warn(
               "API connection from {} refused: {} connections are open{}", peer, kMaxConnections,
@@ -383,10 +374,7 @@ class PosixFront final : public ConnectionFront {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> peers_;  // gRPC's name ("fd:N") -> the client's
   std::atomic<std::size_t> open_count_{0};
-  std::atomic<std::uint64_t> not_http2_{0};
-  std::atomic<std::uint64_t> rapid_reset_{0};
-  std::atomic<std::uint64_t> no_preface_{0};
-  std::atomic<std::uint64_t> over_limit_{0};
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(Closing::kCount)> closings_{};
   LogThrottle log_{std::chrono::seconds(10)};
 };
 
