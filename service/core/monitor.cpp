@@ -369,6 +369,9 @@ void Monitor::drainEffects() {
 void Monitor::apply(Effect& effect) {
   auto& incident = effect.incident;
   if (effect.capture) {
+    // Recorded and told first, the evidence after: a capture stops the threads one by one and
+    // unwinds their stacks (a few hundred milliseconds), and the incident must not wait for it.
+    record(incident, effect.type);
     incident.evidence = deps_.inspector->capture(incident.threads);
     evidence_[incident.id] = incident.evidence;
     ++counters_.captures;
@@ -378,16 +381,30 @@ void Monitor::apply(Effect& effect) {
       tracker_.attachEvidence(incident, incident.evidence);
       publishOpenIncidents();
     }
-  } else if (auto it = evidence_.find(incident.id);
-             it != evidence_.end() && incident.evidence.empty()) {
-    // Decided before the capture had reached the tracker's copy.
-    incident.evidence = it->second;
+    record(incident, IncidentEvent::Type::kUpdated);
+  } else {
+    if (auto it = evidence_.find(incident.id); it != evidence_.end() && incident.evidence.empty()) {
+      // Decided before the capture had reached the tracker's copy.
+      incident.evidence = it->second;
+    }
+    if (effect.type == IncidentEvent::Type::kResolved) evidence_.erase(incident.id);
+    record(incident, effect.type);
   }
-  if (effect.type == IncidentEvent::Type::kResolved) evidence_.erase(incident.id);
+  if (deps_.alerts != nullptr) {
+    const auto whole = std::make_shared<const Incident>(incident);
+    if (effect.alert) {
+      effect.alert->incident = whole;
+      deps_.alerts->send(*effect.alert);
+    }
+    if (effect.capture) {
+      if (auto failed = captureFailedAlert(whole)) deps_.alerts->send(*failed);
+    }
+  }
+}
 
+void Monitor::record(const Incident& incident, IncidentEvent::Type type) {
   if (deps_.store != nullptr) {
-    if (auto dropped =
-            pending_writes_.push(incident, effect.type == IncidentEvent::Type::kOpened)) {
+    if (auto dropped = pending_writes_.push(incident, type == IncidentEvent::Type::kOpened)) {
       ++counters_.store_writes_dropped;
       if (!drop_reported_) {
         drop_reported_ = true;
@@ -400,17 +417,7 @@ void Monitor::apply(Effect& effect) {
     }
     writeStore(/*force=*/false);
   }
-  if (deps_.alerts != nullptr) {
-    const auto whole = std::make_shared<const Incident>(incident);
-    if (effect.alert) {
-      effect.alert->incident = whole;
-      deps_.alerts->send(*effect.alert);
-    }
-    if (effect.capture) {
-      if (auto failed = captureFailedAlert(whole)) deps_.alerts->send(*failed);
-    }
-  }
-  feed_.publish({effect.type, incident});
+  feed_.publish({type, incident});
 }
 
 void Monitor::writeStore(bool force) {

@@ -173,7 +173,8 @@ class Monitor {
   struct Effect {
     IncidentEvent::Type type = IncidentEvent::Type::kUpdated;
     Incident incident;
-    /// Capture the evidence of the incident's threads first.
+    /// Capture the evidence of the incident's threads: after the incident is recorded and
+    /// published, then recorded and published again with it (an update).
     bool capture = false;
     std::optional<Alert> alert;
   };
@@ -192,6 +193,9 @@ class Monitor {
   void runEffects();
   void drainEffects();
   void apply(Effect& effect);
+  /// Writes `incident` to the store (or queues it while the store fails) and publishes it to
+  /// the feed as `type`. Effects only.
+  void record(const Incident& incident, IncidentEvent::Type type);
   /// Writes the waiting incident changes to the store, once it is checked to be in place; while
   /// it fails, at most once per kStoreRetryInterval unless `force`. Effects only.
   void writeStore(bool force);

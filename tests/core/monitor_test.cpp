@@ -334,7 +334,12 @@ TEST_F(MonitorTest, TheFeedGivesTheOpenIncidentsThenEachRecordedChangeInOrder) {
   });
   ASSERT_NE(opened, events.end());
   EXPECT_GT(opened->incident.id, initial[0].id);
-  EXPECT_FALSE(opened->incident.evidence.empty());  // captured before it was published
+  // Published as soon as it is recorded, then again with its evidence once captured.
+  EXPECT_TRUE(opened->incident.evidence.empty());
+  ASSERT_NE(opened + 1, events.end());
+  EXPECT_EQ(opened[1].type, IncidentEvent::Type::kUpdated);
+  EXPECT_EQ(opened[1].incident.id, opened->incident.id);
+  EXPECT_FALSE(opened[1].incident.evidence.empty());
 
   // A second follower joins: the incident open now, nothing of the past.
   std::vector<Incident> later;
@@ -598,8 +603,12 @@ TEST_F(MonitorTest, DecisionsAndStatusReadsDoNotWaitForACaptureOrAStoreWrite) {
   EXPECT_EQ(open, 1U);
   EXPECT_EQ(stats.incidents_opened, 1U);
   EXPECT_EQ(stats.pending_effects, 1U);
-  EXPECT_TRUE(
-      store_.list({})->incidents.empty());  // not written yet: the write follows the capture
+  // Stored before its capture (which takes a few hundred milliseconds on a real process), its
+  // evidence not yet; the alert, which carries the evidence, waits for it.
+  const auto before_capture = store_.list({})->incidents;
+  ASSERT_EQ(before_capture.size(), 1U);
+  EXPECT_EQ(before_capture[0].state, IncidentState::kOpen);
+  EXPECT_TRUE(before_capture[0].evidence.empty());
   EXPECT_TRUE(alerts_.sent.empty());
   clock_.advance(1s);
   setSnapshot(healthy());

@@ -134,7 +134,11 @@ void expectOneIncidentForAFileLockAbba(const std::string& kind) {
     return log.find("(pid " + std::to_string(child) + ") for target") != std::string::npos &&
            log.find("(pid " + std::to_string(parent) + ") for target") != std::string::npos;
   })) << service.logText();
-  ASSERT_TRUE(waitFor([&] { return !service.deadlocksOf(parent).empty(); })) << service.logText();
+  // Recorded at once, then again with its evidence.
+  ASSERT_TRUE(waitFor([&] {
+    const auto found = service.deadlocksOf(parent);
+    return !found.empty() && !found[0].value("evidence", json()).empty();
+  })) << service.logText();
   // Both have been sampled many times over with the cycle in place.
   std::this_thread::sleep_for(std::chrono::milliseconds(6 * kIntervalMs));
 

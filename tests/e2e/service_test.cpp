@@ -202,6 +202,11 @@ TEST(Service, CatchesADeadlockWithinTwoIntervalsAndResolvesItWhenTheProcessDies)
   const int pid = fx->pid();
   ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK").empty(); }))
       << readFile(dir.log());
+  // Recorded at once, then again with its evidence (captured after).
+  ASSERT_TRUE(waitFor([&] {
+    const auto found = incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK");
+    return !found.empty() && !found[0].value("evidence", nlohmann::json()).empty();
+  })) << readFile(dir.log());
   auto found = incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK");
   ASSERT_EQ(found.size(), 1U);
   const auto& i = found[0];

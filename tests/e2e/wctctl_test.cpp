@@ -73,7 +73,8 @@ std::size_t columnsOf(const std::string& line) {
   }));
 }
 
-/// The open incident of process `pid`, once the service has one (null after 20 s).
+/// The open incident of process `pid`, once the service has one and its evidence (which is
+/// captured after the incident is recorded); null after 20 s.
 json openIncidentOf(const ApiService& service, pid_t pid) {
   json incidents;
   waitFor(
@@ -81,7 +82,10 @@ json openIncidentOf(const ApiService& service, pid_t pid) {
         const auto r = wctctl(
             service, {"incidents", "--state", "open", "--pid", std::to_string(pid), "-o", "json"});
         incidents = r.exit_code == kOk ? json::parse(r.out) : json();
-        return incidents.contains("incidents") && !incidents["incidents"].empty();
+        if (!incidents.contains("incidents") || incidents["incidents"].empty()) return false;
+        const auto whole =
+            wctctl(service, {"incident", incidents["incidents"][0].value("id", ""), "-o", "json"});
+        return whole.exit_code == kOk && !json::parse(whole.out).value("evidence", json()).empty();
       },
       20s, 200ms);
   return incidents.contains("incidents") && !incidents["incidents"].empty()
