@@ -27,7 +27,8 @@ namespace wctmon::api {
 ///  - that cancels more than 300 streams at once (every stream it may have open, and more), or
 ///    more than 100 a second after that;
 ///  - that has not sent the HTTP/2 preface within 10 s, or is the oldest such one when 1,024
-///    connections are open (beyond which, when every one has spoken, new ones are closed).
+///    connections are open; when every one has spoken, the one idle the longest, if idle for
+///    10 s, makes room; else the new one is closed.
 /// All connections together pass gRPC at most 1,000 cancellations a second (after 1,000 at
 /// once): past that, a connection that cancels waits, and one that would wait more than 2 s is
 /// closed. Each closing is counted by reason and logged at most once in 10 s.
@@ -49,6 +50,7 @@ class ConnectionFront {
     std::uint64_t not_http2 = 0;
     std::uint64_t rapid_reset = 0;
     std::uint64_t no_preface = 0;
+    std::uint64_t idle = 0;
     std::uint64_t over_limit = 0;
   };
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/error.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -148,11 +149,14 @@ std::string clientOf(int fd, const std::string& listener) {
 }
 
 /// Why a connection was closed: its client left, or was at fault (counted, logged).
-enum class Closing { kGone, kNotHttp2, kRapidReset, kNoPreface, kOverLimit, kCount };
+enum class Closing { kGone, kNotHttp2, kRapidReset, kNoPreface, kIdle, kOverLimit, kCount };
 constexpr std::array<const char*, static_cast<std::size_t>(Closing::kCount)> kClosingReasons{
-    "", "it does not speak HTTP/2",
+    "",
+    "it does not speak HTTP/2",
     "it cancelled streams faster than the API allows (HTTP/2 rapid reset)",
-    "it sent no HTTP/2 preface in time", "too many connections are open"};
+    "it sent no HTTP/2 preface in time",
+    "it was the longest idle when the connections were at their most",
+    "too many connections are open"};
 
 class PosixFront;
 
@@ -160,11 +164,15 @@ class PosixFront;
 /// thread only.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(PosixFront& front, int client, int inner, std::string peer, std::string grpc_peer);
+  Connection(PosixFront& front, std::string peer, std::string grpc_peer);
 
+  /// Takes the client's descriptor and our end of the pair; on an error takes neither.
+  boost::system::error_code attach(int client, int inner);
   void start();
   void close(Closing why);
   [[nodiscard]] bool spoke() const { return guard_.prefaceDone(); }
+  /// When bytes last came from either side.
+  [[nodiscard]] std::chrono::steady_clock::time_point lastActive() const { return last_active_; }
   [[nodiscard]] const std::string& peer() const { return peer_; }
   [[nodiscard]] const std::string& grpcPeer() const { return grpc_peer_; }
   [[nodiscard]] const Http2Guard& guard() const { return guard_; }
@@ -175,6 +183,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void readClient();
   void writeInner(std::size_t n);
   void readInner();
+  /// One side has said it sends no more: the other is told so; both done, it closes.
+  void ended(Descriptor& other, bool& this_side);
 
   PosixFront& front_;
   Descriptor client_;
@@ -186,6 +196,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::byte> down_ = std::vector<std::byte>(16 * 1024);
   std::string peer_;
   std::string grpc_peer_;
+  std::chrono::steady_clock::time_point last_active_ = std::chrono::steady_clock::now();
+  bool client_ended_ = false;
+  bool inner_ended_ = false;
   bool closed_ = false;
 };
 
@@ -215,7 +228,17 @@ class PosixFront final : public ConnectionFront {
   void serve(grpc::Server& server) override {
     server_ = &server;
     for (auto& l : listeners_) accept(*l);
-    thread_ = std::thread([this] { context_.run(); });
+    thread_ = std::thread([this] {
+      // A handler that throws (no memory) must not end the service: log it and go on.
+      for (;;) {
+        try {
+          context_.run();
+          return;
+        } catch (const std::exception& e) {
+          spdlog::error("the API's listener thread: {}", e.what());
+        }
+      }
+    });
   }
 
   void stopAccepting() override {
@@ -255,8 +278,8 @@ class PosixFront final : public ConnectionFront {
     const auto count = [this](Closing why) {
       return closings_[static_cast<std::size_t>(why)].load();
     };
-    return {open_count_.load(), count(Closing::kNotHttp2), count(Closing::kRapidReset),
-            count(Closing::kNoPreface), count(Closing::kOverLimit)};
+    return {open_count_.load(),         count(Closing::kNotHttp2), count(Closing::kRapidReset),
+            count(Closing::kNoPreface), count(Closing::kIdle),     count(Closing::kOverLimit)};
   }
 
   asio::io_context& context() { return context_; }
@@ -265,8 +288,13 @@ class PosixFront final : public ConnectionFront {
   /// A connection has closed: forget it, count why, and say so when a client was at fault.
   void closed(Connection& connection, Closing why) {
     {
+      // gRPC may have closed its end and a new connection been given the same descriptor
+      // number already: only this connection's own entry goes.
       std::lock_guard lock(mutex_);
-      peers_.erase(connection.grpcPeer());
+      if (auto it = peers_.find(connection.grpcPeer());
+          it != peers_.end() && it->second == connection.peer()) {
+        peers_.erase(it);
+      }
     }
     open_.erase(connection.position);
     open_count_ = open_.size();
@@ -327,9 +355,19 @@ class PosixFront final : public ConnectionFront {
     ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     const auto peer = clientOf(client.get(), listener);
     if (open_.size() >= kMaxConnections) {
-      const auto silent =
+      // Room is made by closing the oldest connection that has not spoken HTTP/2, else the one
+      // idle the longest if it has been idle past the preface timeout.
+      auto evict =
           std::find_if(open_.begin(), open_.end(), [](const auto& c) { return !c->spoke(); });
-      if (silent == open_.end()) {
+      if (evict == open_.end()) {
+        evict = std::min_element(open_.begin(), open_.end(), [](const auto& a, const auto& b) {
+          return a->lastActive() < b->lastActive();
+        });
+        if ((*evict)->lastActive() > std::chrono::steady_clock::now() - kPrefaceTimeout) {
+          evict = open_.end();
+        }
+      }
+      if (evict == open_.end()) {
         ++closings_[static_cast<std::size_t>(Closing::kOverLimit)];
         if (const auto others = log_.admit()) {
           spdlog::warn(
@@ -338,8 +376,8 @@ class PosixFront final : public ConnectionFront {
         }
         return;
       }
-      const auto evicted = *silent;  // alive until its close() returns
-      evicted->close(Closing::kNoPreface);
+      const auto evicted = *evict;  // alive until its close() returns
+      evicted->close(evicted->spoke() ? Closing::kIdle : Closing::kNoPreface);
     }
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
@@ -349,18 +387,34 @@ class PosixFront final : public ConnectionFront {
       }
       return;
     }
+    OwnedFd ours(pair[0]);
+    OwnedFd grpcs(pair[1]);
     // gRPC names a connection it is handed by its descriptor.
     const std::string grpc_peer = "fd:" + std::to_string(pair[1]);
+    std::shared_ptr<Connection> connection;
+    std::string why;
+    try {
+      connection = std::make_shared<Connection>(*this, peer, grpc_peer);
+      if (const auto ec = connection->attach(client.get(), ours.get())) why = ec.message();
+    } catch (const std::exception& e) {  // no memory
+      why = e.what();
+    }
+    if (!why.empty()) {
+      if (const auto others = log_.admit()) {
+        spdlog::warn("API connection from {} dropped: {}", peer, why);
+      }
+      return;
+    }
+    client.release();
+    ours.release();
     {
       std::lock_guard lock(mutex_);
       peers_[grpc_peer] = peer;
     }
-    auto connection =
-        std::make_shared<Connection>(*this, client.release(), pair[0], peer, grpc_peer);
     open_.push_back(connection);
     connection->position = std::prev(open_.end());
     open_count_ = open_.size();
-    grpc::AddInsecureChannelFromFd(server_, pair[1]);  // gRPC owns pair[1] from here
+    grpc::AddInsecureChannelFromFd(server_, grpcs.release());  // gRPC's from here
     connection->start();
   }
 
@@ -378,16 +432,35 @@ class PosixFront final : public ConnectionFront {
   LogThrottle log_{std::chrono::seconds(10)};
 };
 
-Connection::Connection(PosixFront& front, int client, int inner, std::string peer,
-                       std::string grpc_peer)
+Connection::Connection(PosixFront& front, std::string peer, std::string grpc_peer)
     : front_(front),
-      client_(front.context(), client),
-      inner_(front.context(), inner),
+      client_(front.context()),
+      inner_(front.context()),
       preface_deadline_(front.context()),
       pacing_(front.context()),
       guard_(ConnectionFront::kResetsAtOnce, ConnectionFront::kResetsPerSecond),
       peer_(std::move(peer)),
       grpc_peer_(std::move(grpc_peer)) {}
+
+boost::system::error_code Connection::attach(int client, int inner) {
+  boost::system::error_code ec;
+  client_.assign(client, ec);
+  if (!ec) inner_.assign(inner, ec);
+  if (ec) {
+    if (client_.is_open()) static_cast<void>(client_.release());
+    if (inner_.is_open()) static_cast<void>(inner_.release());
+  }
+  return ec;
+}
+
+void Connection::ended(Descriptor& other, bool& this_side) {
+  this_side = true;
+  if (client_ended_ && inner_ended_) {
+    close(Closing::kGone);
+    return;
+  }
+  ::shutdown(other.native_handle(), SHUT_WR);
+}
 
 void Connection::start() {
   preface_deadline_.expires_after(ConnectionFront::kPrefaceTimeout);
@@ -401,10 +474,15 @@ void Connection::start() {
 void Connection::readClient() {
   client_.async_read_some(asio::buffer(up_), [self = shared_from_this()](auto ec, std::size_t n) {
     if (self->closed_) return;
+    if (ec == asio::error::eof) {
+      self->ended(self->inner_, self->client_ended_);  // gRPC still answers what it was asked
+      return;
+    }
     if (ec) {
       self->close(Closing::kGone);
       return;
     }
+    self->last_active_ = std::chrono::steady_clock::now();
     switch (self->guard_.feed(std::span(self->up_.data(), n), Http2Guard::Clock::now())) {
       case Http2Guard::Verdict::kOk:
         break;
@@ -451,10 +529,15 @@ void Connection::writeInner(std::size_t n) {
 void Connection::readInner() {
   inner_.async_read_some(asio::buffer(down_), [self = shared_from_this()](auto ec, std::size_t n) {
     if (self->closed_) return;
+    if (ec == asio::error::eof) {
+      self->ended(self->client_, self->inner_ended_);  // the client reads what is left
+      return;
+    }
     if (ec) {
       self->close(Closing::kGone);
       return;
     }
+    self->last_active_ = std::chrono::steady_clock::now();
     asio::async_write(self->client_, asio::buffer(self->down_.data(), n),
                       [self](auto write_ec, auto) {
                         if (self->closed_) return;

@@ -93,6 +93,7 @@ class Metrics::Figures final : public prometheus::Collectable {
         {{{"reason", "not_http2"}, d(connections.not_http2)},
          {{"reason", "rapid_reset"}, d(connections.rapid_reset)},
          {{"reason", "no_preface"}, d(connections.no_preface)},
+         {{"reason", "idle"}, d(connections.idle)},
          {{"reason", "over_limit"}, d(connections.over_limit)}});
     add("wctmon_healthy", "1 while the scheduler is healthy (not every worker stuck).",
         MetricType::Gauge, one(facts.healthy ? 1 : 0));

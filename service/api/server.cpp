@@ -175,6 +175,8 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
 ApiServer::~ApiServer() { stop(std::chrono::milliseconds(0)); }
 
 void ApiServer::setServing(bool serving) {
+  // Called from the scheduler's threads while stop() may be releasing the server.
+  std::lock_guard lock(serving_mutex_);
   if (server_ == nullptr) return;
   if (auto* health = server_->GetHealthCheckService()) {
     health->SetServingStatus(serving);
@@ -190,6 +192,7 @@ void ApiServer::stop(std::chrono::milliseconds deadline) {
   server_->Shutdown(std::chrono::system_clock::now() + deadline);
   server_->Wait();
   if (front_) front_->stop();
+  std::lock_guard lock(serving_mutex_);
   server_.reset();
   for (const auto& socket : sockets_) {
     std::error_code ignored;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ class ApiServer {
   std::unique_ptr<MonitorService> service_;
   std::unique_ptr<ConnectionFront> front_;  // declared before server_: outlives it
   std::unique_ptr<grpc::Server> server_;
+  std::mutex serving_mutex_;  // setServing() against stop()'s release of server_
   std::vector<std::string> listening_;
   std::vector<std::filesystem::path> sockets_;
 };

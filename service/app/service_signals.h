@@ -10,7 +10,10 @@ namespace wctmon::app {
 // One implementation per platform, chosen by CMake (nothing to do on Windows, where the console's
 // and the SCM's events are handled from the start).
 
-/// Blocks the service's signals in the calling thread (and the threads it creates later).
+/// Blocks the service's signals in the calling thread (and the threads it creates later), and
+/// ignores SIGPIPE for the process: a peer that goes while the service writes to it (an API
+/// client, a pipe) is an error of that write, never the end of the service. systemd ignores it
+/// for its services; a shell or a container does not.
 void holdServiceSignals();
 
 /// Unblocks them in the calling thread; a signal that came meanwhile is delivered now.

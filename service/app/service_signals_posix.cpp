@@ -17,7 +17,10 @@ void maskServiceSignals(int how) {
 
 }  // namespace
 
-void holdServiceSignals() { maskServiceSignals(SIG_BLOCK); }
+void holdServiceSignals() {
+  ::signal(SIGPIPE, SIG_IGN);
+  maskServiceSignals(SIG_BLOCK);
+}
 
 void releaseServiceSignals() { maskServiceSignals(SIG_UNBLOCK); }
 

@@ -30,8 +30,8 @@ struct SchedulerStats {
   std::chrono::microseconds last_sample{0};
   std::chrono::microseconds p99_sample{0};
   /// The last health check's verdict: not every worker stuck in the platform. False also when
-  /// no check has run for three health intervals: the check runs on a worker, and when every
-  /// worker is stuck it cannot run at all.
+  /// no check has run for three health intervals and every worker is stuck: the check runs on
+  /// a worker, and then it cannot run at all.
   bool healthy = true;
 };
 
@@ -66,9 +66,9 @@ class BasicScheduler {
     /// Called after each sample with how long it took (the metrics' histogram).
     std::function<void(std::chrono::microseconds)> on_sample;
     /// Watches the health check from a thread of its own (real time): when no check has run for
-    /// three health intervals (every worker stuck), it adds a worker; when the pool has its most,
-    /// it calls on_health(false) once per health interval, so that health checks of the API say
-    /// so and the watchdog is not fed.
+    /// three health intervals and every worker is stuck past the deadline, it adds a worker; when
+    /// the pool has its most, it calls on_health(false) once per health interval, so that health
+    /// checks of the API say so and the watchdog is not fed.
     bool watch_health_check = false;
   };
 
@@ -119,6 +119,9 @@ class BasicScheduler {
   void scheduleHealth();
   void checkHealth();
   void watchHealthCheck();
+  /// Whether the health check cannot run: none for three health intervals, and every worker
+  /// in platform work past the deadline.
+  [[nodiscard]] bool checkStalled() const;
   void scheduleRetention();
 
   Monitor& monitor_;

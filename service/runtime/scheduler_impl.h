@@ -48,33 +48,41 @@ void BasicScheduler<TimerClock>::watchHealthCheck() {
   std::unique_lock lock(health_watch_mutex_);
   while (!health_watch_wake_.wait_for(lock, options_.health_interval,
                                       [this] { return stopping_.load(); })) {
-    const auto s = stats();
-    if (s.healthy) {
+    lock.unlock();
+    if (checkStalled()) {
+      // A worker more runs the check and the other targets, up to the pool's most.
+      if (pool_.addWorker()) {
+        spdlog::warn(
+            "no health check could run: every worker is stuck in platform work; added "
+            "a worker");
+      } else {
+        if (!said) {
+          spdlog::error("no health check can run: every worker is stuck in platform work");
+          said = true;
+        }
+        if (options_.on_health) options_.on_health(false, stats());
+      }
+    } else {
       said = false;
-      continue;
     }
-    std::chrono::milliseconds since;
-    {
-      std::lock_guard stats_lock(mutex_);
-      since = std::chrono::duration_cast<std::chrono::milliseconds>(TimerClock::now() -
-                                                                    last_health_check_);
-    }
-    if (since < 3 * options_.health_interval) continue;  // the check ran and said so itself
-    // A worker more runs the check and the other targets, up to the pool's most.
-    if (pool_.addWorker()) {
-      spdlog::warn(
-          "no health check has run for {} ms: every worker is stuck in platform work; "
-          "added a worker",
-          since.count());
-      continue;
-    }
-    if (!said) {
-      spdlog::error("no health check has run for {} ms: every worker is stuck in platform work",
-                    since.count());
-      said = true;
-    }
-    if (options_.on_health) options_.on_health(false, s);
+    lock.lock();
   }
+}
+
+template <typename TimerClock>
+bool BasicScheduler<TimerClock>::checkStalled() const {
+  std::chrono::milliseconds deadline;
+  typename TimerClock::time_point last;
+  {
+    std::lock_guard lock(mutex_);
+    deadline = options_.deadline.count() > 0 ? options_.deadline : std::chrono::milliseconds(1000);
+    last = last_health_check_;
+  }
+  // Not merely late (a backlog of samples): no check for three intervals, and every worker in
+  // platform work past the deadline.
+  return !stopping_ && last != typename TimerClock::time_point{} &&
+         TimerClock::now() - last > 3 * options_.health_interval &&
+         pool_.stuckWorkers(deadline) >= pool_.threads();
 }
 
 template <typename TimerClock>
@@ -126,13 +134,11 @@ void BasicScheduler<TimerClock>::setOptions(std::chrono::milliseconds discovery_
 
 template <typename TimerClock>
 SchedulerStats BasicScheduler<TimerClock>::stats() const {
+  const bool stalled = checkStalled();
   const auto threads = pool_.threads();
   std::lock_guard lock(mutex_);
   auto s = stats_;
-  if (TimerClock::now() - last_health_check_ > 3 * options_.health_interval &&
-      last_health_check_ != typename TimerClock::time_point{}) {
-    s.healthy = false;  // the check could not run: every worker is stuck
-  }
+  if (stalled) s.healthy = false;  // the check itself cannot run
   s.jobs = jobs_.size();
   s.threads = threads;
   if (p99_stale_ && !recent_.empty()) {
