@@ -122,6 +122,9 @@ class BasicScheduler {
   /// Whether the health check cannot run: none for three health intervals, and every worker
   /// in platform work past the deadline.
   [[nodiscard]] bool checkStalled() const;
+  /// How long platform work runs before its worker counts as stuck: the sample deadline, or 1 s
+  /// without one. Called with mutex_ held.
+  [[nodiscard]] std::chrono::milliseconds stuckAfter() const;
   void scheduleRetention();
 
   Monitor& monitor_;

@@ -70,12 +70,17 @@ void BasicScheduler<TimerClock>::watchHealthCheck() {
 }
 
 template <typename TimerClock>
+std::chrono::milliseconds BasicScheduler<TimerClock>::stuckAfter() const {
+  return options_.deadline.count() > 0 ? options_.deadline : std::chrono::milliseconds(1000);
+}
+
+template <typename TimerClock>
 bool BasicScheduler<TimerClock>::checkStalled() const {
   std::chrono::milliseconds deadline;
   typename TimerClock::time_point last;
   {
     std::lock_guard lock(mutex_);
-    deadline = options_.deadline.count() > 0 ? options_.deadline : std::chrono::milliseconds(1000);
+    deadline = stuckAfter();
     last = last_health_check_;
   }
   // Not merely late (a backlog of samples): no check for three intervals, and every worker in
@@ -286,7 +291,7 @@ void BasicScheduler<TimerClock>::checkHealth() {
   std::vector<std::shared_ptr<Job>> overdue;
   {
     std::lock_guard lock(mutex_);
-    deadline = options_.deadline.count() > 0 ? options_.deadline : std::chrono::milliseconds(1000);
+    deadline = stuckAfter();
     const auto now = TimerClock::now();
     for (const auto& [id, job] : jobs_) {
       if (!job->running || job->cancelled || now - job->started <= job->deadline) continue;
