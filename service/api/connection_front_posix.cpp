@@ -309,9 +309,8 @@ class PosixFront final : public ConnectionFront {
     if (const auto others = log_.admit()) {
       spdlog::warn("API connection from {} closed: {} ({} streams opened, {} cancelled){}", peer,
                    reason, guard.streams(), guard.resets(),
-                   *others > 0 ? " (" + std::to_string(*others) +
-                                     " more closed for a client's fault since the last such line)"
-                               : "");
+                   LogThrottle::heldBack(
+                       *others, "more closed for a client's fault since the last such line"));
     }
   }
 
@@ -331,9 +330,8 @@ class PosixFront final : public ConnectionFront {
           // Out of descriptors or memory: the pending connection stays queued; try again soon
           // rather than spin on a socket that stays readable.
           if (const auto others = log_.admit()) {
-            spdlog::warn(
-                "API cannot accept a connection on {}: {}{}", listener.shown, errnoText(errno),
-                *others > 0 ? " (" + std::to_string(*others) + " more such lines held)" : "");
+            spdlog::warn("API cannot accept a connection on {}: {}{}", listener.shown,
+                         errnoText(errno), LogThrottle::heldBack(*others, "more such lines held"));
           }
           listener.retry.expires_after(std::chrono::milliseconds(100));
           listener.retry.async_wait([this, &listener](auto wait_ec) {
@@ -370,9 +368,8 @@ class PosixFront final : public ConnectionFront {
       if (evict == open_.end()) {
         ++closings_[static_cast<std::size_t>(Closing::kOverLimit)];
         if (const auto others = log_.admit()) {
-          spdlog::warn(
-              "API connection from {} refused: {} connections are open{}", peer, kMaxConnections,
-              *others > 0 ? " (" + std::to_string(*others) + " more such lines held)" : "");
+          spdlog::warn("API connection from {} refused: {} connections are open{}", peer,
+                       kMaxConnections, LogThrottle::heldBack(*others, "more such lines held"));
         }
         return;
       }

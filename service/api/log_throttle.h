@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
 namespace wctmon::api {
 
@@ -24,6 +26,11 @@ class LogThrottle {
     }
     ++held_back_;
     return std::nullopt;
+  }
+
+  /// What a line admitted with `others` held back says of them: " (N WHAT)", or nothing.
+  [[nodiscard]] static std::string heldBack(std::uint64_t others, std::string_view what) {
+    return others > 0 ? " (" + std::to_string(others) + " " + std::string(what) + ")" : "";
   }
 
  private:

@@ -107,8 +107,7 @@ std::optional<grpc::Status> MonitorService::refusal(grpc::CallbackServerContext*
     spdlog::warn(
         "API call from {} refused: {}{}", peerName(*context),
         why == Refusal::kPermissionDenied ? "reader token on an admin call" : "no valid token",
-        *others > 0 ? " (" + std::to_string(*others) + " more refused since the last such line)"
-                    : "");
+        LogThrottle::heldBack(*others, "more refused since the last such line"));
   }
   return refusalStatus(why, required);
 }
