@@ -20,6 +20,8 @@ Options (before or among the arguments):
                       with TLS, present this client certificate and key (PEM)
   --server-name=NAME  with TLS, expect the server's certificate to name NAME, not the target's host
   --timeout=SECONDS   the call's deadline (default 30; may be fractional: 0.000001 is 1 us)
+  --connected         connect (at most 10 s) before the call, so that a short --timeout is the
+                      call's own and not spent on connecting
   --raw=HEX           send these bytes as the request, unchecked; CALL is a method of
                       wctmon.v1.Monitor or a whole path "/package.Service/Method". The response
                       comes as "wire" (hex), and as "response" when CALL is a Monitor method.
@@ -44,7 +46,8 @@ import sys
 
 import grpc
 
-OPTIONS = ("root-ca", "cert", "key", "server-name", "timeout", "raw", "repeat", "wire")
+OPTIONS = ("root-ca", "cert", "key", "server-name", "timeout", "connected", "raw", "repeat",
+           "wire")
 
 
 def stubs(proto_dir, work_dir):
@@ -153,6 +156,8 @@ def main():
             channel_options = [("grpc.http2.lookahead_bytes", window), ("grpc.http2.bdp_probe", 0)]
     channel = make_channel(target, options, channel_options)
     try:
+        if "connected" in options:
+            grpc.channel_ready_future(channel).result(timeout=10)
         if call == "health":
             check = channel.unary_unary("/grpc.health.v1.Health/Check",
                                         request_serializer=identity,

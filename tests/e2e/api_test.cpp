@@ -212,12 +212,13 @@ TEST(Api, ADeadlockIsListedWithItsProcessAndReadWhole) {
 
 TEST(Api, AnAnalysisWhoseCallerLeavesIsStoppedBeforeItCapturesAnything) {
   ApiService service;
-  // Large enough that reading it takes far longer than the caller waits; not a target.
+  // Large enough that reading it takes far longer than the caller waits (0.5-0.7 s with its
+  // capture on an idle machine); not a target.
   FixtureProcess big("idle-abba", "10000");
-  const auto r = runCommand({"/usr/bin/python3", WCTMON_API_CLIENT, WCTMON_PROTO_DIR,
-                             service.dir().path().string(), service.unixTarget(),
-                             service.adminToken(), "AnalyzeProcess",
-                             json{{"pid", big.pid()}, {"capture", true}}.dump(), "--timeout=0.02"});
+  const auto r = runCommand(
+      {"/usr/bin/python3", WCTMON_API_CLIENT, WCTMON_PROTO_DIR, service.dir().path().string(),
+       service.unixTarget(), service.adminToken(), "AnalyzeProcess",
+       json{{"pid", big.pid()}, {"capture", true}}.dump(), "--connected", "--timeout=0.1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["code"], "DEADLINE_EXCEEDED") << r.out;
   const auto line =
