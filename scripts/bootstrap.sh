@@ -17,6 +17,7 @@ packages=(
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev
   gdb                       # scripts/bench/analyze.sh times gdb's backtraces beside wctmon
+  libc6-dbg                 # captures unwind through libc with its debug file, as on servers that have it
   util-linux                # setpriv and flock in the tests
   clang-format              # scripts/check-format.sh
   clang-14 libfuzzer-14-dev  # the fuzz targets (fuzz preset, scripts/bench/fuzz.sh)

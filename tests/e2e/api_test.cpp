@@ -27,6 +27,7 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::FixtureProcess;
 using testing::readFile;
+using testing::residentBytesOf;
 using testing::runCommand;
 using testing::waitFor;
 using testing::wctmonPath;
@@ -225,6 +226,25 @@ TEST(Api, AnAnalysisWhoseCallerLeavesIsStoppedBeforeItCapturesAnything) {
       "on-demand analysis of pid " + std::to_string(big.pid()) + " stopped: its caller went away";
   EXPECT_TRUE(waitFor([&] { return readFile(service.log()).find(line) != std::string::npos; }, 10s))
       << readFile(service.log());
+}
+
+TEST(Api, CapturesGiveTheirMemoryBack) {
+  // A capture unwinds the stacks with the target's debug information (libc's separate debug file
+  // unpacks to tens of MB when installed); the allocator kept it in the arena of each worker that
+  // captured, and the service grew by as much for good (30 MB at the first capture).
+  ApiService service;
+  FixtureProcess abba("mutex-abba", "", service.tag());
+  ASSERT_EQ(admin(service, "AnalyzeProcess", {{"pid", abba.pid()}})["code"], "OK");
+  const auto before = residentBytesOf(service.pid(), "RssAnon");
+  for (int i = 0; i < 6; ++i) {
+    const auto captured =
+        admin(service, "AnalyzeProcess", {{"pid", abba.pid()}, {"capture", true}});
+    ASSERT_EQ(captured["code"], "OK") << captured.dump();
+    ASSERT_EQ(captured["response"]["captures"].size(), 2U) << captured.dump();
+    for (const auto& c : captured["response"]["captures"]) EXPECT_FALSE(c["frames"].empty());
+  }
+  const auto after = residentBytesOf(service.pid(), "RssAnon");
+  EXPECT_LT(after, before + 12 * 1024 * 1024) << before << " bytes before, " << after << " after";
 }
 
 TEST(Api, PagesOfIncidentsAndBadRequestsGetTheirStatus) {

@@ -153,11 +153,12 @@ std::size_t descriptorsOf(pid_t pid) {
   return ec ? 0 : static_cast<std::size_t>(std::distance(fds, {}));
 }
 
-std::size_t residentBytesOf(pid_t pid) {
+std::size_t residentBytesOf(pid_t pid, std::string_view field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  const auto prefix = std::string(field) + ":";
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoul(line.substr(6)) * 1024;
+    if (line.rfind(prefix, 0) == 0) return std::stoul(line.substr(prefix.size())) * 1024;
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/temp_dir.h"
@@ -73,8 +74,9 @@ std::size_t drainPipe(int pid, int fd, std::size_t bytes,
 /// How many descriptors process `pid` has open (0 when it is gone).
 std::size_t descriptorsOf(pid_t pid);
 
-/// The resident memory of process `pid` in bytes (VmRSS; 0 when it is gone).
-std::size_t residentBytesOf(pid_t pid);
+/// The resident memory of process `pid` in bytes (0 when it is gone): all of it (VmRSS), or one
+/// part of it, such as what it allocated (RssAnon) without the files it maps (RssFile).
+std::size_t residentBytesOf(pid_t pid, std::string_view field = "VmRSS");
 
 /// The body of an HTTP GET of `url`, or "" when it fails.
 std::string httpGet(const std::string& url);

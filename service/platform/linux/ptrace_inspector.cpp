@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -205,6 +206,11 @@ std::vector<ThreadCapture> PtraceInspector::capture(std::span<const ThreadRef> t
   std::vector<ThreadCapture> out;
   out.reserve(threads.size());
   for (const auto& t : threads) out.push_back(captureOne(t));
+  // Unwinding reads the target's debug information: libc's separate debug file alone unpacks
+  // to tens of MB, freed at the end of each unwinding but kept by the allocator in the arena of
+  // whichever worker ran it. Without giving it back, the service's resident memory grew by that
+  // much for each worker that ever captured, and stayed there.
+  ::malloc_trim(0);
   return out;
 }
 
