@@ -396,7 +396,10 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
       continue;
     }
     const bool member = isMember(cycle, o.process);
-    open.observers.erase(o.process);
+    // Whether this process's samples showed the cycle: up to the last one, or up to the one
+    // before that already missed it.
+    const bool observer =
+        open.observers.erase(o.process) > 0 || open.doubted_by.contains(o.process);
     const bool shown_elsewhere = !open.observers.empty();
     std::optional<std::string> why;
     if (member && isWithin(cycle, o.process.pid)) {
@@ -404,7 +407,9 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
     } else if (member && o.sees_other_processes &&
                (leftCycle(o, cycle, open) || !shown_elsewhere)) {
       why = "the cycle is gone";
-    } else if (!member && !shown_elsewhere) {
+    } else if (!member && observer && !shown_elsewhere) {
+      // Only a process whose samples showed the cycle can tell it is gone: every other one
+      // (another target) would resolve a cycle whose own process merely missed it once.
       why = "no watched process shows the cycle any more";
     }
     if (!why) {

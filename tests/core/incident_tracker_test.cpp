@@ -144,6 +144,30 @@ TEST(IncidentTracker, WaitTimesAreWhatTheSamplesSawOrThePlatformReadNeverAMadeUp
 }
 
 /// abba() with thread 13 waiting on thread 11 too.
+TEST(IncidentTracker, SamplesOfOtherProcessesNeverEndADeadlockTheirsMissedOnce) {
+  // Many targets, one deadlocked: its sample misses the cycle once (a thread of it restarting
+  // its call after the capture's ptrace stop), and before its next sample come two of every
+  // other target. They never showed the cycle and cannot tell it is gone (they ended it, and it
+  // was opened again as a second incident).
+  FakeClock clock;
+  IncidentTracker tracker(clock);
+  const ProcessIdentity other{Pid{40}, 888};
+  const auto calm = [&] {
+    return observe(SnapshotBuilder().process(40, "other").running(41).build(), other);
+  };
+  ASSERT_EQ(types(tracker.observe(observe(abba()))), std::vector<Type>{Type::kOpened});
+  EXPECT_TRUE(tracker.observe(calm()).empty());
+  clock.advance(1s);
+  EXPECT_TRUE(tracker.observe(observe(healthy())).empty());  // missed once
+  for (int i = 0; i < 3; ++i) {
+    clock.advance(100ms);
+    EXPECT_TRUE(tracker.observe(calm()).empty()) << i;
+  }
+  EXPECT_TRUE(tracker.observe(observe(abba())).empty());  // the same incident goes on
+  ASSERT_EQ(tracker.openIncidents().size(), 1U);
+  EXPECT_EQ(tracker.openIncidents()[0].kind, IncidentKind::kDeadlock);
+}
+
 Snapshot abbaWithAThirdThreadBehindIt() {
   return SnapshotBuilder()
       .process(10, "server")

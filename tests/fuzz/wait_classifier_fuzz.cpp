@@ -74,6 +74,7 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
   }
 
   bool hasThread(std::int32_t /*tid*/) override { return in_.flag(); }
+  bool heldByUs(std::int32_t /*tid*/) override { return in_.flag(); }
   std::vector<Pid> children() override {
     std::vector<Pid> out(in_.below(4));
     for (auto& p : out) p = Pid{in_.take<std::int32_t>()};

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 
@@ -76,6 +77,19 @@ std::optional<std::uint64_t> ProcWaitLookup::fifoInode(int dirfd, const std::str
 std::vector<Pid> ProcWaitLookup::children() { return readChildren(task_fd_, tasks_.all()); }
 
 std::optional<StatFields> ProcWaitLookup::processStat(Pid pid) { return readProcessStat(pid); }
+
+bool ProcWaitLookup::heldByUs(std::int32_t tid) {
+  std::array<char, 4096> buf{};
+  const auto path = std::to_string(tid) + "/status";
+  const long n = readSmallFile(task_fd_, path.c_str(), buf);
+  if (n <= 0) return false;
+  // The tracer is a thread (a worker of ours); its process is what tells.
+  const auto tracer =
+      parseStatusField(std::string_view(buf.data(), static_cast<std::size_t>(n)), "TracerPid");
+  if (!tracer || *tracer <= 0) return false;
+  const auto process = context_.processOfThread(static_cast<std::int32_t>(*tracer));
+  return process && process->value == ::getpid();
+}
 
 std::optional<std::uint64_t> ProcWaitLookup::unixPeer(std::uint64_t inode) {
   return unixPeerInode(inode);

@@ -47,6 +47,7 @@ class ProcWaitLookup final : public WaitLookup {
   [[nodiscard]] bool hasThread(std::int32_t tid) override { return tasks_.contains(tid); }
   [[nodiscard]] std::vector<Pid> children() override;
   [[nodiscard]] std::optional<StatFields> processStat(Pid pid) override;
+  [[nodiscard]] bool heldByUs(std::int32_t tid) override;
   [[nodiscard]] std::optional<Pid> processOfThread(std::int32_t tid) override {
     return context_.processOfThread(tid);
   }

@@ -58,6 +58,13 @@ class Classifier {
     classifyFutexWaits(futex_waiters);
     for (auto& thread : threads) {
       if (!thread.sample.wait) continue;
+      if (thread.sample.state == RunState::kTraced &&
+          lookup_.heldByUs(thread.sample.id.tid.value)) {
+        // Held a moment by this service's own capture, then let go on in the same call: it is
+        // where it was. Seen as stopped, a deadlock it is in would break for that sample, and
+        // the threads waiting on it would look hung.
+        thread.sample.state = RunState::kSleeping;
+      }
       if (thread.sample.state == RunState::kSleeping) thread.sample.wait->alertable = true;
       // A stopped thread waits for SIGCONT (or its tracer), not for the object of the system
       // call it was in: once continued it may find the pipe drained or the lock free. Its chain

@@ -54,6 +54,9 @@ class WaitLookup {
   /// The stat of process `pid` (this one or another): its parent and process group.
   [[nodiscard]] virtual std::optional<StatFields> processStat(Pid pid) = 0;
 
+  /// Whether thread `tid` of the process is held in a tracing stop by this very process: its
+  /// own capture, reading the registers a moment before letting it go on in the same call.
+  [[nodiscard]] virtual bool heldByUs(std::int32_t tid) = 0;
   /// The process thread `tid` belongs to (the Tgid of its status); nullopt when no such thread.
   [[nodiscard]] virtual std::optional<Pid> processOfThread(std::int32_t tid) = 0;
   /// Every file lock and lock waiter of the system (/proc/locks).

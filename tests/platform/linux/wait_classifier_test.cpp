@@ -126,6 +126,8 @@ class FakeProcess final : public WaitLookup, public FdHolders {
     return fifos.contains(key) ? std::optional(fifos[key]) : std::nullopt;
   }
   bool hasThread(std::int32_t tid) override { return threads.contains(tid); }
+  bool heldByUs(std::int32_t tid) override { return held_by_us.contains(tid); }
+  std::set<std::int32_t> held_by_us;  // threads in a tracing stop of the service's own capture
   std::vector<Pid> children() override { return children_of; }
   std::optional<StatFields> processStat(Pid pid) override {
     return stat.contains(pid.value) ? parseStat(stat[pid.value]) : std::nullopt;
@@ -734,6 +736,28 @@ TEST_F(WaitClassifierTest, AStoppedThreadWaitsForSigcontAndSaysWhatItWasIn) {
   w = waitOf("-1 0x7ffd1 0x7f2\n", 'T');  // stopped outside a system call
   EXPECT_EQ(w.name, "stopped");
   EXPECT_EQ(w.detail.str(), "stopped by a signal; SIGCONT resumes it");
+}
+
+TEST_F(WaitClassifierTest, AThreadHeldAMomentByOurOwnCaptureIsStillInItsWait) {
+  // A tracing stop of this process's own capture (registers read, then let go in the same call)
+  // changes nothing: a deadlock it is in must not look broken, nor its waiters hung.
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  m.__data.__lock = 2;
+  m.__data.__owner = kOwner;
+  process_.place(kArena + 0x100, m);
+  process_.held_by_us.insert(kWaiter);
+  std::vector<TaskReading> threads{
+      sleeping(kWaiter, futex(kArena + 0x100, kFutexWaitPrivate, 2), 't')};
+  classifyWaits(kPid, threads, process_);
+  ASSERT_TRUE(threads[0].sample.wait.has_value());
+  const auto& w = *threads[0].sample.wait;
+  EXPECT_EQ(w.type, ObjectType::kMutex);
+  EXPECT_EQ(w.owner_threads, (std::vector<ThreadRef>{{kPid, Tid{kOwner}}}));
+  EXPECT_EQ(threads[0].sample.state, RunState::kSleeping);
+
+  // Another tracer's stop (gdb) is a stop: the chain ends there.
+  process_.held_by_us.clear();
+  EXPECT_EQ(waitOf(futex(kArena + 0x100, kFutexWaitPrivate, 2), 't').name, "tracing stop");
 }
 
 TEST_F(WaitClassifierTest, KernelWaitsAreNamedByTheirWaitChannel) {
