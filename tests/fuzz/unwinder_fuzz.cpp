@@ -56,10 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto* bytes = reinterpret_cast<const std::byte*>(&word);
     copy.bytes.insert(copy.bytes.end(), bytes, bytes + sizeof(word));
   }
-  std::string error;
   const Pid self{static_cast<std::int32_t>(::getpid())};
   const Tid thread{static_cast<std::int32_t>(::syscall(SYS_gettid))};
-  const auto frames = unwindStack(self, thread, copy, 64, error, scan);
-  WCTMON_FUZZ_CHECK(frames.size() <= 64);
+  const auto unwound = unwindStack(self, thread, copy, {.max_frames = 64, .scan = scan});
+  WCTMON_FUZZ_CHECK(unwound.frames.size() <= 64);
   return 0;
 }

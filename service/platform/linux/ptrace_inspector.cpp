@@ -280,9 +280,10 @@ ThreadCapture PtraceInspector::captureOne(ThreadRef thread) {
   if (!out.error.empty()) return out;
   out.captured = true;
   if (native) {
-    std::string unwind_error;
-    out.frames = unwindStack(thread.pid, thread.tid, copy, kMaxFrames, unwind_error);
-    if (out.frames.empty()) out.error = unwind_error;
+    auto unwound = unwindStack(thread.pid, thread.tid, copy, {.max_frames = kMaxFrames});
+    out.frames = std::move(unwound.frames);
+    if (out.frames.empty()) out.error = std::move(unwound.error);
+    out.note = std::move(unwound.note);
   }
   return out;
 }
@@ -326,9 +327,10 @@ ThreadCapture PtraceInspector::captureWithoutStopping(ThreadRef thread, const Sy
   const ssize_t n = ::process_vm_readv(thread.pid.value, &local, 1, &remote, 1, 0);
   copy.bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   out.captured = true;
-  std::string unwind_error;
-  out.frames = unwindStack(thread.pid, thread.tid, copy, kMaxFrames, unwind_error, true);
-  if (out.frames.empty()) out.error = unwind_error;
+  auto unwound =
+      unwindStack(thread.pid, thread.tid, copy, {.max_frames = kMaxFrames, .scan = true});
+  out.frames = std::move(unwound.frames);
+  if (out.frames.empty()) out.error = std::move(unwound.error);
   const auto scanned = std::find_if(out.frames.begin(), out.frames.end(),
                                     [](const StackFrame& f) { return f.scanned; });
   out.note = "not stopped: " + hazard +
@@ -338,6 +340,7 @@ ThreadCapture PtraceInspector::captureWithoutStopping(ThreadRef thread, const Sy
     out.note += "; frames from #" + std::to_string(scanned - out.frames.begin()) +
                 " on were found by scanning the stack";
   }
+  if (!unwound.note.empty()) out.note += "; " + unwound.note;
   return out;
 }
 

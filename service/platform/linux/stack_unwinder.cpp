@@ -4,13 +4,18 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
+#include <set>
 #include <span>
 
 #include "platform/linux/proc_text.h"
@@ -25,6 +30,113 @@ struct UnwindState {
   const StackCopy* copy;
   bool thread_reported = false;
 };
+
+/// The debug information the unwinding on this thread may still unpack, and what it left out.
+struct UnpackBudget {
+  std::uint64_t left = 0;
+  std::string note;
+  std::set<std::string> refused;  // debug files; elfutils asks once for symbols, once for DWARF
+};
+thread_local UnpackBudget* unpack_budget = nullptr;
+
+std::uint64_t saturatingAdd(std::uint64_t a, std::uint64_t b) {
+  return b > std::numeric_limits<std::uint64_t>::max() - a
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a + b;
+}
+
+/// The bytes that the compressed sections of the ELF file `fd` take once unpacked: sections
+/// marked SHF_COMPRESSED, and the older ".zdebug" ones ("ZLIB" and the size, big-endian). The
+/// sizes are the file's word, which is all libelf goes by when it unpacks them.
+std::uint64_t unpackedSize(int fd) {
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr) return 0;
+  std::size_t names = 0;
+  const bool named = elf_getshdrstrndx(elf, &names) == 0;
+  std::uint64_t total = 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
+    if ((shdr.sh_flags & SHF_COMPRESSED) != 0) {
+      GElf_Chdr chdr;
+      if (gelf_getchdr(scn, &chdr) != nullptr) total = saturatingAdd(total, chdr.ch_size);
+      continue;
+    }
+    const char* name = named ? elf_strptr(elf, names, shdr.sh_name) : nullptr;
+    std::array<unsigned char, 12> header{};
+    if (name != nullptr && std::strncmp(name, ".zdebug", 7) == 0 &&
+        ::pread(fd, header.data(), header.size(), static_cast<off_t>(shdr.sh_offset)) ==
+            static_cast<ssize_t>(header.size()) &&
+        std::memcmp(header.data(), "ZLIB", 4) == 0) {
+      std::uint64_t size = 0;
+      for (std::size_t i = 4; i < header.size(); ++i) size = (size << 8) | header[i];
+      total = saturatingAdd(total, size);
+    }
+  }
+  elf_end(elf);
+  return total;
+}
+
+/// Whether the budget of this unwinding takes `size` more bytes of unpacked debug information;
+/// if not, the note says which module goes without and why.
+bool takeUnpacked(std::uint64_t size, const char* module, const std::string& debug_file) {
+  if (unpack_budget == nullptr) return true;
+  if (size <= unpack_budget->left) {
+    unpack_budget->left -= size;
+    return true;
+  }
+  if (!unpack_budget->refused.insert(debug_file).second) return false;
+  auto& note = unpack_budget->note;
+  note += note.empty() ? "without source lines for " : ", ";
+  note += std::string(module != nullptr ? module : "?") + " (its debug file " + debug_file +
+          " unpacks to " + std::to_string(size >> 20) + " MB, over what one unwinding may take)";
+  return false;
+}
+
+/// The debug file of `module` by its build ID, where elfutils looks first.
+std::string buildIdDebugFile(Dwfl_Module* module) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int length = dwfl_module_build_id(module, &bits, &vaddr);
+  if (length < 2 || bits == nullptr) return {};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string path = "/usr/lib/debug/.build-id/";
+  for (int i = 0; i < length; ++i) {
+    path += kHex[bits[i] >> 4];
+    path += kHex[bits[i] & 0xF];
+    if (i == 0) path += '/';
+  }
+  return path + ".debug";
+}
+
+/// elfutils' search for a module's separate debug file, refusing one that would unpack past
+/// what is left of this unwinding's budget (its frames are then named from the module's own
+/// symbols). The file found by build ID is weighed before the search: elfutils keeps the one it
+/// opens that way whatever this returns.
+int findDebuginfo(Dwfl_Module* module, void** userdata, const char* name, Dwarf_Addr base,
+                  const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
+                  char** debuginfo_file_name) {
+  if (const auto by_id = buildIdDebugFile(module); !by_id.empty()) {
+    const int fd = ::open(by_id.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      const auto size = unpackedSize(fd);
+      ::close(fd);
+      if (!takeUnpacked(size, name, by_id)) return -1;
+    }
+  }
+  const int fd = dwfl_standard_find_debuginfo(module, userdata, name, base, file_name,
+                                              debuglink_file, debuglink_crc, debuginfo_file_name);
+  if (fd < 0 || *debuginfo_file_name == nullptr ||
+      buildIdDebugFile(module) == *debuginfo_file_name) {
+    return fd;
+  }
+  // Found by its debug link, beside the module or under /usr/lib/debug.
+  if (takeUnpacked(unpackedSize(fd), name, *debuginfo_file_name)) return fd;
+  ::close(fd);
+  std::free(*debuginfo_file_name);
+  *debuginfo_file_name = nullptr;
+  return -1;
+}
 
 struct FrameCollector {
   Dwfl* dwfl;
@@ -247,43 +359,50 @@ void scanStack(const UnwindState& state, Dwfl* dwfl, std::size_t max_frames,
 
 }  // namespace
 
-std::vector<StackFrame> unwindStack(Pid pid, Tid tid, const StackCopy& copy, std::size_t max_frames,
-                                    std::string& error, bool scan) {
+Unwinding unwindStack(Pid pid, Tid tid, const StackCopy& copy, const UnwindLimits& limits) {
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks kCallbacks = {
       dwfl_linux_proc_find_elf,
-      dwfl_standard_find_debuginfo,
+      findDebuginfo,
       nullptr,
       &debuginfo_path,
   };
+  Unwinding out;
+  UnpackBudget budget{limits.unpack_bytes, {}, {}};
+  unpack_budget = &budget;
+  struct Forget {
+    ~Forget() { unpack_budget = nullptr; }
+  } forget;
   std::unique_ptr<Dwfl, decltype(&dwfl_end)> dwfl(dwfl_begin(&kCallbacks), &dwfl_end);
   if (!dwfl) {
-    error = dwfl_errmsg(-1);
-    return {};
+    out.error = dwfl_errmsg(-1);
+    return out;
   }
   // Modules come from /proc/PID/maps; no ptrace is involved from here on.
   if (dwfl_linux_proc_report(dwfl.get(), pid.value) != 0 ||
       dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0) {
-    error = std::string("cannot read the modules of the process: ") + dwfl_errmsg(-1);
-    return {};
+    out.error = std::string("cannot read the modules of the process: ") + dwfl_errmsg(-1);
+    return out;
   }
   UnwindState state{pid, tid, &copy};
   if (!dwfl_attach_state(dwfl.get(), nullptr, pid.value, &kThreadCallbacks, &state)) {
-    error = std::string("cannot start unwinding: ") + dwfl_errmsg(-1);
-    return {};
+    out.error = std::string("cannot start unwinding: ") + dwfl_errmsg(-1);
+    return out;
   }
-  FrameCollector collector{dwfl.get(), max_frames, {}};
+  FrameCollector collector{dwfl.get(), limits.max_frames, {}};
   const bool failed = dwfl_getthread_frames(dwfl.get(), tid.value, onFrame, &collector) == -1;
-  if (failed && !scan && collector.frames.size() < 2) {
-    error = std::string("unwinding stopped: ") + dwfl_errmsg(-1);
+  if (failed && !limits.scan && collector.frames.size() < 2) {
+    out.error = std::string("unwinding stopped: ") + dwfl_errmsg(-1);
   }
   // With registers missing, elfutils ends the walk as if it had reached the outermost frame:
   // only a walk that did reach it (the start of the process or of a thread) is complete.
-  if (scan && collector.frames.size() < max_frames &&
+  if (limits.scan && collector.frames.size() < limits.max_frames &&
       (collector.frames.empty() || !isOutermost(collector.frames.back()))) {
-    scanStack(state, dwfl.get(), max_frames, collector.frames);
+    scanStack(state, dwfl.get(), limits.max_frames, collector.frames);
   }
-  return std::move(collector.frames);
+  out.frames = std::move(collector.frames);
+  out.note = std::move(budget.note);
+  return out;
 }
 
 }  // namespace wctmon::linux_platform

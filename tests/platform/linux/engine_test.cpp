@@ -4,14 +4,19 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -19,8 +24,10 @@
 #include "model/format.h"
 #include "platform/linux/linux_process_catalog.h"
 #include "platform/linux/linux_wait_chain_source.h"
+#include "platform/linux/proc_text.h"
 #include "platform/linux/process_reader.h"
 #include "platform/linux/ptrace_inspector.h"
+#include "platform/linux/stack_unwinder.h"
 #include "platform/linux/taskstats.h"
 #include "support/subprocess.h"
 
@@ -600,6 +607,29 @@ TEST_F(EngineTest, AThreadAlreadyTracedIsReportedAndLeftAlone) {
   EXPECT_TRUE(captures[1].captured) << captures[1].error;
 }
 
+TEST_F(EngineTest, AThreadHeldByOurOwnCaptureStaysInTheDeadlockItIsIn) {
+  // The service samples a process while one of its workers holds a thread of it for a capture:
+  // that moment's stop must not break the cycle (a resolution) nor make its waiter look hung.
+  FixtureProcess fx("mutex-abba");
+  const int pid = fx.pid(), a = fx.tid("a");
+  ASSERT_EQ(analyzeUntil(pid, hasDeadlock).deadlocks.size(), 1U);
+  ASSERT_EQ(::ptrace(PTRACE_SEIZE, a, nullptr, nullptr), 0) << std::strerror(errno);
+  struct Detach {
+    int tid;
+    ~Detach() { ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr); }
+  } detach{a};
+  ASSERT_EQ(::ptrace(PTRACE_INTERRUPT, a, nullptr, nullptr), 0) << std::strerror(errno);
+  int status = 0;
+  ASSERT_EQ(::waitpid(a, &status, __WALL), a);
+  ASSERT_EQ(testing::threadStates(pid)[a], 't');
+
+  const auto held = analyze(pid);
+  EXPECT_EQ(held.deadlocks.size(), 1U);
+  for (const auto& c : held.chains) {
+    for (const auto& n : c.nodes) EXPECT_NE(n.name, "tracing stop") << n.detail;
+  }
+}
+
 TEST_F(EngineTest, CapturingAThreadThatIsGoneIsAnErrorNotACrash) {
   const auto captures = inspector_.capture(std::vector<ThreadRef>{ref(0x7ffffff0, 0x7ffffff0)});
   ASSERT_EQ(captures.size(), 1U);
@@ -875,6 +905,67 @@ TEST(ProcessCatalog, AZombieIsNeitherListedNorSampledAsALiveProcess) {
     EXPECT_NE(read.error().message.find("is a zombie"), std::string::npos) << read.error().message;
   }
   ::waitpid(child, nullptr, 0);
+}
+
+TEST(StackUnwinder, DebugInformationPastTheBudgetIsLeftOutAndTheFramesKeepTheirNames) {
+  // A thread of this process blocked in read(), unwound from what its syscall file shows (as a
+  // thread that is not stopped is): its first frame is in libc, whose separate debug file
+  // (libc6-dbg) unpacks to about 20 MB.
+  std::array<int, 2> pipe_fds{};
+  ASSERT_EQ(::pipe(pipe_fds.data()), 0);
+  std::atomic<int> tid{0};
+  std::thread reader([&] {
+    tid = static_cast<int>(::gettid());
+    char c = 0;
+    (void)!::read(pipe_fds[0], &c, 1);
+  });
+  std::optional<linux_platform::SyscallState> blocked;
+  ASSERT_TRUE(testing::waitFor(
+      [&] {
+        std::ifstream in("/proc/self/task/" + std::to_string(tid.load()) + "/syscall");
+        std::string line;
+        std::getline(in, line);
+        blocked = linux_platform::parseSyscall(line);
+        return tid != 0 && blocked &&
+               blocked->kind == linux_platform::SyscallState::Kind::kInSyscall;
+      },
+      std::chrono::seconds(10)));
+  linux_platform::StackCopy copy;
+  copy.known = (1U << linux_platform::kDwarfRip) | (1U << linux_platform::kDwarfRsp);
+  copy.regs[linux_platform::kDwarfRip] = blocked->pc;
+  copy.regs[linux_platform::kDwarfRsp] = blocked->sp;
+  copy.sp = blocked->sp;
+  copy.bytes.resize(16 * 1024);
+  iovec local{copy.bytes.data(), copy.bytes.size()};
+  iovec remote{reinterpret_cast<void*>(copy.sp), copy.bytes.size()};
+  const ssize_t n = ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
+  copy.bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+
+  const Pid self{::getpid()};
+  const Tid thread{tid.load()};
+  const auto whole = linux_platform::unwindStack(self, thread, copy, {.max_frames = 16});
+  const auto bounded =
+      linux_platform::unwindStack(self, thread, copy, {.max_frames = 16, .unpack_bytes = 1 << 20});
+  ASSERT_EQ(::write(pipe_fds[1], "x", 1), 1);
+  reader.join();
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+
+  ASSERT_FALSE(whole.frames.empty()) << whole.error;
+  ASSERT_FALSE(bounded.frames.empty()) << bounded.error;
+  EXPECT_NE(whole.frames[0].module.find("libc.so"), std::string::npos) << whole.frames[0].module;
+  EXPECT_FALSE(whole.frames[0].file.empty()) << "libc6-dbg gives libc's frames a source line";
+  EXPECT_TRUE(whole.note.empty()) << whole.note;
+
+  EXPECT_EQ(bounded.frames[0].pc, whole.frames[0].pc);
+  EXPECT_EQ(bounded.frames[0].module, whole.frames[0].module);
+  EXPECT_FALSE(bounded.frames[0].function.empty()) << "named from libc's own symbols";
+  EXPECT_TRUE(bounded.frames[0].file.empty()) << bounded.frames[0].file;
+  EXPECT_NE(bounded.note.find("libc.so"), std::string::npos) << bounded.note;
+  EXPECT_NE(bounded.note.find("/usr/lib/debug/"), std::string::npos) << bounded.note;
+  EXPECT_EQ(bounded.note.find("libc.so"), bounded.note.rfind("libc.so")) << "named once";
+  EXPECT_NE(bounded.note.find("over what one unwinding may take"), std::string::npos)
+      << bounded.note;
 }
 
 }  // namespace
