@@ -185,19 +185,25 @@ void ApiServer::setServing(bool serving) {
 }
 
 void ApiServer::stop(std::chrono::milliseconds deadline) {
-  if (server_ == nullptr) return;
-  if (front_) front_->stopAccepting();
-  // Streams would otherwise hold the shutdown to its deadline.
-  service_->endStreams();
-  server_->Shutdown(std::chrono::system_clock::now() + deadline);
-  server_->Wait();
+  if (server_ != nullptr) {
+    if (front_) front_->stopAccepting();
+    // Streams would otherwise hold the shutdown to its deadline.
+    service_->endStreams();
+    server_->Shutdown(std::chrono::system_clock::now() + deadline);
+    server_->Wait();
+  }
   if (front_) front_->stop();
-  std::lock_guard lock(serving_mutex_);
-  server_.reset();
+  {
+    std::lock_guard lock(serving_mutex_);
+    server_.reset();
+  }
+  // Also after a start that failed once a socket was made (another address in use): the file
+  // would otherwise stay behind, though nothing answers on it.
   for (const auto& socket : sockets_) {
     std::error_code ignored;
     std::filesystem::remove(socket, ignored);
   }
+  sockets_.clear();
 }
 
 }  // namespace wctmon::api

@@ -261,6 +261,28 @@ TEST(ApiSecurity, AnAddressBeyondLoopbackWithoutTlsIsRefusedAtStartWithOneClearL
   }
 }
 
+TEST(ApiSecurity, AStartThatFailsOnATakenPortLeavesNoSocketFileBehind) {
+  // The Unix socket is made first; the TCP address after it is another program's.
+  const int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(taken, 0);
+  sockaddr_in name{};
+  name.sin_family = AF_INET;
+  name.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(name);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&name), sizeof(name)), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  ASSERT_EQ(::getsockname(taken, reinterpret_cast<sockaddr*>(&name), &length), 0);
+  const auto address = "127.0.0.1:" + std::to_string(ntohs(name.sin_port));
+  TempDir dir("api-taken");
+  const auto run =
+      runCommand({"timeout", "20", wctmonPath(), "run", "--config", writeConfig(dir, address)});
+  ::close(taken);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.exit_code, 124) << "it started:\n" << run.err << run.out;
+  EXPECT_NE(run.err.find(address), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "api.sock")) << "a socket file nothing answers on";
+}
+
 /// The pid of the service that runs with the configuration file `config`.
 pid_t servicePid(const std::string& config) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
