@@ -910,7 +910,7 @@ TEST(ProcessCatalog, AZombieIsNeitherListedNorSampledAsALiveProcess) {
 TEST(StackUnwinder, DebugInformationPastTheBudgetIsLeftOutAndTheFramesKeepTheirNames) {
   // A thread of this process blocked in read(), unwound from what its syscall file shows (as a
   // thread that is not stopped is): its first frame is in libc, whose separate debug file
-  // (libc6-dbg) unpacks to about 20 MB.
+  // (libc6-dbg) unpacks to about 9 MB.
   std::array<int, 2> pipe_fds{};
   ASSERT_EQ(::pipe(pipe_fds.data()), 0);
   std::atomic<int> tid{0};
