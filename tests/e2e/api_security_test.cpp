@@ -541,7 +541,7 @@ TEST(ApiSecurity, ThreadNamesOfAnyBytesArriveThroughEveryRpcAsUtf8WithTheirContr
 
   // The process names may be read before the fixture renames itself (the service found it
   // between its exec and its prctl): the next discovery reads them again, and the sample after
-  // it renames the open incident, its summary included.
+  // it renames the open incident, its summary included (seconds on a loaded machine).
   json processes;
   waitFor(
       [&] {
@@ -556,7 +556,7 @@ TEST(ApiSecurity, ThreadNamesOfAnyBytesArriveThroughEveryRpcAsUtf8WithTheirContr
                         open["incidents"][0].value("process_name", "") == e.second.process;
                });
       },
-      5s);
+      20s);
   ASSERT_EQ(processes.size(), 2U) << processes.dump();
   for (const auto& p : processes) {
     const auto& names = expected.at(p["pid"].get<pid_t>());
