@@ -474,9 +474,8 @@ std::map<int, std::vector<nlohmann::json>> incidentsByPid(const ServiceDir& dir)
   return out;
 }
 
-/// Every incident in `stored` is one of its own: no pid has two open, nor two opened at once.
-/// Each process's deadlock is one incident from its opening on: never stored twice, never
-/// resolved and opened again while it lasts.
+/// One incident per pid in `stored`: each process's deadlock is one incident from its opening
+/// on, never stored twice, never resolved and opened again while it lasts, no hang beside it.
 void expectOneIncidentEach(const std::map<int, std::vector<nlohmann::json>>& stored) {
   for (const auto& [pid, list] : stored) {
     EXPECT_EQ(list.size(), 1U) << "pid " << pid << ": " << nlohmann::json(list).dump();

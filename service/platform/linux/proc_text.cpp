@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -104,6 +105,14 @@ std::optional<std::int64_t> parseStatusField(std::string_view status, std::strin
     status.remove_prefix(nl + 1);
   }
   return std::nullopt;
+}
+
+std::optional<std::int64_t> readStatusField(int dirfd, const std::string& path,
+                                            std::string_view key) {
+  std::array<char, 4096> buf{};
+  const long n = readSmallFile(dirfd, path.c_str(), buf);
+  if (n <= 0) return std::nullopt;
+  return parseStatusField(std::string_view(buf.data(), static_cast<std::size_t>(n)), key);
 }
 
 std::optional<StatFields> parseStat(std::string_view text) {

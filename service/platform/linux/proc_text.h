@@ -79,6 +79,10 @@ struct LockEntry {
 [[nodiscard]] std::optional<std::int64_t> parseStatusField(std::string_view status,
                                                            std::string_view key);
 
+/// The same, read from the status file `path` (relative to `dirfd`); nullopt when unreadable.
+[[nodiscard]] std::optional<std::int64_t> readStatusField(int dirfd, const std::string& path,
+                                                          std::string_view key);
+
 /// One line of /proc/PID/maps: "BEGIN-END PERMS OFFSET DEV INODE [PATH]", in hex where it is.
 struct MapsRange {
   std::uint64_t begin = 0;

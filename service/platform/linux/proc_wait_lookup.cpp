@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
-
 #include "platform/linux/process_memory.h"
 
 namespace wctmon::linux_platform {
@@ -23,14 +21,8 @@ const std::vector<LockEntry>& SampleContext::locks() {
 std::optional<Pid> SampleContext::processOfThread(std::int32_t tid) {
   if (auto it = tgid_cache_.find(tid); it != tgid_cache_.end()) return it->second;
   std::optional<Pid> out;
-  std::array<char, 4096> buf{};
-  const auto path = "/proc/" + std::to_string(tid) + "/status";
-  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
-  if (n > 0) {
-    if (auto tgid =
-            parseStatusField(std::string_view(buf.data(), static_cast<std::size_t>(n)), "Tgid")) {
-      out = Pid{static_cast<std::int32_t>(*tgid)};
-    }
+  if (auto tgid = readStatusField(AT_FDCWD, "/proc/" + std::to_string(tid) + "/status", "Tgid")) {
+    out = Pid{static_cast<std::int32_t>(*tgid)};
   }
   tgid_cache_.emplace(tid, out);
   return out;
@@ -79,13 +71,8 @@ std::vector<Pid> ProcWaitLookup::children() { return readChildren(task_fd_, task
 std::optional<StatFields> ProcWaitLookup::processStat(Pid pid) { return readProcessStat(pid); }
 
 bool ProcWaitLookup::heldByUs(std::int32_t tid) {
-  std::array<char, 4096> buf{};
-  const auto path = std::to_string(tid) + "/status";
-  const long n = readSmallFile(task_fd_, path.c_str(), buf);
-  if (n <= 0) return false;
   // The tracer is a thread (a worker of ours); its process is what tells.
-  const auto tracer =
-      parseStatusField(std::string_view(buf.data(), static_cast<std::size_t>(n)), "TracerPid");
+  const auto tracer = readStatusField(task_fd_, std::to_string(tid) + "/status", "TracerPid");
   if (!tracer || *tracer <= 0) return false;
   const auto process = context_.processOfThread(static_cast<std::int32_t>(*tracer));
   return process && process->value == ::getpid();

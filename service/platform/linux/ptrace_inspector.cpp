@@ -91,14 +91,9 @@ class PtraceStop {
 };
 
 std::int32_t tracerOf(ThreadRef thread) {
-  std::array<char, 4096> buf{};
   const auto path = "/proc/" + std::to_string(thread.pid.value) + "/task/" +
                     std::to_string(thread.tid.value) + "/status";
-  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
-  if (n <= 0) return 0;
-  return static_cast<std::int32_t>(
-      parseStatusField(std::string_view(buf.data(), static_cast<std::size_t>(n)), "TracerPid")
-          .value_or(0));
+  return static_cast<std::int32_t>(readStatusField(AT_FDCWD, path, "TracerPid").value_or(0));
 }
 
 void addRegisters(const user_regs_struct& r, ThreadCapture& out) {

@@ -116,7 +116,8 @@ std::string buildIdDebugFile(Dwfl_Module* module) {
 int findDebuginfo(Dwfl_Module* module, void** userdata, const char* name, Dwarf_Addr base,
                   const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
                   char** debuginfo_file_name) {
-  if (const auto by_id = buildIdDebugFile(module); !by_id.empty()) {
+  const auto by_id = buildIdDebugFile(module);
+  if (!by_id.empty()) {
     const int fd = ::open(by_id.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
       const auto size = unpackedSize(fd);
@@ -126,8 +127,7 @@ int findDebuginfo(Dwfl_Module* module, void** userdata, const char* name, Dwarf_
   }
   const int fd = dwfl_standard_find_debuginfo(module, userdata, name, base, file_name,
                                               debuglink_file, debuglink_crc, debuginfo_file_name);
-  if (fd < 0 || *debuginfo_file_name == nullptr ||
-      buildIdDebugFile(module) == *debuginfo_file_name) {
+  if (fd < 0 || *debuginfo_file_name == nullptr || by_id == *debuginfo_file_name) {
     return fd;
   }
   // Found by its debug link, beside the module or under /usr/lib/debug.
