@@ -27,6 +27,8 @@ packages=(
   g++-mingw-w64-x86-64-posix libz-mingw-w64-dev  # the Windows cross-build (scripts/build-windows.sh)
   wine64                    # the Windows tests run under it
   wixl msitools             # the MSI (scripts/windows/build-msi.sh) and its checks (msiinfo)
+  rustc                     # the engine's tests run Rust programs (std::sync waits)
+  openjdk-17-jdk-headless   # the engine's tests run Java programs (HotSpot's parked pools)
 )
 
 missing=()

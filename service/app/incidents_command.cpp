@@ -3,12 +3,14 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "core/config.h"
 #include "model/format.h"
 #include "store/incident_store.h"
 #include "wire/incident_text.h"
 #include "wire/json_writer.h"
+#include "wire/terminal_text.h"
 #include "wire/text_report.h"
 
 namespace wctmon::app {
@@ -160,7 +162,10 @@ int runIncidents(const IncidentsArgs& args) {
     if (args.json) {
       std::cout << wire::incidentToJson(**got);
     } else {
-      wire::writeIncident(std::cout, **got);
+      // Names in an incident are what the processes chose: escaped, as wctctl does.
+      std::ostringstream text;
+      wire::writeIncident(text, **got);
+      std::cout << wire::terminalSafe(text.str());
     }
     return kExitOk;
   }
@@ -178,7 +183,9 @@ int runIncidents(const IncidentsArgs& args) {
   if (args.json) {
     std::cout << wire::incidentsToJson(listed->incidents);
   } else {
-    writeList(std::cout, listed->incidents);
+    std::ostringstream text;
+    writeList(text, listed->incidents);
+    std::cout << wire::terminalSafe(text.str());
   }
   return kExitOk;
 }

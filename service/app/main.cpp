@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <sstream>
 
 #include "app/incidents_command.h"
 #include "app/run_service.h"
@@ -12,6 +13,7 @@
 #include "core/config.h"
 #include "platform/platform_factory.h"
 #include "wire/json_writer.h"
+#include "wire/terminal_text.h"
 #include "wire/text_report.h"
 
 namespace {
@@ -73,7 +75,10 @@ int runAnalyze(const AnalyzeArgs& args) {
     wctmon::wire::writeAnalysisJson(*result, stdout);
     std::fflush(stdout);
   } else {
-    wctmon::wire::writeTextReport(std::cout, *result, args.brief || args.all);
+    // Thread and process names are what the processes chose: escaped, as wctctl does.
+    std::ostringstream text;
+    wctmon::wire::writeTextReport(text, *result, args.brief || args.all);
+    std::cout << wctmon::wire::terminalSafe(text.str());
   }
   if (!args.all && everyThreadDenied(*result)) {
     std::cerr << "wctmon: permission denied: cannot read the waits of process " << args.pid << " ("

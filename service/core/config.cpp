@@ -625,10 +625,10 @@ std::optional<AlertSinkKind> alertSinkFromName(std::string_view name) {
 std::vector<ObjectType> defaultIgnoredWaits() {
   // Long waits of these kinds are how idle programs look: event loops, worker pools parked on
   // condition variables, sleepers, servers waiting for a request, parents of long children.
-  return {ObjectType::kFutex,       ObjectType::kPoll,    ObjectType::kSignalWait,
-          ObjectType::kSleep,       ObjectType::kEventfd, ObjectType::kSocketIo,
-          ObjectType::kUnixSocket,  ObjectType::kPipe,    ObjectType::kThreadWait,
-          ObjectType::kProcessWait, ObjectType::kUnknown};
+  return {ObjectType::kFutex,      ObjectType::kCondition,   ObjectType::kPoll,
+          ObjectType::kSignalWait, ObjectType::kSleep,       ObjectType::kEventfd,
+          ObjectType::kSocketIo,   ObjectType::kUnixSocket,  ObjectType::kPipe,
+          ObjectType::kThreadWait, ObjectType::kProcessWait, ObjectType::kUnknown};
 }
 
 std::string waitTypeKey(ObjectType type) { return std::string(configName(type)); }

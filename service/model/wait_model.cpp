@@ -22,7 +22,8 @@ bool leadsSomewhere(const WaitChain& chain) {
   if (chain.nodes.size() < 2) return false;
   const auto& object = chain.nodes[1];
   return object.status == ObjectStatus::kOwned || object.status == ObjectStatus::kAbandoned ||
-         object.type == ObjectType::kKernelWait || object.type == ObjectType::kFifoOpen;
+         object.type == ObjectType::kKernelWait || object.type == ObjectType::kFifoOpen ||
+         object.type == ObjectType::kUnownedLock;
 }
 
 bool sameWaitObject(const WaitObject& a, const WaitObject& b) {

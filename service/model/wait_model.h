@@ -16,31 +16,35 @@ namespace wctmon {
 // X(enumerator, display name, wire name, config name)
 
 /// What a node of a wait chain is: the WCT object types followed by the Linux ones.
-#define WCTMON_OBJECT_TYPES(X)                                                               \
-  X(kCriticalSection, "CriticalSection", "OBJECT_TYPE_CRITICAL_SECTION", "critical_section") \
-  X(kSendMessage, "SendMessage", "OBJECT_TYPE_SEND_MESSAGE", "send_message")                 \
-  X(kMutex, "Mutex", "OBJECT_TYPE_MUTEX", "mutex")                                           \
-  X(kAlpc, "Alpc", "OBJECT_TYPE_ALPC", "alpc")                                               \
-  X(kCom, "Com", "OBJECT_TYPE_COM", "com")                                                   \
-  X(kThreadWait, "ThreadWait", "OBJECT_TYPE_THREAD_WAIT", "thread_wait")                     \
-  X(kProcessWait, "ProcessWait", "OBJECT_TYPE_PROCESS_WAIT", "process_wait")                 \
-  X(kThread, "Thread", "OBJECT_TYPE_THREAD", "thread")                                       \
-  X(kComActivation, "ComActivation", "OBJECT_TYPE_COM_ACTIVATION", "com_activation")         \
-  X(kUnknown, "Unknown", "OBJECT_TYPE_UNKNOWN", "unknown")                                   \
-  X(kSocketIo, "SocketIo", "OBJECT_TYPE_SOCKET_IO", "socket_io")                             \
-  X(kSmbIo, "SmbIo", "OBJECT_TYPE_SMB_IO", "smb_io")                                         \
-  X(kFutex, "Futex", "OBJECT_TYPE_FUTEX", "futex")                                           \
-  X(kRwLock, "RwLock", "OBJECT_TYPE_RW_LOCK", "rw_lock")                                     \
-  X(kFileLock, "FileLock", "OBJECT_TYPE_FILE_LOCK", "file_lock")                             \
-  X(kPipe, "Pipe", "OBJECT_TYPE_PIPE", "pipe")                                               \
-  X(kUnixSocket, "UnixSocket", "OBJECT_TYPE_UNIX_SOCKET", "unix_socket")                     \
-  X(kSleep, "Sleep", "OBJECT_TYPE_SLEEP", "sleep")                                           \
-  X(kKernelWait, "KernelWait", "OBJECT_TYPE_KERNEL_WAIT", "kernel_wait")                     \
-  X(kEventfd, "Eventfd", "OBJECT_TYPE_EVENTFD", "eventfd")                                   \
-  X(kPoll, "Poll", "OBJECT_TYPE_POLL", "poll")                                               \
-  X(kSignalWait, "SignalWait", "OBJECT_TYPE_SIGNAL_WAIT", "signal_wait")                     \
-  /* Opening a FIFO, waiting for the other end to be opened. */                              \
-  X(kFifoOpen, "FifoOpen", "OBJECT_TYPE_FIFO_OPEN", "fifo_open")
+#define WCTMON_OBJECT_TYPES(X)                                                                \
+  X(kCriticalSection, "CriticalSection", "OBJECT_TYPE_CRITICAL_SECTION", "critical_section")  \
+  X(kSendMessage, "SendMessage", "OBJECT_TYPE_SEND_MESSAGE", "send_message")                  \
+  X(kMutex, "Mutex", "OBJECT_TYPE_MUTEX", "mutex")                                            \
+  X(kAlpc, "Alpc", "OBJECT_TYPE_ALPC", "alpc")                                                \
+  X(kCom, "Com", "OBJECT_TYPE_COM", "com")                                                    \
+  X(kThreadWait, "ThreadWait", "OBJECT_TYPE_THREAD_WAIT", "thread_wait")                      \
+  X(kProcessWait, "ProcessWait", "OBJECT_TYPE_PROCESS_WAIT", "process_wait")                  \
+  X(kThread, "Thread", "OBJECT_TYPE_THREAD", "thread")                                        \
+  X(kComActivation, "ComActivation", "OBJECT_TYPE_COM_ACTIVATION", "com_activation")          \
+  X(kUnknown, "Unknown", "OBJECT_TYPE_UNKNOWN", "unknown")                                    \
+  X(kSocketIo, "SocketIo", "OBJECT_TYPE_SOCKET_IO", "socket_io")                              \
+  X(kSmbIo, "SmbIo", "OBJECT_TYPE_SMB_IO", "smb_io")                                          \
+  X(kFutex, "Futex", "OBJECT_TYPE_FUTEX", "futex")                                            \
+  X(kRwLock, "RwLock", "OBJECT_TYPE_RW_LOCK", "rw_lock")                                      \
+  X(kFileLock, "FileLock", "OBJECT_TYPE_FILE_LOCK", "file_lock")                              \
+  X(kPipe, "Pipe", "OBJECT_TYPE_PIPE", "pipe")                                                \
+  X(kUnixSocket, "UnixSocket", "OBJECT_TYPE_UNIX_SOCKET", "unix_socket")                      \
+  X(kSleep, "Sleep", "OBJECT_TYPE_SLEEP", "sleep")                                            \
+  X(kKernelWait, "KernelWait", "OBJECT_TYPE_KERNEL_WAIT", "kernel_wait")                      \
+  X(kEventfd, "Eventfd", "OBJECT_TYPE_EVENTFD", "eventfd")                                    \
+  X(kPoll, "Poll", "OBJECT_TYPE_POLL", "poll")                                                \
+  X(kSignalWait, "SignalWait", "OBJECT_TYPE_SIGNAL_WAIT", "signal_wait")                      \
+  /* Opening a FIFO, waiting for the other end to be opened. */                               \
+  X(kFifoOpen, "FifoOpen", "OBJECT_TYPE_FIFO_OPEN", "fifo_open")                              \
+  /* A condition variable, a thread park, a wait for a condition: no owner, by design. */     \
+  X(kCondition, "Condition", "OBJECT_TYPE_CONDITION", "condition")                            \
+  /* A lock that records no owner (a semaphore, Rust's or absl's Mutex): named, not owned. */ \
+  X(kUnownedLock, "UnownedLock", "OBJECT_TYPE_UNOWNED_LOCK", "unowned_lock")
 
 /// The state of a node, as WCT_OBJECT_STATUS.
 #define WCTMON_OBJECT_STATUSES(X)                                                    \
@@ -118,8 +122,8 @@ struct WaitChain {
 
 /// Whether a chain leads somewhere worth reporting: past its first object, into a cycle, or to an
 /// object that is owned (or abandoned) or that only something outside can end (a stopped thread,
-/// an uninterruptible wait, a FIFO without its other end). Chains of idle threads parked on
-/// ownerless waits do not.
+/// an uninterruptible wait, a FIFO without its other end), or to a lock whose holder is not
+/// recorded. Chains of idle threads parked on ownerless waits do not.
 [[nodiscard]] bool leadsSomewhere(const WaitChain& chain);
 
 /// One cycle of the wait graph and the threads that wait on it from outside.

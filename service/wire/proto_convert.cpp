@@ -133,6 +133,10 @@ v1::ObjectType toProto(ObjectType type) {
       return v1::OBJECT_TYPE_SIGNAL_WAIT;
     case ObjectType::kFifoOpen:
       return v1::OBJECT_TYPE_FIFO_OPEN;
+    case ObjectType::kCondition:
+      return v1::OBJECT_TYPE_CONDITION;
+    case ObjectType::kUnownedLock:
+      return v1::OBJECT_TYPE_UNOWNED_LOCK;
   }
   return v1::OBJECT_TYPE_UNKNOWN;
 }

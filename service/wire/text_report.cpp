@@ -110,7 +110,17 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
     out << countOf(result.process_count, "process") << ": ";
   }
   out << countOf(result.thread_count, "thread") << ", "
-      << countOf(result.deadlocks.size(), "deadlock") << "\n";
+      << countOf(result.deadlocks.size(), "deadlock");
+  // A cycle through locks that record no owner cannot be seen: "0 deadlocks" alone would say
+  // more than is known.
+  const auto unowned = std::count_if(result.chains.begin(), result.chains.end(), [](const auto& c) {
+    return c.nodes.size() >= 2 && c.nodes[1].type == ObjectType::kUnownedLock;
+  });
+  if (unowned > 0) {
+    out << "; " << countOf(static_cast<std::size_t>(unowned), "thread")
+        << (unowned == 1 ? " waits" : " wait") << " on locks whose owner is not recorded";
+  }
+  out << "\n";
   for (const auto& w : result.warnings) out << "warning: " << w << "\n";
 
   int n = 0;

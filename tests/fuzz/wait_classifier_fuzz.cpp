@@ -53,6 +53,34 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
     return MemoryAccess::kOk;
   }
 
+  std::size_t readStack(std::uint64_t /*sp*/, std::span<std::byte> out) override {
+    const auto n = in_.below(out.size() + 1);
+    fill(out.first(n));
+    return n;
+  }
+
+  const CallSite* callSiteAt(std::uint64_t /*address*/) override {
+    static const std::array<CallSite, 8> kSites = {{
+        {CallSiteRole::kMutexLock, "pthread_mutex"},
+        {CallSiteRole::kRwLockRead, "pthread_rwlock"},
+        {CallSiteRole::kRwLockWrite, "pthread_rwlock"},
+        {CallSiteRole::kJoin, "pthread_join"},
+        {CallSiteRole::kCondition, "pthread_cond_wait"},
+        {CallSiteRole::kCondition, "absl::CondVar"},
+        {CallSiteRole::kUnownedLock, "POSIX semaphore"},
+        {CallSiteRole::kGoRuntime, "Go runtime scheduler"},
+    }};
+    const auto pick = in_.below(kSites.size() * 4);
+    return pick < kSites.size() ? &kSites[pick] : nullptr;
+  }
+
+  std::vector<std::uint64_t> parkedThreadRegisters(std::int32_t /*tid*/,
+                                                   std::uint64_t /*parked_on*/) override {
+    std::vector<std::uint64_t> out(in_.below(4));
+    for (auto& r : out) r = in_.take<std::uint64_t>();
+    return out;
+  }
+
   std::optional<std::string> readString(std::uint64_t /*addr*/) override {
     if (!in_.flag()) return std::nullopt;
     return in_.text(4096);

@@ -50,7 +50,8 @@ void expectEveryValueRoundTrips(std::string_view wire_prefix) {
 TEST(EnumNames, EveryObjectTypeRoundTripsThroughEachOfItsNames) {
   expectEveryValueRoundTrips<ObjectType>("OBJECT_TYPE_");
   EXPECT_EQ(kObjectTypeNames.front().value, ObjectType::kCriticalSection);
-  EXPECT_EQ(kObjectTypeNames.back().value, ObjectType::kFifoOpen);
+  EXPECT_EQ(kObjectTypeNames.back().value, ObjectType::kUnownedLock);
+  EXPECT_EQ(configName(ObjectType::kUnownedLock), "unowned_lock");
   EXPECT_EQ(wireName(ObjectType::kRwLock), "OBJECT_TYPE_RW_LOCK");
   EXPECT_EQ(configName(ObjectType::kSocketIo), "socket_io");
 }

@@ -238,7 +238,8 @@ std::optional<FutexDecode> asJoin(const Window& w, std::uint32_t val, std::int32
 }  // namespace
 
 FutexDecode decodeFutexWait(const FutexWindow& window, std::uint32_t op, std::uint32_t val,
-                            std::int32_t self_tid, const TidValidator& is_live) {
+                            std::int32_t self_tid, const TidValidator& is_live,
+                            GlibcObject object) {
   const Window w(window);
   const std::uint32_t cmd = op & ~(kFutexPrivateFlag | kFutexClockRealtime);
   if (!w.has(0, sizeof(std::uint32_t))) return {};
@@ -258,12 +259,50 @@ FutexDecode decodeFutexWait(const FutexWindow& window, std::uint32_t op, std::ui
     return out;
   }
   if (cmd != kFutexWait && cmd != kFutexWaitBitset) return {};
-  if (auto d = asMutex(w, op, val, is_live)) return *d;
-  if (auto d = asRwLock(w, op, is_live)) return *d;
-  if (auto d = asJoin(w, val, self_tid, is_live)) return *d;
+  const bool any = object == GlibcObject::kUnknownCallSite;
+  if (any || object == GlibcObject::kMutex) {
+    if (auto d = asMutex(w, op, val, is_live)) return *d;
+  }
+  if (object == GlibcObject::kRwLock) {
+    if (auto d = asRwLock(w, op, is_live)) return *d;
+  }
+  if (any || object == GlibcObject::kJoin) {
+    if (auto d = asJoin(w, val, self_tid, is_live)) return *d;
+  }
   FutexDecode unknown;
-  unknown.detail = "condition variable, semaphore or other futex: no owner is recorded";
+  unknown.detail = "no owner is recorded";
   return unknown;
+}
+
+std::optional<FutexDecode> decodePriorityInheritanceMutex(
+    const std::array<std::byte, kMutexHeadSize>& bytes, std::int32_t self_tid,
+    const TidValidator& is_live) {
+  std::uint32_t lock = 0;
+  std::int32_t owner = 0;
+  std::uint32_t kind = 0;
+  std::memcpy(&lock, bytes.data() + kMutexLock, sizeof(lock));
+  std::memcpy(&owner, bytes.data() + kMutexOwner, sizeof(owner));
+  std::memcpy(&kind, bytes.data() + kMutexKind, sizeof(kind));
+  if ((kind & ~kKnownKindBits) != 0 || (kind & kKindPrioInherit) == 0 ||
+      (kind & kKindPrioProtect) != 0) {
+    return std::nullopt;
+  }
+  // glibc keeps the owner in the word (with FUTEX_WAITERS) and in __owner alike.
+  const auto holder = static_cast<std::int32_t>(lock & kFutexTidMask);
+  const bool pshared = (kind & kKindPshared) != 0;
+  if (holder <= 0 || holder == self_tid || owner != holder || !is_live(holder, pshared)) {
+    return std::nullopt;
+  }
+  FutexDecode out;
+  out.kind = FutexWaitKind::kPriorityInheritance;
+  out.owner_tid = holder;
+  out.process_shared = pshared;
+  out.detail = "priority-inheritance " + mutexKindName(kind);
+  if ((lock & kFutexOwnerDied) != 0) {
+    out.owner_gone = true;
+    out.detail += ", owner died";
+  }
+  return out;
 }
 
 }  // namespace wctmon::linux_platform

@@ -51,11 +51,31 @@ struct FutexDecode {
 /// locks, anywhere in the system for process-shared ones.
 using TidValidator = std::function<bool(std::int32_t tid, bool process_shared)>;
 
-/// Decodes a thread's futex wait from the syscall arguments and the memory around the word. An
-/// owner is reported only when the glibc object around the word is consistent and the owner
-/// validates; anything else is kUnknown, never a guess.
+/// Which glibc object the function that made the futex call says the word belongs to.
+enum class GlibcObject {
+  /// The call site is not known (no symbols): only objects whose shape is unmistakable (a
+  /// priority-inheritance word, a mutex with a live owner, a joined thread's id) are decoded;
+  /// the shape of a rwlock is also that of a condition variable with zeroes after it.
+  kUnknownCallSite,
+  kMutex,
+  kRwLock,
+  kJoin,
+};
+
+/// Decodes a thread's futex wait from the syscall arguments and the memory around the word, as
+/// the object the call site names. An owner is reported only when the glibc object around the
+/// word is consistent and the owner validates; anything else is kUnknown, never a guess.
 [[nodiscard]] FutexDecode decodeFutexWait(const FutexWindow& window, std::uint32_t op,
                                           std::uint32_t val, std::int32_t self_tid,
-                                          const TidValidator& is_live);
+                                          const TidValidator& is_live, GlibcObject object);
+
+/// Bytes of a pthread_mutex_t that decodePriorityInheritanceMutex reads.
+inline constexpr std::size_t kMutexHeadSize = 20;
+
+/// Decodes `bytes` (the first kMutexHeadSize bytes at some address) as a priority-inheritance
+/// pthread_mutex_t held by a live thread other than `self_tid`; nullopt when they are not one.
+[[nodiscard]] std::optional<FutexDecode> decodePriorityInheritanceMutex(
+    const std::array<std::byte, kMutexHeadSize>& bytes, std::int32_t self_tid,
+    const TidValidator& is_live);
 
 }  // namespace wctmon::linux_platform

@@ -90,7 +90,13 @@ std::optional<MapsRange> parseMapsLine(std::string_view line) {
   const auto begin = parseNumber<std::uint64_t>(range.substr(0, dash), 16);
   const auto end = parseNumber<std::uint64_t>(range.substr(dash + 1), 16);
   if (!begin || !end || *end <= *begin) return std::nullopt;
-  return MapsRange{*begin, *end, perms[2] == 'x'};
+  MapsRange out{*begin, *end, perms[2] == 'x'};
+  out.offset = parseNumber<std::uint64_t>(nextToken(line), 16).value_or(0);
+  nextToken(line);  // device
+  out.inode = parseNumber<std::uint64_t>(nextToken(line), 10).value_or(0);
+  const auto path = line.find_first_not_of(' ');
+  if (path != std::string_view::npos) out.path = line.substr(path);
+  return out;
 }
 
 std::optional<std::int64_t> parseStatusField(std::string_view status, std::string_view key) {

@@ -88,9 +88,15 @@ struct MapsRange {
   std::uint64_t begin = 0;
   std::uint64_t end = 0;  // past the last byte; above begin
   bool executable = false;
+  /// Where in the file the range starts, and the file's inode (0 for anonymous memory).
+  std::uint64_t offset = 0;
+  std::uint64_t inode = 0;
+  /// The file's path, or "[stack]", "[vdso]" ...; empty for anonymous memory.
+  std::string_view path{};
 };
 
-/// Parses the range and permissions of a maps line; nullopt for anything else.
+/// Parses a maps line: its range, permissions, offset, inode and path; nullopt for anything
+/// else. The path is a view into `line`.
 [[nodiscard]] std::optional<MapsRange> parseMapsLine(std::string_view line);
 
 /// Parses a decimal integer at the start of `text`.

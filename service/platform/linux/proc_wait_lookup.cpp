@@ -1,10 +1,20 @@
 #include "platform/linux/proc_wait_lookup.h"
 
 #include <fcntl.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/user.h>
 #include <unistd.h>
 
+#include <array>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
 #include "platform/linux/process_memory.h"
+#include "platform/linux/ptrace_stop.h"
 
 namespace wctmon::linux_platform {
 
@@ -25,6 +35,80 @@ std::optional<Pid> SampleContext::processOfThread(std::int32_t tid) {
     out = Pid{static_cast<std::int32_t>(*tgid)};
   }
   tgid_cache_.emplace(tid, out);
+  return out;
+}
+
+std::size_t ProcWaitLookup::readStack(std::uint64_t sp, std::span<std::byte> out) {
+  return readAvailable(pid_, sp, out);
+}
+
+const CallSite* ProcWaitLookup::callSiteAt(std::uint64_t address) {
+  if (!code_) code_ = CodeMap::read(pid_);
+  return code_->siteAt(address);
+}
+
+namespace {
+
+/// Registers read of parked threads, by process, thread and the stack word each is parked on: a
+/// thread parked for good is stopped once, not at every sample (and not again by the re-read
+/// that confirms the sample). Bounded; started afresh when full.
+class ParkedRegisters {
+ public:
+  using Key = std::tuple<std::int32_t, std::int32_t, std::uint64_t>;
+  std::optional<std::vector<std::uint64_t>> find(const Key& key) {
+    std::lock_guard lock(mutex_);
+    auto it = known_.find(key);
+    return it == known_.end() ? std::nullopt : std::optional(it->second);
+  }
+  void add(const Key& key, std::vector<std::uint64_t> registers) {
+    std::lock_guard lock(mutex_);
+    if (known_.size() >= 1024) known_.clear();
+    known_[key] = std::move(registers);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<Key, std::vector<std::uint64_t>> known_;
+};
+
+ParkedRegisters& parkedRegisters() {
+  static ParkedRegisters cache;
+  return cache;
+}
+
+/// Waits (a few milliseconds at most) until thread `tid` sleeps again after a stop: it runs once
+/// to restart its call, and a run count read before that would say it moved on.
+void awaitAsleep(int task_fd, std::int32_t tid) {
+  const auto path = std::to_string(tid) + "/stat";
+  std::array<char, 512> buf{};
+  for (int i = 0; i < 100; ++i) {
+    const long n = readSmallFile(task_fd, path.c_str(), buf);
+    if (n <= 0) return;
+    const auto stat = parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+    if (stat && stat->state == RunState::kSleeping) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> ProcWaitLookup::parkedThreadRegisters(std::int32_t tid,
+                                                                 std::uint64_t parked_on) {
+  const ParkedRegisters::Key key{pid_.value, tid, parked_on};
+  if (auto known = parkedRegisters().find(key)) return *known;
+  // The thread waits in a futex call without a timeout, which the kernel restarts unchanged
+  // after the stop: holding it changes nothing it sees.
+  std::vector<std::uint64_t> out;
+  {
+    PtraceStop stop(tid);
+    if (!stop.stop().empty()) return {};
+    user_regs_struct regs{};
+    if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) return {};
+    out = {regs.rbx, regs.rbp, regs.r12, regs.r13, regs.r14, regs.r15, regs.rdi,
+           regs.rsi, regs.rdx, regs.rcx, regs.r8,  regs.r9,  regs.r10, regs.r11};
+  }
+  awaitAsleep(task_fd_, tid);
+  parkedRegisters().add(key, out);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/ids.h"
+#include "platform/linux/code_map.h"
 #include "platform/linux/fd_resolver.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/task_reader.h"
@@ -39,6 +40,10 @@ class ProcWaitLookup final : public WaitLookup {
   [[nodiscard]] MemoryAccess readMemory(std::uint64_t addr, std::span<std::byte> out) override;
   [[nodiscard]] MemoryAccess readFutexWindows(std::span<const std::uint64_t> uaddrs,
                                               std::vector<FutexWindow>& out) override;
+  [[nodiscard]] std::size_t readStack(std::uint64_t sp, std::span<std::byte> out) override;
+  [[nodiscard]] const CallSite* callSiteAt(std::uint64_t address) override;
+  [[nodiscard]] std::vector<std::uint64_t> parkedThreadRegisters(std::int32_t tid,
+                                                                 std::uint64_t parked_on) override;
   [[nodiscard]] std::optional<std::string> readString(std::uint64_t addr) override;
   [[nodiscard]] std::optional<FdTarget> fdTarget(int fd) override;
   [[nodiscard]] std::optional<std::uint64_t> fdPosition(int fd) override;
@@ -61,6 +66,8 @@ class ProcWaitLookup final : public WaitLookup {
   Pid pid_;
   int task_fd_;
   TaskList& tasks_;
+  /// Read on the first call site asked for: most processes have no futex waiter to explain.
+  std::optional<CodeMap> code_;
 };
 
 }  // namespace wctmon::linux_platform

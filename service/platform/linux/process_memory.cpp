@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 
 namespace wctmon::linux_platform {
@@ -86,6 +87,25 @@ MemoryAccess readMemory(Pid pid, std::uint64_t addr, std::span<std::byte> out) {
   const ssize_t n = ::process_vm_readv(pid.value, &local, 1, &remote, 1, 0);
   if (n < 0) return accessFromErrno(errno);
   return static_cast<std::size_t>(n) == out.size() ? MemoryAccess::kOk : MemoryAccess::kFault;
+}
+
+std::size_t readAvailable(Pid pid, std::uint64_t addr, std::span<std::byte> out) {
+  // One element a page: transfers stop at the first element that cannot be read whole.
+  constexpr std::uint64_t kPage = 4096;
+  constexpr std::size_t kMaxPieces = 16;
+  std::array<iovec, kMaxPieces> local{};
+  std::array<iovec, kMaxPieces> remote{};
+  std::size_t pieces = 0;
+  std::size_t at = 0;
+  while (at < out.size() && pieces < kMaxPieces) {
+    const auto size = std::min<std::uint64_t>(kPage - (addr + at) % kPage, out.size() - at);
+    local[pieces] = {out.data() + at, size};
+    remote[pieces] = {reinterpret_cast<void*>(addr + at), size};
+    ++pieces;
+    at += size;
+  }
+  const ssize_t n = ::process_vm_readv(pid.value, local.data(), pieces, remote.data(), pieces, 0);
+  return n < 0 ? 0 : static_cast<std::size_t>(n);
 }
 
 std::optional<std::string> readString(Pid pid, std::uint64_t addr, std::size_t max) {

@@ -22,6 +22,10 @@ enum class MemoryAccess { kOk, kDenied, kGone, kFault };
 /// Reads `size` bytes at `addr` of process `pid`.
 [[nodiscard]] MemoryAccess readMemory(Pid pid, std::uint64_t addr, std::span<std::byte> out);
 
+/// Reads up to `out.size()` bytes at `addr` of process `pid`, page by page: the bytes before the
+/// first page that cannot be read (the end of a stack). Returns how many were read.
+[[nodiscard]] std::size_t readAvailable(Pid pid, std::uint64_t addr, std::span<std::byte> out);
+
 /// Reads the NUL-terminated string at `addr` of process `pid`, at most `max` bytes; nullopt
 /// when it cannot be read or has no end within `max`.
 [[nodiscard]] std::optional<std::string> readString(Pid pid, std::uint64_t addr,

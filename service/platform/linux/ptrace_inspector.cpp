@@ -20,75 +20,12 @@
 #include <string>
 
 #include "platform/linux/proc_text.h"
+#include "platform/linux/ptrace_stop.h"
 #include "platform/linux/stack_unwinder.h"
 #include "platform/linux/syscall_names.h"
 
 namespace wctmon::linux_platform {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-/// A thread held in a ptrace stop. The thread is released when this goes out of scope, on every
-/// path, re-delivering any signal that arrived while it was held. PTRACE_SEIZE (not ATTACH) is
-/// used because it does not send SIGSTOP: the stop comes from PTRACE_INTERRUPT, so nothing is
-/// left for the target to see, and without PTRACE_O_EXITKILL our own death cannot kill it.
-class PtraceStop {
- public:
-  explicit PtraceStop(int tid) : tid_(tid) {}
-  PtraceStop(const PtraceStop&) = delete;
-  PtraceStop& operator=(const PtraceStop&) = delete;
-  ~PtraceStop() { release(); }
-
-  /// Seizes and stops the thread; returns an error text, empty on success.
-  std::string stop() {
-    if (::ptrace(PTRACE_SEIZE, tid_, nullptr, nullptr) != 0) {
-      return errno == EPERM   ? "permission denied (ptrace)"
-             : errno == ESRCH ? "thread exited"
-                              : std::string("PTRACE_SEIZE: ") + std::strerror(errno);
-    }
-    seized_ = true;
-    started_ = Clock::now();
-    if (::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr) != 0) {
-      return std::string("PTRACE_INTERRUPT: ") + std::strerror(errno);
-    }
-    int status = 0;
-    pid_t r;
-    do {
-      r = ::waitpid(tid_, &status, __WALL);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0) return std::string("waitpid: ") + std::strerror(errno);
-    if (WIFEXITED(status) || WIFSIGNALED(status)) {
-      seized_ = false;  // nothing left to detach from
-      return "thread exited";
-    }
-    stopped_ = true;
-    // A signal-delivery stop (not our interrupt) holds a signal meant for the target: it is
-    // passed on when the thread is released.
-    if ((status >> 16) != PTRACE_EVENT_STOP) pending_signal_ = WSTOPSIG(status);
-    return {};
-  }
-
-  /// Releases the thread; returns how long it was held.
-  std::chrono::nanoseconds release() {
-    if (seized_) {
-      ::ptrace(PTRACE_DETACH, tid_, nullptr,
-               reinterpret_cast<void*>(static_cast<long>(pending_signal_)));
-      seized_ = false;
-      held_ = Clock::now() - started_;
-    }
-    return held_;
-  }
-
-  [[nodiscard]] bool stopped() const { return stopped_; }
-
- private:
-  int tid_;
-  bool seized_ = false;
-  bool stopped_ = false;
-  int pending_signal_ = 0;
-  Clock::time_point started_;
-  std::chrono::nanoseconds held_{0};
-};
 
 std::int32_t tracerOf(ThreadRef thread) {
   const auto path = "/proc/" + std::to_string(thread.pid.value) + "/task/" +

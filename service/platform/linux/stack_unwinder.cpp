@@ -1,6 +1,5 @@
 #include "platform/linux/stack_unwinder.h"
 
-#include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -18,6 +17,7 @@
 #include <set>
 #include <span>
 
+#include "platform/linux/demangle.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/process_memory.h"
 
@@ -196,14 +196,6 @@ bool setInitialRegisters(Dwfl_Thread* thread, void* arg) {
 const Dwfl_Thread_Callbacks kThreadCallbacks = {
     nextThread, getThread, memoryRead, setInitialRegisters, nullptr, nullptr,
 };
-
-std::string demangle(const char* name) {
-  if (name == nullptr) return {};
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(
-      abi::__cxa_demangle(name, nullptr, nullptr, &status), &std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string(name);
-}
 
 /// Where `address` is in the source of the function that the symbol table names: the line table
 /// (the module's debug information or its separate debug file), or, when the address is in code

@@ -21,6 +21,8 @@ constexpr int kFOfdSetLkw = 38;  // F_OFD_SETLKW
 constexpr int kPAll = 0;         // waitid idtypes
 constexpr int kPPid = 1;
 constexpr int kPPgid = 2;
+/// How much of a futex waiter's stack is searched for the function it waits through.
+constexpr std::size_t kStackScanBytes = 1024;
 
 WaitObject noOwner(ObjectType type, std::string name, std::string detail) {
   WaitObject w;
@@ -136,6 +138,52 @@ class Classifier {
            "), so nothing here can unlock it";
   }
 
+  /// The function through which the thread waits: the one its system call is in, or else the
+  /// innermost return address on its stack that is a call site. Read from memory, never by
+  /// stopping the thread; nullptr when none is known (no symbols, or a runtime not modelled).
+  const CallSite* callSiteOf(const SyscallState& sc) {
+    if (const auto* site = lookup_.callSiteAt(sc.pc)) return site;
+    std::array<std::byte, kStackScanBytes> stack{};
+    const auto n = lookup_.readStack(sc.sp, stack);
+    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= n; at += sizeof(std::uint64_t)) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, stack.data() + at, sizeof(word));
+      if (const auto* site = lookup_.callSiteAt(word)) return site;
+    }
+    return nullptr;
+  }
+
+  /// The priority-inheritance mutex that a thread parked for good after EDEADLK wanted: held by
+  /// another live thread, and pointed to by a register of the parked thread (pthread_mutex_lock
+  /// keeps it there) or by a word of its stack.
+  std::optional<std::pair<std::uint64_t, FutexDecode>> refusedPiMutex(const SyscallState& sc,
+                                                                      std::int32_t self_tid,
+                                                                      const TidValidator& valid) {
+    std::vector<std::uint64_t> candidates = lookup_.parkedThreadRegisters(self_tid, sc.args[0]);
+    std::array<std::byte, kStackScanBytes> stack{};
+    const auto n = lookup_.readStack(sc.sp, stack);
+    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= n; at += sizeof(std::uint64_t)) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, stack.data() + at, sizeof(word));
+      candidates.push_back(word);
+    }
+    for (const auto word : candidates) {
+      // glibc may keep a pointer to a field of the mutex instead (its __owner or __kind).
+      for (const std::uint64_t field : {0, 8, 16}) {
+        const auto mutex = word - field;
+        if (word < 4096 || mutex % 4 != 0 || (mutex >= sc.sp && mutex < sc.sp + kStackScanBytes)) {
+          continue;
+        }
+        std::array<std::byte, kMutexHeadSize> head{};
+        if (lookup_.readMemory(mutex, head) != MemoryAccess::kOk) continue;
+        if (auto d = decodePriorityInheritanceMutex(head, self_tid, valid)) {
+          return std::pair{mutex, std::move(*d)};
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
   void classifyFutexWaits(const std::vector<TaskReading*>& waiters) {
     if (waiters.empty()) return;
     std::vector<std::uint64_t> uaddrs;
@@ -150,12 +198,12 @@ class Classifier {
       return isLive(tid, shared);
     };
     for (auto* thread : waiters) {
-      const auto& args = thread->syscall->args;
-      const std::uint64_t uaddr = args[0];
-      WaitObject w;
-      w.key = uaddr;
-      w.name = hexString(uaddr);
+      const auto& sc = *thread->syscall;
+      const std::uint64_t uaddr = sc.args[0];
       if (access != MemoryAccess::kOk) {
+        WaitObject w;
+        w.key = uaddr;
+        w.name = hexString(uaddr);
         w.type = ObjectType::kFutex;
         w.status = access == MemoryAccess::kDenied ? ObjectStatus::kNoAccess : ObjectStatus::kError;
         w.detail = access == MemoryAccess::kDenied ? "process memory is not readable"
@@ -165,64 +213,160 @@ class Classifier {
       }
       const auto index = static_cast<std::size_t>(
           std::lower_bound(uaddrs.begin(), uaddrs.end(), uaddr) - uaddrs.begin());
-      const auto op = static_cast<std::uint32_t>(args[1]);
-      const auto decoded = decodeFutexWait(windows[index], op, static_cast<std::uint32_t>(args[2]),
-                                           thread->sample.id.tid.value, validator);
-      w.detail = decoded.detail;
-      w.name = hexString(uaddr + static_cast<std::uint64_t>(decoded.object_offset));
-      switch (decoded.kind) {
-        case FutexWaitKind::kMutex:
-        case FutexWaitKind::kPriorityInheritance:
-          w.type = ObjectType::kMutex;
-          break;
-        case FutexWaitKind::kRwLockWrite:
-        case FutexWaitKind::kRwLockRead:
-          w.type = ObjectType::kRwLock;
-          break;
-        case FutexWaitKind::kJoin:
-          w.type = ObjectType::kThreadWait;
-          w.name = "thread " + std::to_string(decoded.owner_tid);
-          break;
-        case FutexWaitKind::kUnknown:
-          w.type = ObjectType::kFutex;
-          break;
-      }
-      if (decoded.kind == FutexWaitKind::kUnknown) {
-        w.status = ObjectStatus::kBlocked;
-        constexpr std::uint64_t kNearStack = 64 * 1024;
-        if (uaddr >= thread->syscall->sp && uaddr < thread->syscall->sp + kNearStack &&
-            args[2] == 0 && args[3] == 0) {
-          // glibc parks a thread like this, for good, when the kernel refuses a
-          // priority-inheritance lock with EDEADLK; other code may share a stack word on purpose.
-          w.detail =
-              "futex on the thread's own stack, waiting for 0 without a timeout (glibc "
-              "parks a thread so after a priority-inheritance deadlock)";
-        }
-      } else if (decoded.kind == FutexWaitKind::kRwLockRead) {
-        w.status = ObjectStatus::kUnknown;
-      } else if (decoded.owner_gone) {
-        w.status = ObjectStatus::kAbandoned;
-        if (decoded.owner_tid > 0 && decoded.kind == FutexWaitKind::kMutex) {
-          w.detail += missingOwner(decoded.owner_tid);
-        }
-      } else {
-        w.status = ObjectStatus::kOwned;
-        w.owner_threads.push_back(ownerRef(decoded.owner_tid));
-      }
-      // As the kernel reads it (futex(2)): FUTEX_WAIT's timeout is relative; every other
-      // operation's is absolute, on the clock FUTEX_CLOCK_REALTIME picks, except FUTEX_LOCK_PI's,
-      // which is on CLOCK_REALTIME whatever the flags say.
-      constexpr std::uint32_t kCmdMask = 127;
-      constexpr std::uint32_t kFutexWait = 0;
-      constexpr std::uint32_t kFutexLockPi = 6;
-      constexpr std::uint32_t kFutexClockRealtime = 256;
-      const std::uint32_t cmd = op & kCmdMask;
-      const bool absolute = cmd != kFutexWait;
-      const clockid_t clock =
-          cmd == kFutexLockPi || (op & kFutexClockRealtime) != 0 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-      w.timeout = timeoutAt(args[3], absolute, clock);
+      auto w = futexWait(*thread, windows[index], validator);
+      w.timeout = futexTimeout(sc);
       thread->sample.wait = std::move(w);
     }
+  }
+
+  /// What one futex wait is, from its call site and, as a check, the memory around the word.
+  WaitObject futexWait(const TaskReading& thread, const FutexWindow& window,
+                       const TidValidator& validator) {
+    const auto& sc = *thread.syscall;
+    const std::uint64_t uaddr = sc.args[0];
+    const auto op = static_cast<std::uint32_t>(sc.args[1]);
+    const auto val = static_cast<std::uint32_t>(sc.args[2]);
+    const auto self = thread.sample.id.tid.value;
+    const CallSite* site = callSiteOf(sc);
+    const auto is = [site](CallSiteRole role) { return site != nullptr && site->role == role; };
+
+    GlibcObject object = GlibcObject::kUnknownCallSite;
+    if (is(CallSiteRole::kMutexLock) ||
+        (is(CallSiteRole::kCondition) && site->kind.starts_with("pthread_cond"))) {
+      // A condition wait that was signalled takes its mutex back before it returns.
+      object = GlibcObject::kMutex;
+    } else if (is(CallSiteRole::kRwLockRead) || is(CallSiteRole::kRwLockWrite)) {
+      object = GlibcObject::kRwLock;
+    } else if (is(CallSiteRole::kJoin)) {
+      object = GlibcObject::kJoin;
+    }
+    const bool decodes = site == nullptr || object != GlibcObject::kUnknownCallSite;
+    if (decodes) {
+      auto decoded = decodeFutexWait(window, op, val, self, validator, object);
+      if (decoded.kind != FutexWaitKind::kUnknown) return lockWait(uaddr, decoded);
+    }
+    constexpr std::uint64_t kNearStack = 64 * 1024;
+    const bool parked_on_stack =
+        uaddr >= sc.sp && uaddr < sc.sp + kNearStack && val == 0 && sc.args[3] == 0;
+    if (parked_on_stack && (site == nullptr || is(CallSiteRole::kMutexLock))) {
+      // glibc parks a thread like this, for good, when the kernel refuses a priority-inheritance
+      // lock with EDEADLK: the lock it wanted is still on its stack.
+      if (auto refused = refusedPiMutex(sc, self, validator)) {
+        auto& [mutex, decoded] = *refused;
+        decoded.detail +=
+            "; the kernel refused this lock with EDEADLK (a deadlock) and glibc parks the thread "
+            "for good";
+        auto w = lockWait(mutex, decoded);
+        return w;
+      }
+    }
+    WaitObject w;
+    w.key = uaddr;
+    w.name = hexString(uaddr);
+    if (site == nullptr) {
+      w.type = ObjectType::kFutex;
+      w.status = ObjectStatus::kBlocked;
+      w.detail = parked_on_stack
+                     ? "futex on the thread's own stack, waiting for 0 without a timeout"
+                     : "a futex wait whose call site is not known (no symbols for its code): "
+                       "no owner is recorded";
+      return w;
+    }
+    const std::string kind(site->kind);
+    switch (site->role) {
+      case CallSiteRole::kMutexLock:
+        w.type = ObjectType::kMutex;
+        w.status = ObjectStatus::kUnknown;
+        w.detail = kind + ": its owner is not recorded at this moment";
+        break;
+      case CallSiteRole::kRwLockRead:
+      case CallSiteRole::kRwLockWrite:
+        w.type = ObjectType::kRwLock;
+        w.status = ObjectStatus::kUnknown;
+        w.detail = kind +
+                   (site->role == CallSiteRole::kRwLockRead ? " wanted for reading"
+                                                            : " wanted for writing") +
+                   "; its holders are not recorded";
+        break;
+      case CallSiteRole::kJoin:
+        w.type = ObjectType::kThreadWait;
+        w.status = ObjectStatus::kUnknown;
+        w.detail = kind;
+        break;
+      case CallSiteRole::kCondition:
+        w.type = ObjectType::kCondition;
+        w.status = ObjectStatus::kBlocked;
+        w.name = kind + " " + w.name;
+        w.detail = "waits to be signalled; a condition has no owner";
+        break;
+      case CallSiteRole::kGoRuntime:
+        w.type = ObjectType::kCondition;
+        w.status = ObjectStatus::kBlocked;
+        w.name = kind;
+        w.detail =
+            "an OS thread of the Go runtime with nothing to run; goroutines are not OS threads";
+        break;
+      case CallSiteRole::kUnownedLock:
+        w.type = ObjectType::kUnownedLock;
+        w.status = ObjectStatus::kUnknown;
+        w.name = kind + " " + w.name;
+        w.detail = kind + ": it records no owner, so who holds it is not known";
+        break;
+    }
+    return w;
+  }
+
+  /// A wait on a lock (or a joined thread) whose owner the decoding named.
+  WaitObject lockWait(std::uint64_t uaddr, const FutexDecode& decoded) {
+    WaitObject w;
+    w.key = uaddr;
+    w.detail = decoded.detail;
+    w.name = hexString(uaddr + static_cast<std::uint64_t>(decoded.object_offset));
+    switch (decoded.kind) {
+      case FutexWaitKind::kMutex:
+      case FutexWaitKind::kPriorityInheritance:
+        w.type = ObjectType::kMutex;
+        break;
+      case FutexWaitKind::kRwLockWrite:
+      case FutexWaitKind::kRwLockRead:
+        w.type = ObjectType::kRwLock;
+        break;
+      case FutexWaitKind::kJoin:
+        w.type = ObjectType::kThreadWait;
+        w.name = "thread " + std::to_string(decoded.owner_tid);
+        break;
+      case FutexWaitKind::kUnknown:
+        w.type = ObjectType::kFutex;
+        break;
+    }
+    if (decoded.kind == FutexWaitKind::kRwLockRead) {
+      w.status = ObjectStatus::kUnknown;
+    } else if (decoded.owner_gone) {
+      w.status = ObjectStatus::kAbandoned;
+      if (decoded.owner_tid > 0 && decoded.kind == FutexWaitKind::kMutex) {
+        w.detail += missingOwner(decoded.owner_tid);
+      }
+    } else {
+      w.status = ObjectStatus::kOwned;
+      w.owner_threads.push_back(ownerRef(decoded.owner_tid));
+    }
+    return w;
+  }
+
+  /// The time a futex wait has left. As the kernel reads it (futex(2)): FUTEX_WAIT's timeout is
+  /// relative; every other operation's is absolute, on the clock FUTEX_CLOCK_REALTIME picks,
+  /// except FUTEX_LOCK_PI's, which is on CLOCK_REALTIME whatever the flags say.
+  std::optional<std::chrono::milliseconds> futexTimeout(const SyscallState& sc) {
+    constexpr std::uint32_t kCmdMask = 127;
+    constexpr std::uint32_t kFutexWait = 0;
+    constexpr std::uint32_t kFutexLockPi = 6;
+    constexpr std::uint32_t kFutexClockRealtime = 256;
+    const auto op = static_cast<std::uint32_t>(sc.args[1]);
+    const std::uint32_t cmd = op & kCmdMask;
+    const bool absolute = cmd != kFutexWait;
+    const clockid_t clock =
+        cmd == kFutexLockPi || (op & kFutexClockRealtime) != 0 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+    return timeoutAt(sc.args[3], absolute, clock);
   }
 
   WaitObject classifyOne(const TaskReading& thread) {

@@ -12,6 +12,7 @@
 
 #include "model/ids.h"
 #include "model/snapshot.h"
+#include "platform/linux/call_sites.h"
 #include "platform/linux/fd_resolver.h"
 #include "platform/linux/glibc_sync.h"
 #include "platform/linux/proc_text.h"
@@ -33,6 +34,18 @@ class WaitLookup {
   /// Reads the window around each futex word of `uaddrs` (sorted, unique) into `out`, in order.
   [[nodiscard]] virtual MemoryAccess readFutexWindows(std::span<const std::uint64_t> uaddrs,
                                                       std::vector<FutexWindow>& out) = 0;
+  /// Reads up to `out.size()` bytes of the thread stack at `sp`: as many as are mapped.
+  [[nodiscard]] virtual std::size_t readStack(std::uint64_t sp, std::span<std::byte> out) = 0;
+  /// The call site (a function through which a runtime waits) of the code at `address`, a
+  /// return address or the pc of a system call; nullptr when it is none, or no code.
+  [[nodiscard]] virtual const CallSite* callSiteAt(std::uint64_t address) = 0;
+  /// The general registers of thread `tid`, read in a ptrace stop of a moment: only for a thread
+  /// parked for good in a wait that the stop restarts unchanged (a futex wait without timeout),
+  /// whose registers hold what its stack does not; `parked_on` is the word it waits on. Returns
+  /// once the thread sleeps again. Empty when the thread cannot be stopped (a tracer holds it,
+  /// no permission).
+  [[nodiscard]] virtual std::vector<std::uint64_t> parkedThreadRegisters(
+      std::int32_t tid, std::uint64_t parked_on) = 0;
   /// The NUL-terminated string at `addr` of the process's memory.
   [[nodiscard]] virtual std::optional<std::string> readString(std::uint64_t addr) = 0;
 

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -75,7 +76,7 @@ TEST(GlibcSync, NormalMutexOwnerIsTheLockingThread) {
   pthread_mutex_init(&p.mutex, nullptr);
   Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
   const auto w = contendedWindow(p.mutex);
-  const auto d = decodeFutexWait(w, 0x80, 2, gettid(), only(h.tid()));
+  const auto d = decodeFutexWait(w, 0x80, 2, gettid(), only(h.tid()), GlibcObject::kMutex);
   EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
   EXPECT_EQ(d.owner_tid, h.tid());
   EXPECT_FALSE(d.owner_gone);
@@ -87,7 +88,8 @@ TEST(GlibcSync, MutexWithDeadOwnerIsAbandoned) {
   pthread_mutex_init(&p.mutex, nullptr);
   Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
   const auto w = contendedWindow(p.mutex);
-  const auto d = decodeFutexWait(w, 0x80, 2, gettid(), [](std::int32_t, bool) { return false; });
+  const auto d = decodeFutexWait(
+      w, 0x80, 2, gettid(), [](std::int32_t, bool) { return false; }, GlibcObject::kMutex);
   EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
   EXPECT_TRUE(d.owner_gone);
 }
@@ -109,7 +111,7 @@ TEST(GlibcSync, RecursiveAndRobustSharedMutexes) {
           pthread_mutex_unlock(&rec.mutex);
         });
     const auto w = contendedWindow(rec.mutex);
-    const auto d = decodeFutexWait(w, 0x80, 2, gettid(), only(h.tid()));
+    const auto d = decodeFutexWait(w, 0x80, 2, gettid(), only(h.tid()), GlibcObject::kMutex);
     EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
     EXPECT_EQ(d.owner_tid, h.tid());
     EXPECT_EQ(d.detail, "pthread_mutex (recursive), recursion count 2");
@@ -123,7 +125,8 @@ TEST(GlibcSync, RecursiveAndRobustSharedMutexes) {
            [&] { pthread_mutex_unlock(&robust.mutex); });
   auto w = windowAt(&robust.mutex);
   const std::uint32_t word = static_cast<std::uint32_t>(h.tid()) | 0x80000000U;
-  const auto d = decodeFutexWait(w, kSharedWaitBitset, word, gettid(), only(h.tid()));
+  const auto d =
+      decodeFutexWait(w, kSharedWaitBitset, word, gettid(), only(h.tid()), GlibcObject::kMutex);
   EXPECT_EQ(d.kind, FutexWaitKind::kMutex);
   EXPECT_EQ(d.owner_tid, h.tid());
   EXPECT_TRUE(d.process_shared);
@@ -135,7 +138,7 @@ TEST(GlibcSync, PrivateFlagMustMatchTheMutexKind) {
   Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
   const auto w = contendedWindow(p.mutex);
   // A shared wait on a private mutex is not what glibc does: no owner is named.
-  const auto d = decodeFutexWait(w, 0, 2, gettid(), only(h.tid()));
+  const auto d = decodeFutexWait(w, 0, 2, gettid(), only(h.tid()), GlibcObject::kMutex);
   EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
 }
 
@@ -151,8 +154,8 @@ TEST(GlibcSync, RwlockHeldForWritingNamesTheWriterFromEitherFutexWord) {
   Holder h([&] { pthread_rwlock_wrlock(&p.rw); }, [&] { pthread_rwlock_unlock(&p.rw); });
   const auto* base = reinterpret_cast<const char*>(&p.rw);
   for (int offset : {8, 12}) {
-    const auto d =
-        decodeFutexWait(windowAt(base + offset), kPrivateWaitBitset, 3, gettid(), only(h.tid()));
+    const auto d = decodeFutexWait(windowAt(base + offset), kPrivateWaitBitset, 3, gettid(),
+                                   only(h.tid()), GlibcObject::kRwLock);
     EXPECT_EQ(d.kind, FutexWaitKind::kRwLockWrite) << offset;
     EXPECT_EQ(d.owner_tid, h.tid());
     EXPECT_EQ(d.object_offset, -offset);
@@ -169,7 +172,8 @@ TEST(GlibcSync, RwlockHeldForReadingHasNoKnownOwner) {
   std::memcpy(&readers, w.bytes.data() + kFutexWindowBefore - 8, 4);
   readers |= 2;
   std::memcpy(w.bytes.data() + kFutexWindowBefore - 8, &readers, 4);
-  const auto d = decodeFutexWait(w, kPrivateWaitBitset, 2, gettid(), only(h.tid()));
+  const auto d =
+      decodeFutexWait(w, kPrivateWaitBitset, 2, gettid(), only(h.tid()), GlibcObject::kRwLock);
   EXPECT_EQ(d.kind, FutexWaitKind::kRwLockRead);
   EXPECT_EQ(d.readers, 1U);
   EXPECT_EQ(d.owner_tid, 0);
@@ -181,11 +185,11 @@ TEST(GlibcSync, JoinWaitsOnTheJoinedThreadsTidWord) {
   w.valid_end = kFutexWindowSize;
   const std::uint32_t tid = 4242;
   std::memcpy(w.bytes.data() + kFutexWindowBefore, &tid, 4);
-  auto d = decodeFutexWait(w, 0x109, tid, 1000, only(4242));
+  auto d = decodeFutexWait(w, 0x109, tid, 1000, only(4242), GlibcObject::kJoin);
   EXPECT_EQ(d.kind, FutexWaitKind::kJoin);
   EXPECT_EQ(d.owner_tid, 4242);
   // A value that names no live thread is not a join.
-  d = decodeFutexWait(w, 0x109, tid, 1000, only(1));
+  d = decodeFutexWait(w, 0x109, tid, 1000, only(1), GlibcObject::kJoin);
   EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
 }
 
@@ -196,24 +200,27 @@ TEST(GlibcSync, ConditionVariablesAndGarbageHaveNoOwner) {
     char after[64] = {};
   } padded;
   const auto* signals = reinterpret_cast<const char*>(&padded.cv) + 40;
-  auto d = decodeFutexWait(windowAt(signals), kPrivateWaitBitset, 0, gettid(),
-                           [](std::int32_t, bool) { return true; });
+  auto d = decodeFutexWait(
+      windowAt(signals), kPrivateWaitBitset, 0, gettid(), [](std::int32_t, bool) { return true; },
+      GlibcObject::kUnknownCallSite);
   EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
 
   FutexWindow garbage;
   for (std::size_t i = 0; i < garbage.bytes.size(); ++i) garbage.bytes[i] = std::byte(i * 37 + 11);
   garbage.valid_begin = 0;
   garbage.valid_end = kFutexWindowSize;
-  d = decodeFutexWait(garbage, kPrivateWaitBitset, 2, gettid(),
-                      [](std::int32_t, bool) { return true; });
+  d = decodeFutexWait(
+      garbage, kPrivateWaitBitset, 2, gettid(), [](std::int32_t, bool) { return true; },
+      GlibcObject::kUnknownCallSite);
   EXPECT_NE(d.kind, FutexWaitKind::kMutex);
   EXPECT_EQ(d.owner_tid, 0);
 }
 
 TEST(GlibcSync, UnreadableWindowIsUnknown) {
   FutexWindow empty;
-  const auto d =
-      decodeFutexWait(empty, kPrivateWaitBitset, 2, 1, [](std::int32_t, bool) { return true; });
+  const auto d = decodeFutexWait(
+      empty, kPrivateWaitBitset, 2, 1, [](std::int32_t, bool) { return true; },
+      GlibcObject::kMutex);
   EXPECT_EQ(d.kind, FutexWaitKind::kUnknown);
 }
 
@@ -223,12 +230,57 @@ TEST(GlibcSync, PriorityInheritanceOwnerComesFromTheWord) {
   w.valid_end = kFutexWindowSize;
   const std::uint32_t word = 777U | 0x80000000U;
   std::memcpy(w.bytes.data() + kFutexWindowBefore, &word, 4);
-  auto d = decodeFutexWait(w, 6 | 128, 0, 1, only(777));
+  auto d = decodeFutexWait(w, 6 | 128, 0, 1, only(777), GlibcObject::kMutex);
   EXPECT_EQ(d.kind, FutexWaitKind::kPriorityInheritance);
   EXPECT_EQ(d.owner_tid, 777);
   EXPECT_FALSE(d.owner_gone);
-  d = decodeFutexWait(w, 6 | 128, 0, 1, only(1));
+  d = decodeFutexWait(w, 6 | 128, 0, 1, only(1), GlibcObject::kMutex);
   EXPECT_TRUE(d.owner_gone);
+}
+
+TEST(GlibcSync, ARwlockShapeIsNoRwlockWithoutItsCallSite) {
+  // A mutex and a condition variable followed by zeroes (HotSpot's Parker, many pools): after an
+  // odd number of wakeups the words around the condition's futex look like a read-held rwlock.
+  struct {
+    pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    char zeroes[64] = {};
+  } parker;
+  const auto* word = reinterpret_cast<const char*>(&parker.cv) + 40;
+  auto w = windowAt(word);
+  const std::uint32_t odd_readers = (392821772U << 3) | 0;
+  std::memcpy(w.bytes.data() + kFutexWindowBefore - 8, &odd_readers, 4);
+  const auto any = [](std::int32_t, bool) { return true; };
+  EXPECT_EQ(decodeFutexWait(w, kPrivateWaitBitset, 0, gettid(), any, GlibcObject::kRwLock).kind,
+            FutexWaitKind::kRwLockRead);
+  EXPECT_EQ(
+      decodeFutexWait(w, kPrivateWaitBitset, 0, gettid(), any, GlibcObject::kUnknownCallSite).kind,
+      FutexWaitKind::kUnknown);
+}
+
+TEST(GlibcSync, PriorityInheritanceMutexHeldByAnotherThread) {
+  Padded p;
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT);
+  pthread_mutex_init(&p.mutex, &attr);
+  Holder h([&] { pthread_mutex_lock(&p.mutex); }, [&] { pthread_mutex_unlock(&p.mutex); });
+  std::array<std::byte, kMutexHeadSize> head{};
+  std::memcpy(head.data(), &p.mutex, head.size());
+  const auto d = decodePriorityInheritanceMutex(head, gettid(), only(h.tid()));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->owner_tid, h.tid());
+  EXPECT_EQ(d->kind, FutexWaitKind::kPriorityInheritance);
+  // Held by the asking thread itself, or by no live thread: not the lock it waits for.
+  EXPECT_FALSE(decodePriorityInheritanceMutex(head, h.tid(), only(h.tid())).has_value());
+  EXPECT_FALSE(decodePriorityInheritanceMutex(head, gettid(), only(1)).has_value());
+  // A normal mutex is none.
+  Padded normal;
+  pthread_mutex_init(&normal.mutex, nullptr);
+  Holder n([&] { pthread_mutex_lock(&normal.mutex); },
+           [&] { pthread_mutex_unlock(&normal.mutex); });
+  std::memcpy(head.data(), &normal.mutex, head.size());
+  EXPECT_FALSE(decodePriorityInheritanceMutex(head, gettid(), only(n.tid())).has_value());
 }
 
 }  // namespace

@@ -104,6 +104,24 @@ class FakeProcess final : public WaitLookup, public FdHolders {
     }
     return MemoryAccess::kOk;
   }
+  std::size_t readStack(std::uint64_t sp, std::span<std::byte> out) override {
+    if (memory != MemoryAccess::kOk || sp < kArena || sp >= kArena + arena_.size()) return 0;
+    const auto n = std::min<std::size_t>(out.size(), kArena + arena_.size() - sp);
+    std::memcpy(out.data(), arena_.data() + (sp - kArena), n);
+    return n;
+  }
+  /// Code addresses that are call sites, as the process's symbols would say.
+  std::map<std::uint64_t, CallSite> call_sites;
+  const CallSite* callSiteAt(std::uint64_t address) override {
+    auto it = call_sites.find(address);
+    return it == call_sites.end() ? nullptr : &it->second;
+  }
+  /// What a ptrace stop of a parked thread would read of its registers.
+  std::map<std::int32_t, std::vector<std::uint64_t>> registers;
+  std::vector<std::uint64_t> parkedThreadRegisters(std::int32_t tid,
+                                                   std::uint64_t /*parked_on*/) override {
+    return registers.contains(tid) ? registers[tid] : std::vector<std::uint64_t>{};
+  }
   std::optional<std::string> readString(std::uint64_t addr) override {
     if (memory != MemoryAccess::kOk || addr < kArena || addr >= kArena + arena_.size()) {
       return std::nullopt;
@@ -189,12 +207,16 @@ class FakeProcess final : public WaitLookup, public FdHolders {
   std::vector<LockEntry> locks_;
 };
 
+/// Where the syscall lines below say the thread is (its pc), and a return address further up.
+constexpr std::uint64_t kSyscallPc = 0x7f9164635e96;
+constexpr std::uint64_t kReturnAddress = 0x7f9164640123;
+
 /// A syscall line as /proc/PID/task/TID/syscall prints it.
 std::string syscallLine(long number, std::vector<std::uint64_t> args, std::uint64_t sp = kStack) {
   args.resize(6);
   std::string out = std::to_string(number);
   for (const auto a : args) out += " " + hexString(a);
-  return out + " " + hexString(sp) + " 0x7f9164635e96\n";
+  return out + " " + hexString(sp) + " " + hexString(kSyscallPc) + "\n";
 }
 
 /// A thread as task_reader.h reads one that sleeps: its stat and syscall lines.
@@ -326,6 +348,7 @@ TEST_F(WaitClassifierTest, ARwlockHeldForWritingIsOwnedByTheWriter) {
   rw.__data.__cur_writer = kOwner;
   process_.place(kArena + 0x200, rw);
   const std::uint64_t word = kArena + 0x200 + offsetof(__pthread_rwlock_arch_t, __wrphase_futex);
+  process_.call_sites[kSyscallPc] = {CallSiteRole::kRwLockRead, "pthread_rwlock"};
   const auto w = waitOf(futex(word, kFutexWaitBitsetPrivate, 1));
   EXPECT_EQ(w.type, ObjectType::kRwLock);
   EXPECT_EQ(w.status, ObjectStatus::kOwned);
@@ -339,13 +362,52 @@ TEST_F(WaitClassifierTest, ARwlockHeldForReadingHasNoKnownOwner) {
   rw.__data.__readers = 2 << 3;  // two readers
   process_.place(kArena + 0x200, rw);
   const std::uint64_t word = kArena + 0x200 + offsetof(__pthread_rwlock_arch_t, __wrphase_futex);
-  const auto w = waitOf(futex(word, kFutexWaitBitsetPrivate, 0));
+  process_.call_sites[kSyscallPc] = {CallSiteRole::kRwLockWrite, "pthread_rwlock"};
+  auto w = waitOf(futex(word, kFutexWaitBitsetPrivate, 0));
   EXPECT_EQ(w.type, ObjectType::kRwLock);
   EXPECT_EQ(w.status, ObjectStatus::kUnknown);
   EXPECT_TRUE(w.owner_threads.empty());
   EXPECT_EQ(w.detail.str(),
             "pthread_rwlock held for reading by 2 reader(s); readers are not recorded, owner "
             "unknown");
+  // The same words waited on from pthread_cond_wait are a condition variable's (the fields of a
+  // mutex + condition variable + zeroes, as HotSpot's Parker lays them out, look so), and from
+  // code without symbols they are not said to be a rwlock either.
+  process_.call_sites[kSyscallPc] = {CallSiteRole::kCondition, "pthread_cond_wait"};
+  w = waitOf(futex(word, kFutexWaitBitsetPrivate, 0));
+  EXPECT_EQ(w.type, ObjectType::kCondition);
+  EXPECT_EQ(w.status, ObjectStatus::kBlocked);
+  EXPECT_EQ(w.name, "pthread_cond_wait " + hexString(word));
+  process_.call_sites.clear();
+  w = waitOf(futex(word, kFutexWaitBitsetPrivate, 0));
+  EXPECT_EQ(w.type, ObjectType::kFutex);
+  EXPECT_EQ(w.status, ObjectStatus::kBlocked);
+}
+
+TEST_F(WaitClassifierTest, TheCallSiteIsTheInnermostReturnAddressOnTheStackThatIsOne) {
+  // Futex wrappers between the call site and the system call have no site of their own.
+  const std::uint64_t frames[] = {0x1234, kArena + 0x10, kReturnAddress, kSyscallPc};
+  process_.place(kArena + 0x1000, frames);
+  process_.call_sites[kReturnAddress] = {CallSiteRole::kUnownedLock, "Rust std::sync::Mutex"};
+  process_.call_sites[kSyscallPc + 1] = {CallSiteRole::kCondition, "Rust thread park"};
+  const auto w =
+      waitOf(syscallLine(SYS_futex, {kArena + 0x400, kFutexWaitPrivate, 2}, kArena + 0x1000));
+  EXPECT_EQ(w.type, ObjectType::kUnownedLock);
+  EXPECT_EQ(w.status, ObjectStatus::kUnknown);
+  EXPECT_EQ(w.name, "Rust std::sync::Mutex " + hexString(kArena + 0x400));
+  EXPECT_EQ(w.detail.str(),
+            "Rust std::sync::Mutex: it records no owner, so who holds it is not known");
+}
+
+TEST_F(WaitClassifierTest, AConditionWaitRetakingItsMutexWaitsOnTheMutexOwner) {
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  m.__data.__lock = 2;
+  m.__data.__owner = kOwner;
+  process_.place(kArena + 0x100, m);
+  process_.call_sites[kSyscallPc] = {CallSiteRole::kCondition, "pthread_cond_wait"};
+  const auto w = waitOf(futex(kArena + 0x100, kFutexWaitPrivate, 2));
+  EXPECT_EQ(w.type, ObjectType::kMutex);
+  EXPECT_EQ(w.owner_threads, (std::vector<ThreadRef>{{kPid, Tid{kOwner}}}));
 }
 
 TEST_F(WaitClassifierTest, AJoinWaitsOnTheJoinedThread) {
@@ -362,10 +424,11 @@ TEST_F(WaitClassifierTest, AConditionVariableHasNoOwnerAndATimedWaitSaysWhatIsLe
   pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
   process_.place(kArena + 0x400, cond);
   const std::uint64_t word = kArena + 0x400 + 8;
+  process_.call_sites[kSyscallPc] = {CallSiteRole::kCondition, "pthread_cond_timedwait"};
   auto w = waitOf(futex(word, kFutexWaitBitsetPrivateRealtime, 0));
-  EXPECT_EQ(w.type, ObjectType::kFutex);
+  EXPECT_EQ(w.type, ObjectType::kCondition);
   EXPECT_EQ(w.status, ObjectStatus::kBlocked);
-  EXPECT_EQ(w.detail.str(), "condition variable, semaphore or other futex: no owner is recorded");
+  EXPECT_EQ(w.detail.str(), "waits to be signalled; a condition has no owner");
   EXPECT_FALSE(w.timeout.has_value());
 
   // FUTEX_WAIT_BITSET: an absolute time, on the clock its flags name.
@@ -394,13 +457,33 @@ TEST_F(WaitClassifierTest, ATimespecNoKernelWouldTakeIsNoTimeout) {
   EXPECT_FALSE(waitOf(futex(word, kFutexWaitPrivate, 0, 0x1000)).timeout.has_value());
 }
 
-TEST_F(WaitClassifierTest, AFutexParkedOnTheThreadsOwnStackIsSaidToBeAPiDeadlock) {
-  const auto w =
-      waitOf(syscallLine(SYS_futex, {kArena + 0x40, kFutexWaitPrivate, 0, 0}, kArena + 0x10));
+TEST_F(WaitClassifierTest, AThreadParkedAfterAPiEdeadlkWaitsOnTheMutexItWanted) {
+  // Nothing to say which lock: a futex on the thread's own stack.
+  auto w = waitOf(syscallLine(SYS_futex, {kArena + 0x40, kFutexWaitPrivate, 0, 0}, kArena + 0x10));
   EXPECT_EQ(w.type, ObjectType::kFutex);
-  EXPECT_EQ(w.detail.str(),
-            "futex on the thread's own stack, waiting for 0 without a timeout (glibc parks a "
-            "thread so after a priority-inheritance deadlock)");
+  EXPECT_EQ(w.detail.str(), "futex on the thread's own stack, waiting for 0 without a timeout");
+
+  // pthread_mutex_lock keeps a pointer into the mutex (its __kind) in a register.
+  pthread_mutex_t m{};
+  m.__data.__lock = static_cast<int>(kOwner | 0x80000000U);
+  m.__data.__owner = kOwner;
+  m.__data.__kind = 32;  // PTHREAD_MUTEX_PRIO_INHERIT_NP (glibc pthreadP.h)
+  process_.place(kArena + 0x2000, m);
+  process_.registers[kWaiter] = {0, kArena + 0x2000 + 16};
+  w = waitOf(syscallLine(SYS_futex, {kArena + 0x40, kFutexWaitPrivate, 0, 0}, kArena + 0x10));
+  EXPECT_EQ(w.type, ObjectType::kMutex);
+  EXPECT_EQ(w.status, ObjectStatus::kOwned);
+  EXPECT_EQ(w.name, hexString(kArena + 0x2000));
+  EXPECT_EQ(w.key, kArena + 0x2000);
+  EXPECT_EQ(w.owner_threads, (std::vector<ThreadRef>{{kPid, Tid{kOwner}}}));
+  EXPECT_NE(w.detail.str().find("EDEADLK"), std::string::npos) << w.detail.str();
+
+  // One held by the parked thread itself is not the one it wanted.
+  m.__data.__lock = kWaiter;
+  m.__data.__owner = kWaiter;
+  process_.place(kArena + 0x2000, m);
+  w = waitOf(syscallLine(SYS_futex, {kArena + 0x40, kFutexWaitPrivate, 0, 0}, kArena + 0x10));
+  EXPECT_EQ(w.type, ObjectType::kFutex);
 }
 
 TEST_F(WaitClassifierTest, UnreadableMemoryIsSaidForEveryFutexWaiter) {

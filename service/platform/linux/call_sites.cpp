@@ -1,0 +1,152 @@
+#include "platform/linux/call_sites.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace wctmon::linux_platform {
+namespace {
+
+using Role = CallSiteRole;
+
+struct Exact {
+  std::string_view name;
+  CallSite site;
+};
+
+// glibc's entry points (exported, so every binary that uses them names them) and, where a
+// symbol table keeps them, the internal functions between them and the system call.
+constexpr std::array kGlibc = {
+    Exact{"pthread_mutex_lock", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"__pthread_mutex_lock", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"___pthread_mutex_lock", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"__pthread_mutex_lock_full", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"pthread_mutex_timedlock", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"pthread_mutex_clocklock", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"__pthread_mutex_clocklock_common", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"__pthread_mutex_cond_lock", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"__lll_lock_wait", {Role::kMutexLock, "pthread_mutex"}},
+    Exact{"pthread_cond_wait", {Role::kCondition, "pthread_cond_wait"}},
+    Exact{"__pthread_cond_wait", {Role::kCondition, "pthread_cond_wait"}},
+    Exact{"___pthread_cond_wait", {Role::kCondition, "pthread_cond_wait"}},
+    Exact{"__pthread_cond_wait_common", {Role::kCondition, "pthread_cond_wait"}},
+    Exact{"pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait"}},
+    Exact{"__pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait"}},
+    Exact{"___pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait"}},
+    Exact{"pthread_cond_clockwait", {Role::kCondition, "pthread_cond_clockwait"}},
+    Exact{"pthread_barrier_wait", {Role::kCondition, "pthread_barrier_wait"}},
+    Exact{"pthread_rwlock_rdlock", {Role::kRwLockRead, "pthread_rwlock"}},
+    Exact{"__pthread_rwlock_rdlock", {Role::kRwLockRead, "pthread_rwlock"}},
+    Exact{"__pthread_rwlock_rdlock_full", {Role::kRwLockRead, "pthread_rwlock"}},
+    Exact{"pthread_rwlock_timedrdlock", {Role::kRwLockRead, "pthread_rwlock"}},
+    Exact{"pthread_rwlock_clockrdlock", {Role::kRwLockRead, "pthread_rwlock"}},
+    Exact{"pthread_rwlock_wrlock", {Role::kRwLockWrite, "pthread_rwlock"}},
+    Exact{"__pthread_rwlock_wrlock", {Role::kRwLockWrite, "pthread_rwlock"}},
+    Exact{"__pthread_rwlock_wrlock_full", {Role::kRwLockWrite, "pthread_rwlock"}},
+    Exact{"pthread_rwlock_timedwrlock", {Role::kRwLockWrite, "pthread_rwlock"}},
+    Exact{"pthread_rwlock_clockwrlock", {Role::kRwLockWrite, "pthread_rwlock"}},
+    Exact{"pthread_join", {Role::kJoin, "pthread_join"}},
+    Exact{"__pthread_join", {Role::kJoin, "pthread_join"}},
+    Exact{"pthread_timedjoin_np", {Role::kJoin, "pthread_join"}},
+    Exact{"pthread_clockjoin_np", {Role::kJoin, "pthread_join"}},
+    Exact{"__pthread_clockjoin_ex", {Role::kJoin, "pthread_join"}},
+    Exact{"sem_wait", {Role::kUnownedLock, "POSIX semaphore"}},
+    Exact{"__new_sem_wait", {Role::kUnownedLock, "POSIX semaphore"}},
+    Exact{"__new_sem_wait_slow64", {Role::kUnownedLock, "POSIX semaphore"}},
+    Exact{"__new_sem_wait_slow", {Role::kUnownedLock, "POSIX semaphore"}},
+    Exact{"sem_timedwait", {Role::kUnownedLock, "POSIX semaphore"}},
+    Exact{"sem_clockwait", {Role::kUnownedLock, "POSIX semaphore"}},
+    Exact{"__lll_lock_wait_private",
+          {Role::kUnownedLock, "glibc internal lock (malloc, stdio or the dynamic loader)"}},
+    // Go's runtime: an M (OS thread) with nothing to run sleeps here.
+    Exact{"runtime.futexsleep", {Role::kGoRuntime, "Go runtime scheduler"}},
+    Exact{"runtime.notesleep", {Role::kGoRuntime, "Go runtime scheduler"}},
+    Exact{"runtime.notetsleep_internal", {Role::kGoRuntime, "Go runtime scheduler"}},
+};
+
+/// The method part of a C++ or Rust name: after the namespace prefix, before the argument list
+/// or Rust's "::h<hash>" suffix.
+bool hasMember(std::string_view function, std::string_view member) {
+  for (auto at = function.find(member); at != std::string_view::npos;
+       at = function.find(member, at + 1)) {
+    const auto end = at + member.size();
+    if (end == function.size() || function[end] == '(' || function.substr(end, 3) == "::h" ||
+        function[end] == '<') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<CallSite> abslSite(std::string_view f) {
+  // absl's Mutex and CondVar park a thread through Block/DecrementSynchSem and the Waiter, which
+  // every kind of wait shares; the caller above them says which wait it is.
+  if (f.find("::CondVar::") != std::string_view::npos)
+    return CallSite{Role::kCondition, "absl::CondVar"};
+  if (hasMember(f, "::Notification::WaitForNotification") ||
+      hasMember(f, "::Notification::WaitForNotificationWithTimeout") ||
+      hasMember(f, "::Notification::WaitForNotificationWithDeadline") ||
+      hasMember(f, "::BlockingCounter::Wait")) {
+    return CallSite{Role::kCondition, "absl::Notification"};
+  }
+  for (const auto* member : {"::Mutex::AwaitCommon", "::Mutex::Await", "::Mutex::AwaitWithTimeout",
+                             "::Mutex::AwaitWithDeadline"}) {
+    if (hasMember(f, member)) return CallSite{Role::kCondition, "absl::Mutex::Await"};
+  }
+  for (const auto* member :
+       {"::Mutex::LockSlowLoop", "::Mutex::LockSlowWithDeadline", "::Mutex::LockSlow",
+        "::Mutex::Lock", "::Mutex::ReaderLock", "::Mutex::LockWhen", "::Mutex::ReaderLockWhen"}) {
+    if (hasMember(f, member)) return CallSite{Role::kUnownedLock, "absl::Mutex"};
+  }
+  return std::nullopt;
+}
+
+std::optional<CallSite> rustSite(std::string_view f) {
+  // Rust's std (1.62 on): futex-based primitives, each with a cold contended path of its own.
+  if (hasMember(f, "::Mutex::lock_contended")) {
+    return CallSite{Role::kUnownedLock, "Rust std::sync::Mutex"};
+  }
+  if (hasMember(f, "::RwLock::read_contended")) {
+    return CallSite{Role::kUnownedLock, "Rust std::sync::RwLock (read)"};
+  }
+  if (hasMember(f, "::RwLock::write_contended")) {
+    return CallSite{Role::kUnownedLock, "Rust std::sync::RwLock (write)"};
+  }
+  if (hasMember(f, "::Condvar::wait") || hasMember(f, "::Condvar::wait_timeout") ||
+      hasMember(f, "::Condvar::wait_optional_timeout")) {
+    return CallSite{Role::kCondition, "Rust std::sync::Condvar"};
+  }
+  if (hasMember(f, "::Parker::park") || hasMember(f, "::Parker::park_timeout") ||
+      hasMember(f, "std::thread::park") || hasMember(f, "std::thread::park_timeout")) {
+    return CallSite{Role::kCondition, "Rust thread park"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<CallSite> callSiteOfFunction(std::string_view function) {
+  // A symbol table of a shared library may carry the version: "pthread_cond_wait@GLIBC_2.2.5".
+  const auto plain = function.substr(0, function.find('@'));
+  for (const auto& entry : kGlibc) {
+    if (entry.name == plain) return entry.site;
+  }
+  if (function.starts_with("absl::")) return abslSite(function);
+  if (function.starts_with("std::") || function.starts_with("<std::")) return rustSite(function);
+  return std::nullopt;
+}
+
+bool mayBeCallSite(std::string_view mangled) {
+  static constexpr std::array kHints = {
+      std::string_view("pthread_"),     std::string_view("sem_"),
+      std::string_view("lll_lock"),     std::string_view("Mutex"),
+      std::string_view("CondVar"),      std::string_view("Condvar"),
+      std::string_view("RwLock"),       std::string_view("park"),
+      std::string_view("Notification"), std::string_view("BlockingCounter"),
+      std::string_view("runtime.note"), std::string_view("runtime.futexsleep")};
+  return std::any_of(kHints.begin(), kHints.end(), [&](std::string_view hint) {
+    return mangled.find(hint) != std::string_view::npos;
+  });
+}
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace wctmon::linux_platform {
+
+/// What a thread blocked in a futex call is doing, as the function that made the call says.
+enum class CallSiteRole {
+  /// Locking a glibc pthread_mutex (the owner is in the mutex).
+  kMutexLock,
+  /// Locking a glibc pthread_rwlock for reading or for writing.
+  kRwLockRead,
+  kRwLockWrite,
+  /// Joining a thread (the joined thread's id is the futex word).
+  kJoin,
+  /// A condition variable, a park, a barrier, a wait for a condition: nobody owns it.
+  kCondition,
+  /// A lock that records no owner: a semaphore, Rust's or absl's Mutex, a glibc internal lock.
+  kUnownedLock,
+  /// A thread of the Go runtime parked by its scheduler: goroutines are not OS threads.
+  kGoRuntime,
+};
+
+/// The primitive a function that waits on a futex belongs to.
+struct CallSite {
+  CallSiteRole role = CallSiteRole::kCondition;
+  /// What a person calls the primitive: "pthread_cond_wait", "POSIX semaphore",
+  /// "Rust std::sync::Mutex".
+  std::string_view kind;
+};
+
+/// The call site that `function` (a demangled symbol name) is, when it is one of the functions
+/// through which a runtime waits on a futex: glibc's pthread and semaphore calls, absl's Mutex
+/// and CondVar, Rust's std::sync primitives and park, the Go runtime's scheduler sleep. Helpers
+/// between such a function and the system call (futex wrappers, absl's Waiter) are none: the
+/// caller that says what is waited on is the one that decides.
+[[nodiscard]] std::optional<CallSite> callSiteOfFunction(std::string_view function);
+
+/// Whether `mangled` (a symbol as an ELF symbol table holds it) could be a call site: a cheap
+/// test, so that only those few names are demangled.
+[[nodiscard]] bool mayBeCallSite(std::string_view mangled);
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,279 @@
+#include "platform/linux/code_map.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "model/format.h"
+#include "platform/linux/demangle.h"
+#include "platform/linux/proc_text.h"
+#include "platform/linux/unique_fd.h"
+
+namespace wctmon::linux_platform {
+namespace {
+
+/// Which file a mapping shows, as far as a cache needs to tell files apart.
+using FileKey = std::tuple<std::uint64_t, std::uint64_t, std::int64_t, std::int64_t, std::int64_t>;
+
+/// Files already read, shared by every process and sample of the service. Bounded: a system
+/// that keeps loading new files (a build machine) starts the cache afresh now and then.
+class ModuleCache {
+ public:
+  std::shared_ptr<const ModuleSites> get(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return nullptr;
+    const FileKey key{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = modules_.find(key); it != modules_.end()) return it->second;
+    }
+    // Read outside the lock: another sample reading the same file at once costs a second read,
+    // not a wait.
+    auto module = std::make_shared<const ModuleSites>(loadModuleSites(fd));
+    std::lock_guard lock(mutex_);
+    if (modules_.size() >= kMaxModules) modules_.clear();
+    return modules_.emplace(key, std::move(module)).first->second;
+  }
+
+ private:
+  static constexpr std::size_t kMaxModules = 4096;
+  std::mutex mutex_;
+  std::map<FileKey, std::shared_ptr<const ModuleSites>> modules_;
+};
+
+ModuleCache& moduleCache() {
+  static ModuleCache cache;
+  return cache;
+}
+
+/// Reads the sites among the function symbols of section `scn` (a symbol table).
+void readSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ModuleSites& out) {
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (data == nullptr || shdr.sh_entsize == 0) return;
+  const auto count = shdr.sh_size / shdr.sh_entsize;
+  for (std::size_t i = 0; i < count; ++i) {
+    GElf_Sym sym;
+    if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+    const auto type = GELF_ST_TYPE(sym.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+        sym.st_size == 0) {
+      continue;
+    }
+    const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+    if (name == nullptr || !mayBeCallSite(name)) continue;
+    if (const auto site = callSiteOfFunction(demangle(name))) {
+      out.ranges.push_back({sym.st_value, sym.st_value + sym.st_size, *site});
+    }
+  }
+}
+
+/// The start addresses of the functions that .eh_frame_hdr (section `scn`) lists, sorted: its
+/// binary-search table, as GNU ld writes it (count udata4, entries datarel sdata4).
+std::vector<std::uint64_t> functionStarts(Elf_Scn* scn, const GElf_Shdr& shdr) {
+  std::vector<std::uint64_t> out;
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (data == nullptr || data->d_buf == nullptr || data->d_size < 12) return out;
+  const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
+  constexpr unsigned char kPcrelSdata4 = 0x1b;
+  constexpr unsigned char kUdata4 = 0x03;
+  constexpr unsigned char kDatarelSdata4 = 0x3b;
+  if (bytes[0] != 1 || bytes[1] != kPcrelSdata4 || bytes[2] != kUdata4 ||
+      bytes[3] != kDatarelSdata4) {
+    return out;
+  }
+  std::uint32_t count = 0;
+  std::memcpy(&count, bytes + 8, sizeof(count));
+  if (count > (data->d_size - 12) / 8) return out;
+  out.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::int32_t start = 0;
+    std::memcpy(&start, bytes + 12 + std::size_t{i} * 8, sizeof(start));
+    out.push_back(shdr.sh_addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(start)));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// A file without a full symbol table names only its exported functions, but an exported entry
+/// often jumps straight into a static one (pthread_mutex_lock into __pthread_mutex_lock_full,
+/// sem_wait into __new_sem_wait_slow64), which is then the one on the stack. A function whose
+/// every direct call or jump (found in the executable code, to a function start the unwind
+/// table lists) comes from functions of one same call site takes that site.
+void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
+  GElf_Shdr shdr;
+  if (eh_frame_hdr == nullptr || gelf_getshdr(eh_frame_hdr, &shdr) == nullptr) return;
+  const auto starts = functionStarts(eh_frame_hdr, shdr);
+  if (starts.size() < 2) return;
+  std::size_t size = 0;
+  const char* image = elf_rawfile(elf, &size);
+  if (image == nullptr) return;
+  const auto functionOf = [&](std::uint64_t vaddr) -> std::optional<std::uint64_t> {
+    auto it = std::upper_bound(starts.begin(), starts.end(), vaddr);
+    if (it == starts.begin()) return std::nullopt;
+    return *std::prev(it);
+  };
+  // Per callee: the one site of all its callers; nullptr once two disagree or one has none.
+  std::map<std::uint64_t, const CallSite*> callees;
+  std::size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0) return;
+  for (std::size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr phdr;
+    if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD ||
+        (phdr.p_flags & PF_X) == 0 || phdr.p_offset > size ||
+        phdr.p_filesz > size - phdr.p_offset || phdr.p_filesz < 5) {
+      continue;
+    }
+    const auto* code = reinterpret_cast<const unsigned char*>(image + phdr.p_offset);
+    constexpr unsigned char kCallRel32 = 0xE8;
+    constexpr unsigned char kJmpRel32 = 0xE9;
+    for (std::size_t at = 0; at + 5 <= phdr.p_filesz; ++at) {
+      if (code[at] != kCallRel32 && code[at] != kJmpRel32) continue;
+      std::int32_t rel = 0;
+      std::memcpy(&rel, code + at + 1, sizeof(rel));
+      const std::uint64_t from = phdr.p_vaddr + at;
+      const std::uint64_t target = from + 5 + static_cast<std::uint64_t>(std::int64_t{rel});
+      if (!std::binary_search(starts.begin(), starts.end(), target) || out.at(target) != nullptr) {
+        continue;
+      }
+      const auto caller = functionOf(from);
+      if (!caller || *caller == target) continue;
+      const CallSite* site = out.at(*caller);
+      auto [it, fresh] = callees.emplace(target, site);
+      if (!fresh && it->second != nullptr &&
+          (site == nullptr || site->role != it->second->role || site->kind != it->second->kind)) {
+        it->second = nullptr;
+      }
+    }
+  }
+  std::vector<ModuleSites::Range> added;
+  for (const auto& [target, site] : callees) {
+    if (site == nullptr) continue;
+    auto next = std::upper_bound(starts.begin(), starts.end(), target);
+    if (next == starts.end()) continue;
+    added.push_back({target, *next, *site});
+  }
+  out.ranges.insert(out.ranges.end(), added.begin(), added.end());
+  std::sort(out.ranges.begin(), out.ranges.end(),
+            [](const auto& a, const auto& b) { return a.begin < b.begin; });
+}
+
+}  // namespace
+
+const CallSite* ModuleSites::at(std::uint64_t vaddr) const {
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), vaddr,
+                             [](std::uint64_t a, const Range& r) { return a < r.begin; });
+  if (it == ranges.begin()) return nullptr;
+  --it;
+  return vaddr < it->end ? &it->site : nullptr;
+}
+
+ModuleSites loadModuleSites(int fd) {
+  static const bool initialised = elf_version(EV_CURRENT) != EV_NONE;
+  ModuleSites out;
+  if (!initialised) return out;
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr) return out;
+  std::size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) == 0) {
+    for (std::size_t i = 0; i < phnum; ++i) {
+      GElf_Phdr phdr;
+      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_LOAD) {
+        out.segments.push_back({phdr.p_offset, phdr.p_vaddr, phdr.p_filesz});
+      }
+    }
+  }
+  // The full symbol table names static functions too; a stripped file keeps only the dynamic
+  // one, which still names every exported entry point.
+  Elf_Scn* symtab = nullptr;
+  Elf_Scn* dynsym = nullptr;
+  Elf_Scn* eh_frame_hdr = nullptr;
+  std::size_t names = 0;
+  const bool named = elf_getshdrstrndx(elf, &names) == 0;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    if (shdr.sh_type == SHT_SYMTAB) symtab = scn;
+    if (shdr.sh_type == SHT_DYNSYM) dynsym = scn;
+    const char* name = named ? elf_strptr(elf, names, shdr.sh_name) : nullptr;
+    if (name != nullptr && std::strcmp(name, ".eh_frame_hdr") == 0) eh_frame_hdr = scn;
+  }
+  bool full = false;
+  for (Elf_Scn* scn : {symtab, dynsym}) {
+    GElf_Shdr shdr;
+    if (scn == nullptr || gelf_getshdr(scn, &shdr) == nullptr) continue;
+    readSymbols(elf, scn, shdr, out);
+    full = scn == symtab;
+    if (!out.ranges.empty()) break;
+  }
+  std::sort(out.ranges.begin(), out.ranges.end(),
+            [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  // Aliases (pthread_mutex_lock and __pthread_mutex_lock) cover the same range once.
+  out.ranges.erase(std::unique(out.ranges.begin(), out.ranges.end(),
+                               [](const auto& a, const auto& b) { return a.begin == b.begin; }),
+                   out.ranges.end());
+  if (!full && !out.ranges.empty()) addCallees(elf, eh_frame_hdr, out);
+  elf_end(elf);
+  return out;
+}
+
+CodeMap CodeMap::read(Pid pid) {
+  CodeMap out;
+  const auto base = "/proc/" + std::to_string(pid.value);
+  std::ifstream maps(base + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto range = parseMapsLine(line);
+    if (!range || !range->executable || range->inode == 0 || !range->path.starts_with('/')) {
+      continue;
+    }
+    // map_files opens the very file mapped, even deleted or in another mount namespace.
+    const auto name = hexString(range->begin).substr(2) + "-" + hexString(range->end).substr(2);
+    UniqueFd fd(::open((base + "/map_files/" + name).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) continue;
+    auto module = moduleCache().get(fd.get());
+    if (!module) continue;
+    const auto segment =
+        std::find_if(module->segments.begin(), module->segments.end(), [&](const auto& s) {
+          const auto first = s.offset & ~std::uint64_t{0xfff};
+          return range->offset >= first && range->offset < s.offset + s.size;
+        });
+    if (segment == module->segments.end()) continue;
+    // Runtime address = begin + (file offset - offset); ELF address = file offset - p_offset +
+    // p_vaddr.
+    const std::uint64_t bias = range->begin - range->offset + segment->offset - segment->vaddr;
+    out.mappings_.push_back({range->begin, range->end, bias, std::move(module)});
+  }
+  std::sort(out.mappings_.begin(), out.mappings_.end(),
+            [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  return out;
+}
+
+const CodeMap::Mapping* CodeMap::mappingOf(std::uint64_t address) const {
+  auto it = std::upper_bound(mappings_.begin(), mappings_.end(), address,
+                             [](std::uint64_t a, const Mapping& m) { return a < m.begin; });
+  if (it == mappings_.begin()) return nullptr;
+  --it;
+  return address < it->end ? &*it : nullptr;
+}
+
+bool CodeMap::isCode(std::uint64_t address) const { return mappingOf(address) != nullptr; }
+
+const CallSite* CodeMap::siteAt(std::uint64_t address) const {
+  const auto* mapping = mappingOf(address);
+  if (mapping == nullptr) return nullptr;
+  // A return address points after the call: the call itself is at the byte before it.
+  return mapping->module->at(address - 1 - mapping->bias);
+}
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "model/ids.h"
+#include "platform/linux/call_sites.h"
+
+namespace wctmon::linux_platform {
+
+/// The call sites (callSiteOfFunction) of one ELF file, by the virtual addresses of its symbol
+/// table (.symtab where the file keeps it, else .dynsym), and how its loadable segments map
+/// file offsets to those addresses.
+struct ModuleSites {
+  struct Range {
+    std::uint64_t begin = 0;  // ELF virtual address
+    std::uint64_t end = 0;
+    CallSite site;
+  };
+  struct Segment {
+    std::uint64_t offset = 0;  // p_offset
+    std::uint64_t vaddr = 0;   // p_vaddr
+    std::uint64_t size = 0;    // p_filesz
+  };
+  std::vector<Range> ranges;  // sorted, not overlapping
+  std::vector<Segment> segments;
+
+  /// The call site at ELF virtual address `vaddr`; nullptr when there is none.
+  [[nodiscard]] const CallSite* at(std::uint64_t vaddr) const;
+};
+
+/// Reads the call sites of the ELF file open as `fd`; empty when it is no ELF file.
+[[nodiscard]] ModuleSites loadModuleSites(int fd);
+
+/// The call sites of a process's code: its executable file mappings, each with the sites of its
+/// file. A file is read once for every process that maps it (kept by device, inode, size and
+/// modification time), and only names that may be call sites are kept.
+class CodeMap {
+ public:
+  /// The map of process `pid` as its maps file shows it now; empty when it cannot be read.
+  [[nodiscard]] static CodeMap read(Pid pid);
+
+  /// The call site of the code at `address`; nullptr when the address is in none (or not code).
+  [[nodiscard]] const CallSite* siteAt(std::uint64_t address) const;
+  /// Whether `address` lies in any executable mapping of the process.
+  [[nodiscard]] bool isCode(std::uint64_t address) const;
+  [[nodiscard]] bool empty() const { return mappings_.empty(); }
+
+ private:
+  struct Mapping {
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    /// Runtime address minus ELF virtual address.
+    std::uint64_t bias = 0;
+    std::shared_ptr<const ModuleSites> module;
+  };
+  [[nodiscard]] const Mapping* mappingOf(std::uint64_t address) const;
+  std::vector<Mapping> mappings_;  // sorted by begin
+};
+
+}  // namespace wctmon::linux_platform

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace wctmon::linux_platform {
+
+/// A thread held in a ptrace stop. The thread is released when this goes out of scope, on every
+/// path, re-delivering any signal that arrived while it was held. PTRACE_SEIZE (not ATTACH) is
+/// used because it does not send SIGSTOP: the stop comes from PTRACE_INTERRUPT, so nothing is
+/// left for the target to see, and without PTRACE_O_EXITKILL our own death cannot kill it.
+class PtraceStop {
+ public:
+  explicit PtraceStop(int tid) : tid_(tid) {}
+  PtraceStop(const PtraceStop&) = delete;
+  PtraceStop& operator=(const PtraceStop&) = delete;
+  ~PtraceStop() { release(); }
+
+  /// Seizes and stops the thread; returns an error text, empty on success.
+  [[nodiscard]] std::string stop();
+  /// Releases the thread; returns how long it was held.
+  std::chrono::nanoseconds release();
+  [[nodiscard]] bool stopped() const { return stopped_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  int tid_;
+  bool seized_ = false;
+  bool stopped_ = false;
+  int pending_signal_ = 0;
+  Clock::time_point started_;
+  std::chrono::nanoseconds held_{0};
+};
+
+}  // namespace wctmon::linux_platform
