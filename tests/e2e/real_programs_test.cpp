@@ -9,11 +9,15 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "support/api_service.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace wctmon {
 namespace {
@@ -27,6 +31,22 @@ using namespace std::chrono_literals;
 /// Runs a Python program that prints its report line (JSON) once it is in place.
 std::unique_ptr<FixtureProcess> python(const std::string& code) {
   return std::make_unique<FixtureProcess>(std::vector<std::string>{"python3", "-c", code}, 20s);
+}
+
+/// Builds `source` (a program of another language, compiled by `compile` into `binary` in a
+/// temporary directory) and runs `run`, which prints its report line the same way.
+std::unique_ptr<FixtureProcess> built(const std::string& file, const std::string& source,
+                                      const std::string& compile, const std::string& run) {
+  static testing::TempDir dir("wctmon-real");
+  const auto path = dir / file;
+  {
+    std::ofstream out(path);
+    out << source;
+  }
+  const auto result = runCommand({"bash", "-c", "cd " + dir.path().string() + " && " + compile});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return std::make_unique<FixtureProcess>(
+      std::vector<std::string>{"bash", "-c", "cd " + dir.path().string() + " && exec " + run}, 30s);
 }
 
 /// Runs a shell script the same way.
@@ -230,6 +250,137 @@ TEST(RealPrograms, AKernelThreadAndEnglishCounts) {
   EXPECT_NE(a.text.find("1 thread, 0 deadlocks"), std::string::npos) << a.text;
   EXPECT_NE(a.text.find("kernel thread"), std::string::npos) << a.text;
   EXPECT_EQ(a.text.find("Error"), std::string::npos) << a.text;
+}
+
+/// Each chain's first wait, by the name of the thread that waits: its type and name.
+std::map<std::string, std::pair<std::string, std::string>> waitsByThread(const Analysis& a) {
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  for (const auto& c : a.json.value("chains", nlohmann::json::array())) {
+    const auto& nodes = c.at("nodes");
+    if (nodes.size() < 2) continue;
+    out[nodes[0].value("thread_name", "")] = {nodes[1].value("object_type", ""),
+                                              nodes[1].value("name", "")};
+  }
+  return out;
+}
+
+TEST(RealPrograms, RustMutexAbbaIsNamedAndCountedAsLocksWithoutOwner) {
+  // Debian's rustc (1.63): std::sync::Mutex is a futex word that records no owner.
+  auto p = built("abba.rs", R"(
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+fn tid() -> String {
+    std::fs::read_link("/proc/thread-self").unwrap().to_str().unwrap().rsplit('/').next().unwrap().to_string()
+}
+fn main() {
+    let (m1, m2) = (Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0)));
+    let ready = Arc::new(Barrier::new(3));
+    let (a1, a2, ar) = (m1.clone(), m2.clone(), ready.clone());
+    let a = thread::Builder::new().name("a".into()).spawn(move || {
+        let _x = a1.lock().unwrap(); ar.wait(); let _y = a2.lock().unwrap();
+    }).unwrap();
+    let (b1, b2, br) = (m1.clone(), m2.clone(), ready.clone());
+    let b = thread::Builder::new().name("b".into()).spawn(move || {
+        let _x = b2.lock().unwrap(); br.wait(); let _y = b1.lock().unwrap();
+    }).unwrap();
+    ready.wait();
+    thread::sleep(std::time::Duration::from_millis(300));
+    println!("{{\"pid\":{},\"threads\":{{\"main\":{}}},\"processes\":{{}}}}", std::process::id(), tid());
+    a.join().unwrap(); b.join().unwrap();
+}
+)",
+                 "/usr/bin/rustc -O -o abba abba.rs", "./abba");
+  const auto a = analyze(p->pid());
+  expectVerdictsAgree(a);
+  const auto waits = waitsByThread(a);
+  for (const char* name : {"a", "b"}) {
+    ASSERT_TRUE(waits.contains(name)) << a.text;
+    EXPECT_EQ(waits.at(name).first, "OBJECT_TYPE_UNOWNED_LOCK") << a.text;
+    EXPECT_NE(waits.at(name).second.find("Rust std::sync::Mutex"), std::string::npos) << a.text;
+  }
+  EXPECT_NE(a.text.find("0 deadlocks; 2 threads wait on locks whose owner is not recorded"),
+            std::string::npos)
+      << a.text;
+  EXPECT_EQ(a.text.find("Futex"), std::string::npos) << a.text;
+}
+
+/// A Java program, compiled with Debian's javac and run with HotSpot.
+std::unique_ptr<FixtureProcess> java(const std::string& name, const std::string& source) {
+  return built(name + ".java", source, "javac " + name + ".java", "java -Xss512k -cp . " + name);
+}
+
+TEST(RealPrograms, AnIdleHotSpotPoolAfterABurstWaitsOnConditionsOnly) {
+  auto p = java("IdlePool", R"(
+import java.util.concurrent.*;
+public class IdlePool {
+    public static void main(String[] a) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        for (int i = 0; i < 5001; i++) { final int n = i; pool.submit(() -> Math.sqrt(n)); }
+        Thread.sleep(700);
+        System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
+        Thread.sleep(600000);
+    }
+}
+)");
+  const auto a = analyze(p->pid());
+  expectVerdictsAgree(a);
+  int pool = 0;
+  for (const auto& [thread, wait] : waitsByThread(a)) {
+    // Nothing a hang could be opened on under the default configuration: no lock, no rwlock.
+    EXPECT_NE(wait.first, "OBJECT_TYPE_RW_LOCK") << thread << " " << wait.second;
+    EXPECT_NE(wait.first, "OBJECT_TYPE_MUTEX") << thread << " " << wait.second;
+    EXPECT_NE(wait.first, "OBJECT_TYPE_UNOWNED_LOCK") << thread << " " << wait.second;
+    if (thread.starts_with("pool-1-thread")) {
+      ++pool;
+      EXPECT_EQ(wait.first, "OBJECT_TYPE_CONDITION");
+      EXPECT_NE(wait.second.find("Java LockSupport.park"), std::string::npos) << wait.second;
+    }
+  }
+  EXPECT_EQ(pool, 8) << a.text;
+  EXPECT_EQ(a.text.find("RwLock"), std::string::npos) << a.text;
+}
+
+TEST(RealPrograms, AJavaSynchronizedAbbaNamesBothMonitorWaits) {
+  auto p = java("MonitorAbba", R"(
+public class MonitorAbba {
+    static final Object A = new Object(), B = new Object();
+    public static void main(String[] args) throws Exception {
+        Thread t1 = new Thread(() -> { synchronized (A) { nap(); synchronized (B) {} } }, "first");
+        Thread t2 = new Thread(() -> { synchronized (B) { nap(); synchronized (A) {} } }, "second");
+        t1.start(); t2.start(); Thread.sleep(1000);
+        System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
+        t1.join();
+    }
+    static void nap() { try { Thread.sleep(300); } catch (InterruptedException e) {} }
+}
+)");
+  const auto a = analyze(p->pid());
+  const auto waits = waitsByThread(a);
+  for (const char* name : {"first", "second"}) {
+    ASSERT_TRUE(waits.contains(name)) << a.text;
+    EXPECT_EQ(waits.at(name).first, "OBJECT_TYPE_UNOWNED_LOCK") << a.text;
+    EXPECT_NE(waits.at(name).second.find("Java monitor (synchronized)"), std::string::npos);
+  }
+  EXPECT_NE(a.text.find("2 threads wait on locks whose owner is not recorded"), std::string::npos)
+      << a.text;
+}
+
+TEST(RealPrograms, TheServiceItselfAGrpcAndAbslProcessHasNoLockWaitWhenIdle) {
+  // Every idle absl::CondVar waiter of a gRPC process once read as a rwlock held by hundreds of
+  // millions of readers.
+  testing::ApiService service;
+  std::this_thread::sleep_for(1500ms);
+  const auto a = analyze(service.pid());
+  expectVerdictsAgree(a);
+  int conditions = 0;
+  for (const auto& [thread, wait] : waitsByThread(a)) {
+    EXPECT_NE(wait.first, "OBJECT_TYPE_RW_LOCK") << thread << " " << wait.second;
+    EXPECT_NE(wait.first, "OBJECT_TYPE_MUTEX") << thread << " " << wait.second;
+    EXPECT_NE(wait.first, "OBJECT_TYPE_UNOWNED_LOCK") << thread << " " << wait.second;
+    EXPECT_NE(wait.first, "OBJECT_TYPE_FUTEX") << thread << " " << wait.second;
+    conditions += wait.first == "OBJECT_TYPE_CONDITION" ? 1 : 0;
+  }
+  EXPECT_GT(conditions, 0) << a.text;
 }
 
 }  // namespace

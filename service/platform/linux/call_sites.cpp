@@ -26,14 +26,14 @@ constexpr std::array kGlibc = {
     Exact{"__pthread_mutex_clocklock_common", {Role::kMutexLock, "pthread_mutex"}},
     Exact{"__pthread_mutex_cond_lock", {Role::kMutexLock, "pthread_mutex"}},
     Exact{"__lll_lock_wait", {Role::kMutexLock, "pthread_mutex"}},
-    Exact{"pthread_cond_wait", {Role::kCondition, "pthread_cond_wait"}},
-    Exact{"__pthread_cond_wait", {Role::kCondition, "pthread_cond_wait"}},
-    Exact{"___pthread_cond_wait", {Role::kCondition, "pthread_cond_wait"}},
-    Exact{"__pthread_cond_wait_common", {Role::kCondition, "pthread_cond_wait"}},
-    Exact{"pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait"}},
-    Exact{"__pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait"}},
-    Exact{"___pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait"}},
-    Exact{"pthread_cond_clockwait", {Role::kCondition, "pthread_cond_clockwait"}},
+    Exact{"pthread_cond_wait", {Role::kCondition, "pthread_cond_wait", true}},
+    Exact{"__pthread_cond_wait", {Role::kCondition, "pthread_cond_wait", true}},
+    Exact{"___pthread_cond_wait", {Role::kCondition, "pthread_cond_wait", true}},
+    Exact{"__pthread_cond_wait_common", {Role::kCondition, "pthread_cond_wait", true}},
+    Exact{"pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait", true}},
+    Exact{"__pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait", true}},
+    Exact{"___pthread_cond_timedwait", {Role::kCondition, "pthread_cond_timedwait", true}},
+    Exact{"pthread_cond_clockwait", {Role::kCondition, "pthread_cond_clockwait", true}},
     Exact{"pthread_barrier_wait", {Role::kCondition, "pthread_barrier_wait"}},
     Exact{"pthread_rwlock_rdlock", {Role::kRwLockRead, "pthread_rwlock"}},
     Exact{"__pthread_rwlock_rdlock", {Role::kRwLockRead, "pthread_rwlock"}},
@@ -50,15 +50,17 @@ constexpr std::array kGlibc = {
     Exact{"pthread_timedjoin_np", {Role::kJoin, "pthread_join"}},
     Exact{"pthread_clockjoin_np", {Role::kJoin, "pthread_join"}},
     Exact{"__pthread_clockjoin_ex", {Role::kJoin, "pthread_join"}},
-    Exact{"sem_wait", {Role::kUnownedLock, "POSIX semaphore"}},
-    Exact{"__new_sem_wait", {Role::kUnownedLock, "POSIX semaphore"}},
-    Exact{"__new_sem_wait_slow64", {Role::kUnownedLock, "POSIX semaphore"}},
-    Exact{"__new_sem_wait_slow", {Role::kUnownedLock, "POSIX semaphore"}},
-    Exact{"sem_timedwait", {Role::kUnownedLock, "POSIX semaphore"}},
-    Exact{"sem_clockwait", {Role::kUnownedLock, "POSIX semaphore"}},
+    Exact{"sem_wait", {Role::kUnownedLock, "POSIX semaphore", true}},
+    Exact{"__new_sem_wait", {Role::kUnownedLock, "POSIX semaphore", true}},
+    Exact{"__new_sem_wait_slow64", {Role::kUnownedLock, "POSIX semaphore", true}},
+    Exact{"__new_sem_wait_slow", {Role::kUnownedLock, "POSIX semaphore", true}},
+    Exact{"sem_timedwait", {Role::kUnownedLock, "POSIX semaphore", true}},
+    Exact{"sem_clockwait", {Role::kUnownedLock, "POSIX semaphore", true}},
     Exact{"__lll_lock_wait_private",
           {Role::kUnownedLock, "glibc internal lock (malloc, stdio or the dynamic loader)"}},
     // Go's runtime: an M (OS thread) with nothing to run sleeps here.
+    // gRPC's C core waits on its condition variables (absl's underneath) through gpr_cv_wait.
+    Exact{"gpr_cv_wait", {Role::kCondition, "gRPC condition variable (gpr_cv_wait)", false, true}},
     Exact{"runtime.futexsleep", {Role::kGoRuntime, "Go runtime scheduler"}},
     Exact{"runtime.notesleep", {Role::kGoRuntime, "Go runtime scheduler"}},
     Exact{"runtime.notetsleep_internal", {Role::kGoRuntime, "Go runtime scheduler"}},
@@ -78,7 +80,7 @@ bool hasMember(std::string_view function, std::string_view member) {
   return false;
 }
 
-std::optional<CallSite> abslSite(std::string_view f) {
+std::optional<CallSite> abslCaller(std::string_view f) {
   // absl's Mutex and CondVar park a thread through Block/DecrementSynchSem and the Waiter, which
   // every kind of wait shares; the caller above them says which wait it is.
   if (f.find("::CondVar::") != std::string_view::npos)
@@ -100,6 +102,45 @@ std::optional<CallSite> abslSite(std::string_view f) {
   }
   return std::nullopt;
 }
+
+/// An absl call site refines the park below it (abslPark).
+std::optional<CallSite> abslSite(std::string_view f) {
+  auto site = abslCaller(f);
+  if (site) site->refines = true;
+  return site;
+}
+
+/// absl's per-thread semaphore, on which every absl Mutex and CondVar wait parks.
+std::optional<CallSite> abslPark(std::string_view f) {
+  if (!f.starts_with("AbslInternalPerThreadSemWait")) return std::nullopt;
+  return CallSite{Role::kCondition, "absl wait (Mutex or CondVar)", true};
+}
+
+struct Prefix {
+  std::string_view name;
+  CallSite site;
+};
+
+constexpr std::string_view kJavaMonitor =
+    "entering a Java monitor (synchronized): its owner is recorded by the JVM, not in memory "
+    "wctmon reads (jstack names it); the address is the waiting thread's park event";
+
+// HotSpot (libjvm.so keeps its full symbol table): its waits go through pthread_cond_wait and
+// its own semaphores, which it uses to wake workers, never as locks.
+constexpr std::array kHotSpot = {
+    Prefix{"Parker::park(", {Role::kCondition, "Java LockSupport.park", false, true}},
+    Prefix{"ObjectMonitor::EnterI(",
+           {Role::kUnownedLock, "Java monitor (synchronized)", false, true, kJavaMonitor}},
+    Prefix{"ObjectMonitor::ReenterI(",
+           {Role::kUnownedLock, "Java monitor (synchronized)", false, true, kJavaMonitor}},
+    Prefix{"ObjectMonitor::wait(", {Role::kCondition, "Java Object.wait", false, true}},
+    Prefix{"JavaThread::sleep(", {Role::kCondition, "Java Thread.sleep", false, true}},
+    Prefix{"PosixSemaphore::wait(",
+           {Role::kCondition, "HotSpot semaphore (a wake-up)", false, true}},
+    Prefix{"PosixSemaphore::timedwait(",
+           {Role::kCondition, "HotSpot semaphore (a wake-up)", false, true}},
+    Prefix{"os::signal_wait(", {Role::kCondition, "HotSpot signal dispatcher", false, true}},
+};
 
 std::optional<CallSite> rustSite(std::string_view f) {
   // Rust's std (1.62 on): futex-based primitives, each with a cold contended path of its own.
@@ -131,19 +172,26 @@ std::optional<CallSite> callSiteOfFunction(std::string_view function) {
   for (const auto& entry : kGlibc) {
     if (entry.name == plain) return entry.site;
   }
+  for (const auto& entry : kHotSpot) {
+    if (function.starts_with(entry.name)) return entry.site;
+  }
   if (function.starts_with("absl::")) return abslSite(function);
+  if (auto park = abslPark(function)) return park;
   if (function.starts_with("std::") || function.starts_with("<std::")) return rustSite(function);
   return std::nullopt;
 }
 
 bool mayBeCallSite(std::string_view mangled) {
   static constexpr std::array kHints = {
-      std::string_view("pthread_"),     std::string_view("sem_"),
-      std::string_view("lll_lock"),     std::string_view("Mutex"),
-      std::string_view("CondVar"),      std::string_view("Condvar"),
-      std::string_view("RwLock"),       std::string_view("park"),
-      std::string_view("Notification"), std::string_view("BlockingCounter"),
-      std::string_view("runtime.note"), std::string_view("runtime.futexsleep")};
+      std::string_view("pthread_"),         std::string_view("sem_"),
+      std::string_view("lll_lock"),         std::string_view("Mutex"),
+      std::string_view("CondVar"),          std::string_view("Condvar"),
+      std::string_view("RwLock"),           std::string_view("park"),
+      std::string_view("Notification"),     std::string_view("BlockingCounter"),
+      std::string_view("runtime.note"),     std::string_view("runtime.futexsleep"),
+      std::string_view("ObjectMonitor"),    std::string_view("Semaphore"),
+      std::string_view("JavaThread5sleep"), std::string_view("signal_wait"),
+      std::string_view("gpr_cv_wait"),      std::string_view("AbslInternalPerThreadSemWait")};
   return std::any_of(kHints.begin(), kHints.end(), [&](std::string_view hint) {
     return mangled.find(hint) != std::string_view::npos;
   });

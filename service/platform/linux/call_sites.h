@@ -28,6 +28,12 @@ struct CallSite {
   /// What a person calls the primitive: "pthread_cond_wait", "POSIX semaphore",
   /// "Rust std::sync::Mutex".
   std::string_view kind;
+  /// A primitive runtimes build theirs on (pthread_cond_wait under HotSpot's monitors): a caller
+  /// a little further up that `refines` it says better what is waited on.
+  bool generic = false;
+  bool refines = false;
+  /// What to say of the wait instead of the kind's usual words; empty for those.
+  std::string_view detail{};
 };
 
 /// The call site that `function` (a demangled symbol name) is, when it is one of the functions

@@ -23,6 +23,8 @@ constexpr int kPPid = 1;
 constexpr int kPPgid = 2;
 /// How much of a futex waiter's stack is searched for the function it waits through.
 constexpr std::size_t kStackScanBytes = 1024;
+/// How far above a generic call site (pthread_cond_wait) a caller that refines it is looked for.
+constexpr std::size_t kRefineBytes = 512;
 
 WaitObject noOwner(ObjectType type, std::string name, std::string detail) {
   WaitObject w;
@@ -142,15 +144,27 @@ class Classifier {
   /// innermost return address on its stack that is a call site. Read from memory, never by
   /// stopping the thread; nullptr when none is known (no symbols, or a runtime not modelled).
   const CallSite* callSiteOf(const SyscallState& sc) {
-    if (const auto* site = lookup_.callSiteAt(sc.pc)) return site;
+    const CallSite* found = lookup_.callSiteAt(sc.pc);
+    if (found != nullptr && !found->generic) return found;
     std::array<std::byte, kStackScanBytes> stack{};
     const auto n = lookup_.readStack(sc.sp, stack);
-    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= n; at += sizeof(std::uint64_t)) {
+    // A generic site (pthread_cond_wait) is refined only by a caller close above it: further up,
+    // a word may be a return address left over from an earlier call.
+    std::size_t until = n;
+    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= until; at += sizeof(std::uint64_t)) {
       std::uint64_t word = 0;
       std::memcpy(&word, stack.data() + at, sizeof(word));
-      if (const auto* site = lookup_.callSiteAt(word)) return site;
+      const auto* site = lookup_.callSiteAt(word);
+      if (site == nullptr) continue;
+      if (found == nullptr) {
+        if (!site->generic) return site;
+        found = site;
+        until = std::min(n, at + kRefineBytes);
+      } else if (site->refines) {
+        return site;
+      }
     }
-    return nullptr;
+    return found;
   }
 
   /// The priority-inheritance mutex that a thread parked for good after EDEADLK wanted: held by
@@ -310,7 +324,9 @@ class Classifier {
         w.type = ObjectType::kUnownedLock;
         w.status = ObjectStatus::kUnknown;
         w.name = kind + " " + w.name;
-        w.detail = kind + ": it records no owner, so who holds it is not known";
+        w.detail = site->detail.empty()
+                       ? kind + ": it records no owner, so who holds it is not known"
+                       : std::string(site->detail);
         break;
     }
     return w;
