@@ -238,11 +238,12 @@ WaitNode objectNode(const WaitObject& wait) {
 }
 
 /// The thread a chain continues with. A lock's owner thread, always. Of the threads of the
-/// processes that hold a pipe, socket or file lock, only a stuck one: it explains the hang, and
-/// any other would be an arbitrary pick (often the waiter itself). A holder process outside the
-/// snapshot (not followed) is named by a placeholder of its main thread.
-std::optional<ThreadRef> nextOwner(const WaitObject& wait, const SnapshotIndex& index,
-                                   const Edges& stuck) {
+/// processes that hold a pipe, socket or file lock, only a stuck one other than the waiter: it
+/// explains the hang, and any other would be an arbitrary pick (the waiter's own process often
+/// holds both ends of a socket pair it forked with). A holder process outside the snapshot (not
+/// followed) is named by a placeholder of its main thread.
+std::optional<ThreadRef> nextOwner(ThreadRef waiter, const WaitObject& wait,
+                                   const SnapshotIndex& index, const Edges& stuck) {
   if (wait.status != ObjectStatus::kOwned) return std::nullopt;
   if (!wait.owner_threads.empty())
     return *std::min_element(wait.owner_threads.begin(), wait.owner_threads.end());
@@ -256,7 +257,9 @@ std::optional<ThreadRef> nextOwner(const WaitObject& wait, const SnapshotIndex& 
       continue;
     }
     for (const auto& t : process->threads) {
-      if (stuck.contains(t.id) && (!stuck_owner || t.id < *stuck_owner)) stuck_owner = t.id;
+      if (t.id != waiter && stuck.contains(t.id) && (!stuck_owner || t.id < *stuck_owner)) {
+        stuck_owner = t.id;
+      }
     }
   }
   return stuck_owner ? stuck_owner : foreign;
@@ -370,7 +373,7 @@ class ChainBuilder {
     if (auto it = next_.find(t); it != next_.end()) return it->second;
     const auto* sample = index_.thread(t);
     std::optional<ThreadRef> next;
-    if (sample != nullptr && isWaiting(*sample)) next = nextOwner(*sample->wait, index_, stuck_);
+    if (sample != nullptr && isWaiting(*sample)) next = nextOwner(t, *sample->wait, index_, stuck_);
     next_.emplace(t, next);
     return next;
   }

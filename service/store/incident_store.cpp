@@ -836,7 +836,10 @@ Result<IncidentListing> IncidentStore::list(const IncidentQuery& query) {
   if (query.state) sql += " AND state = ?1";
   if (query.process) sql += " AND pid = ?2 AND process_start_time = ?3";
   if (query.kind) sql += " AND kind = ?4";
-  if (query.pid) sql += " AND pid = ?5";
+  // An incident across processes is found by any of them: its threads ("1:2 1:3") name them.
+  if (query.pid) {
+    sql += " AND (pid = ?5 OR (' ' || threads || ' ' || spurs || ' ') LIKE '% ' || ?5 || ':%')";
+  }
   if (query.target) sql += " AND target = ?6";
   if (query.since) sql += " AND opened_at_ns >= ?7";
   if (query.after) sql += " AND (opened_at_ns < ?8 OR (opened_at_ns = ?8 AND id < ?9))";

@@ -202,6 +202,26 @@ TEST(IncidentStore, ListsNewestFirstWithFilters) {
   EXPECT_EQ(one[0].process_name, "proc4");
 }
 
+TEST(IncidentStore, ADeadlockAcrossProcessesIsListedByAnyOfItsPids) {
+  StateDir dir;
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  auto across = makeIncident(40, IncidentState::kOpen, kT0);
+  across.threads = {ThreadRef{Pid{40}, Tid{41}}, ThreadRef{Pid{500}, Tid{500}}};
+  ASSERT_TRUE(store->insert(across).ok());
+  ASSERT_TRUE(store->insert(makeIncident(5, IncidentState::kOpen, kT0)).ok());
+  IncidentQuery q;
+  for (const int pid : {40, 500}) {
+    q.pid = Pid{pid};
+    const auto found = store->list(q)->incidents;
+    ASSERT_EQ(found.size(), 1U) << pid;
+    EXPECT_EQ(found[0].process.pid, Pid{40});
+  }
+  q.pid = Pid{50};
+  EXPECT_TRUE(store->list(q)->incidents.empty());
+  q.pid = Pid{5};
+  EXPECT_EQ(store->list(q)->incidents.size(), 1U);
+}
+
 TEST(IncidentStore, ListsByKindPidTargetAndTimeAndPagesStayStableAsIncidentsArrive) {
   StateDir dir;
   auto store = std::move(IncidentStore::open(dir.file())).value();

@@ -325,6 +325,20 @@ TEST_F(EngineTest, UnixSocketWaitIsOwnedByThePeer) {
   expectWaitsOn(chainOf(r, pid), ObjectType::kUnixSocket, ref(child, child));
 }
 
+TEST_F(EngineTest, ASocketPairBothProcessesKeepIsACycleThroughBoth) {
+  // Each process holds both ends: the parent's own copy of the peer end cannot end its wait.
+  FixtureProcess fx("unix-socket", "keep-both-ends");
+  const int pid = fx.pid(), child = fx.child("child");
+  const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, pid), ref(child, child)}));
+  const auto& c = chainOf(r, pid);
+  ASSERT_GE(c.nodes.size(), 5U);
+  EXPECT_EQ(c.nodes[2].thread, ref(child, child));
+  EXPECT_EQ(c.nodes[4].thread, ref(pid, pid));
+  EXPECT_TRUE(c.is_cycle);
+}
+
 TEST_F(EngineTest, OwnerlessWaitsEndTheChainBlocked) {
   FixtureProcess fx("ownerless");
   const auto r = analyze(fx.pid());
