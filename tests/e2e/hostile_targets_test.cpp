@@ -106,7 +106,7 @@ TEST(HostileTargets, AProcessThatExecsEveryMillisecondGetsAClearAnswerEveryTime)
   expectNoThreadStopped(fx.pid());
 }
 
-TEST(HostileTargets, ATargetHeldByADebuggerIsSaidToBeAndNeitherCapturedNorWaitedFor) {
+TEST(HostileTargets, ADeadlockHeldByADebuggerIsStillOneAndNeitherCapturedNorWaitedFor) {
   FixtureProcess fx("mutex-abba");
   const std::string pid = std::to_string(fx.pid());
   // gdb attaches (stopping every thread), runs a shell command for a while, then detaches.
@@ -128,18 +128,26 @@ TEST(HostileTargets, ATargetHeldByADebuggerIsSaidToBeAndNeitherCapturedNorWaited
   const auto r = analyze({"--pid", pid, "--capture", "--json"});
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_LT(took, std::chrono::seconds(3));
-  // Every thread is in a tracing stop: its chain ends there, so there is no deadlock to report
-  // while the debugger holds them, and nothing is captured.
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Every thread is in a tracing stop in the middle of its lock call, which it goes back to when
+  // gdb lets go: the deadlock goes on, is said to be held by the debugger, and nothing is
+  // captured (the debugger holds the threads).
+  EXPECT_EQ(r.exit_code, 3) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_TRUE(j["deadlocks"].empty());
+  EXPECT_EQ(j["deadlocks"].size(), 1U) << r.out;
   bool said_traced = false;
   for (const auto& chain : j["chains"]) {
     for (const auto& node : chain["nodes"]) {
-      if (node["name"] == "tracing stop") said_traced = true;
+      if (node.value("detail", "").find("tracing stop by process " + std::to_string(gdb)) !=
+          std::string::npos) {
+        said_traced = true;
+      }
     }
   }
   EXPECT_TRUE(said_traced) << r.out;
+  for (const auto& c : j["captures"]) {
+    EXPECT_FALSE(c["captured"].get<bool>()) << c;
+    EXPECT_EQ(c["tracer_pid"].get<int>(), gdb) << c;
+  }
 
   // Once gdb detaches, the deadlock is what it was and is captured in full.
   int status = 0;

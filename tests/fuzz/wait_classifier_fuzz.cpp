@@ -103,6 +103,10 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
 
   bool hasThread(std::int32_t /*tid*/) override { return in_.flag(); }
   bool heldByUs(std::int32_t /*tid*/) override { return in_.flag(); }
+  std::optional<Pid> tracerOf(std::int32_t /*tid*/) override {
+    if (!in_.flag()) return std::nullopt;
+    return Pid{in_.take<std::int32_t>()};
+  }
   std::vector<Pid> children() override {
     std::vector<Pid> out(in_.below(4));
     for (auto& p : out) p = Pid{in_.take<std::int32_t>()};

@@ -154,12 +154,16 @@ std::vector<Pid> ProcWaitLookup::children() { return readChildren(task_fd_, task
 
 std::optional<StatFields> ProcWaitLookup::processStat(Pid pid) { return readProcessStat(pid); }
 
-bool ProcWaitLookup::heldByUs(std::int32_t tid) {
-  // The tracer is a thread (a worker of ours); its process is what tells.
+std::optional<Pid> ProcWaitLookup::tracerOf(std::int32_t tid) {
+  // The tracer is a thread (a worker of ours, a debugger's); its process is what tells.
   const auto tracer = readStatusField(task_fd_, std::to_string(tid) + "/status", "TracerPid");
-  if (!tracer || *tracer <= 0) return false;
-  const auto process = context_.processOfThread(static_cast<std::int32_t>(*tracer));
-  return process && process->value == ::getpid();
+  if (!tracer || *tracer <= 0) return std::nullopt;
+  return context_.processOfThread(static_cast<std::int32_t>(*tracer));
+}
+
+bool ProcWaitLookup::heldByUs(std::int32_t tid) {
+  const auto tracer = tracerOf(tid);
+  return tracer && tracer->value == ::getpid();
 }
 
 std::optional<std::uint64_t> ProcWaitLookup::unixPeer(std::uint64_t inode) {

@@ -62,12 +62,24 @@ class Classifier {
     classifyFutexWaits(futex_waiters);
     for (auto& thread : threads) {
       if (!thread.sample.wait) continue;
-      if (thread.sample.state == RunState::kTraced &&
-          lookup_.heldByUs(thread.sample.id.tid.value)) {
-        // Held a moment by this service's own capture, then let go on in the same call: it is
-        // where it was. Seen as stopped, a deadlock it is in would break for that sample, and
-        // the threads waiting on it would look hung.
-        thread.sample.state = RunState::kSleeping;
+      if (thread.sample.state == RunState::kTraced && thread.syscall &&
+          thread.syscall->kind == SyscallState::Kind::kInSyscall &&
+          thread.sample.wait->type != ObjectType::kKernelWait) {
+        const auto tid = thread.sample.id.tid.value;
+        if (lookup_.heldByUs(tid)) {
+          // Held a moment by this service's own capture, then let go on in the same call: it is
+          // where it was. Seen as stopped, a deadlock it is in would break for that sample, and
+          // the threads waiting on it would look hung.
+          thread.sample.state = RunState::kSleeping;
+        } else if (const auto tracer = lookup_.tracerOf(tid)) {
+          // A debugger (gdb -p) or strace holds it in the middle of its call, which it goes back
+          // to when let go: the wait, and a deadlock it is in, go on.
+          thread.sample.state = RunState::kSleeping;
+          auto& detail = thread.sample.wait->detail;
+          detail = detail.str() + (detail.empty() ? "" : "; ") +
+                   "held in a tracing stop by process " + std::to_string(tracer->value) +
+                   " (a debugger or strace), still in this call";
+        }
       }
       if (thread.sample.state == RunState::kSleeping) thread.sample.wait->alertable = true;
       // A stopped thread waits for SIGCONT (or its tracer), not for the object of the system

@@ -70,6 +70,9 @@ class WaitLookup {
   /// Whether thread `tid` of the process is held in a tracing stop by this very process: its
   /// own capture, reading the registers a moment before letting it go on in the same call.
   [[nodiscard]] virtual bool heldByUs(std::int32_t tid) = 0;
+  /// The process that holds thread `tid` of the process in a tracing stop (a debugger, strace);
+  /// nullopt when none does.
+  [[nodiscard]] virtual std::optional<Pid> tracerOf(std::int32_t tid) = 0;
   /// The process thread `tid` belongs to (the Tgid of its status); nullopt when no such thread.
   [[nodiscard]] virtual std::optional<Pid> processOfThread(std::int32_t tid) = 0;
   /// Every file lock and lock waiter of the system (/proc/locks).

@@ -16,8 +16,10 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "core/analyzer.h"
@@ -1012,6 +1014,43 @@ TEST(StackUnwinder, DebugInformationPastTheBudgetIsLeftOutAndTheFramesKeepTheirN
 
 namespace wctmon {
 namespace {
+
+/// The state letter of thread `tid` of process `pid` ('S', 't', ...).
+char threadState(int pid, int tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
+}
+
+TEST_F(EngineTest, ADeadlockHeldByADebuggerIsStillADeadlock) {
+  // gdb -p stops every thread in a tracing stop for as long as it is attached; they go back to
+  // their lock calls when it detaches, so the deadlock goes on meanwhile.
+  FixtureProcess fx("mutex-abba", "normal");
+  const int pid = fx.pid(), a = fx.tid("a"), b = fx.tid("b");
+  ASSERT_EQ(analyzeUntil(pid, hasDeadlock).deadlocks.size(), 1U);
+  const pid_t gdb = ::fork();
+  if (gdb == 0) {
+    ::execlp("gdb", "gdb", "-q", "-nx", "-batch", "-p", std::to_string(pid).c_str(), "-ex",
+             "shell sleep 4", nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 200 && threadState(pid, a) != 't'; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(threadState(pid, a), 't');
+  ASSERT_EQ(threadState(pid, b), 't');
+  const auto r = analyze(pid);
+  ASSERT_EQ(r.deadlocks.size(), 1U);
+  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(pid, b)}));
+  const auto& c = chainOf(r, a);
+  expectWaitsOn(c, ObjectType::kMutex, ref(pid, b));
+  EXPECT_NE(c.nodes[1].detail.find("tracing stop by process " + std::to_string(gdb)),
+            std::string::npos)
+      << c.nodes[1].detail;
+  ::kill(gdb, SIGKILL);
+  ::waitpid(gdb, nullptr, 0);
+}
 
 TEST_F(EngineTest, IdleParkersWithAReadHeldRwlockShapeAreConditionWaits) {
   // A mutex and a condition variable per thread, zeroes after them (HotSpot's Parker, many

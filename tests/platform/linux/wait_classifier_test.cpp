@@ -145,7 +145,12 @@ class FakeProcess final : public WaitLookup, public FdHolders {
   }
   bool hasThread(std::int32_t tid) override { return threads.contains(tid); }
   bool heldByUs(std::int32_t tid) override { return held_by_us.contains(tid); }
-  std::set<std::int32_t> held_by_us;  // threads in a tracing stop of the service's own capture
+  std::optional<Pid> tracerOf(std::int32_t tid) override {
+    if (held_by_us.contains(tid)) return Pid{::getpid()};
+    return tracers.contains(tid) ? std::optional(tracers[tid]) : std::nullopt;
+  }
+  std::map<std::int32_t, Pid> tracers;  // threads in a tracing stop of another process
+  std::set<std::int32_t> held_by_us;    // threads in a tracing stop of the service's own capture
   std::vector<Pid> children() override { return children_of; }
   std::optional<StatFields> processStat(Pid pid) override {
     return stat.contains(pid.value) ? parseStat(stat[pid.value]) : std::nullopt;
