@@ -10,6 +10,22 @@
 namespace wctmon {
 namespace {
 
+/// The threads whose evidence an incident carries: a deadlock's cycle; a hang's thread and the
+/// threads its chains lead to (the owners it waits on), each once.
+std::vector<ThreadRef> evidenceThreads(const Incident& incident) {
+  if (incident.kind == IncidentKind::kDeadlock) return incident.threads;
+  std::vector<ThreadRef> out = incident.threads;
+  for (const auto& chain : incident.chains) {
+    for (const auto& node : chain.nodes) {
+      if (node.isThread() && node.thread.tid.value != 0 &&
+          std::find(out.begin(), out.end(), node.thread) == out.end()) {
+        out.push_back(node.thread);
+      }
+    }
+  }
+  return out;
+}
+
 /// The structured fields of an alert about `i` (journald's WCTMON_*, the Event Log's strings).
 std::vector<std::pair<std::string, std::string>> incidentFields(const Incident& i) {
   std::string pids;
@@ -300,7 +316,9 @@ void Monitor::handle(std::vector<IncidentEvent> events) {
       ++counters_.incidents_opened;
       ++(incident.kind == IncidentKind::kDeadlock ? counters_.deadlocks_opened
                                                   : counters_.hangs_opened);
-      effect.capture = incident.kind == IncidentKind::kDeadlock && shouldCapture(incident);
+      // A hang gets its evidence as a deadlock does: the hung thread and the threads its chain
+      // leads to.
+      effect.capture = shouldCapture(incident);
       spdlog::warn("{} incident opened: {}", toString(incident.kind), incident.summary);
     } else if (event.type == IncidentEvent::Type::kResolved) {
       ++counters_.incidents_resolved;
@@ -372,7 +390,7 @@ void Monitor::apply(Effect& effect) {
     // Recorded and told first, the evidence after: a capture stops the threads one by one and
     // unwinds their stacks (a few hundred milliseconds), and the incident must not wait for it.
     record(incident, effect.type);
-    incident.evidence = deps_.inspector->capture(incident.threads);
+    incident.evidence = deps_.inspector->capture(evidenceThreads(incident));
     evidence_[incident.id] = incident.evidence;
     ++counters_.captures;
     {

@@ -163,6 +163,34 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_EQ(monitor->stats().watched_threads, 0U);  // the count goes with the process
 }
 
+TEST_F(MonitorTest, AHangCarriesTheEvidenceOfItsThreadAndOfTheOwnerItWaitsOn) {
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server", "hang_threshold_ms": 1000}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  // 11 waits on a mutex that 12 holds while 12 waits for a lock whose holder is not recorded.
+  setSnapshot(SnapshotBuilder()
+                  .process(10, "server")
+                  .waitsOnThread(11, T(10, 12))
+                  .switches(5)
+                  .ownerless(12, ObjectType::kUnownedLock)
+                  .switches(7)
+                  .build());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(sample(*monitor, id));
+    clock_.advance(1s);
+  }
+  const auto stored = store_.list({})->incidents;
+  ASSERT_FALSE(stored.empty());
+  const auto hang = std::find_if(stored.begin(), stored.end(), [](const Incident& i) {
+    return i.kind == IncidentKind::kHang && i.threads == std::vector<ThreadRef>{T(10, 11)};
+  });
+  ASSERT_NE(hang, stored.end());
+  std::vector<ThreadRef> captured;
+  for (const auto& c : hang->evidence) captured.push_back(c.thread);
+  EXPECT_EQ(captured, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
+}
+
 TEST_F(MonitorTest, AlertsCarryTheIncidentAndACaptureThatTookNothingIsAlerted) {
   catalog_.set({processInfo(10, "server")});
   inspector_.fail_with = "no permission to stop the thread";
