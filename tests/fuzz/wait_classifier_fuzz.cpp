@@ -103,6 +103,9 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
 
   bool hasThread(std::int32_t /*tid*/) override { return in_.flag(); }
   bool heldByUs(std::int32_t /*tid*/) override { return in_.flag(); }
+  std::optional<std::int32_t> semaphoreLastPid(int /*semid*/, int /*num*/) override {
+    return maybe<std::int32_t>();
+  }
   std::optional<Pid> tracerOf(std::int32_t /*tid*/) override {
     if (!in_.flag()) return std::nullopt;
     return Pid{in_.take<std::int32_t>()};

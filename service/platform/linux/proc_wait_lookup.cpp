@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/ptrace.h>
+#include <sys/sem.h>
 #include <sys/stat.h>
 #include <sys/user.h>
 #include <unistd.h>
@@ -159,6 +160,20 @@ std::optional<Pid> ProcWaitLookup::tracerOf(std::int32_t tid) {
   const auto tracer = readStatusField(task_fd_, std::to_string(tid) + "/status", "TracerPid");
   if (!tracer || *tracer <= 0) return std::nullopt;
   return context_.processOfThread(static_cast<std::int32_t>(*tracer));
+}
+
+std::optional<std::int32_t> ProcWaitLookup::semaphoreLastPid(int semid, int num) {
+  // A semaphore id means something only in the process's IPC namespace: asked from ours, it is
+  // answered only when the two are the same.
+  struct stat theirs {};
+  struct stat ours {};
+  const auto path = "/proc/" + std::to_string(pid_.value) + "/ns/ipc";
+  if (::stat(path.c_str(), &theirs) != 0 || ::stat("/proc/self/ns/ipc", &ours) != 0 ||
+      theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev) {
+    return std::nullopt;
+  }
+  const int last = ::semctl(semid, num, GETPID);
+  return last > 0 ? std::optional(last) : std::nullopt;
 }
 
 bool ProcWaitLookup::heldByUs(std::int32_t tid) {

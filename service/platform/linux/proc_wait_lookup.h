@@ -54,6 +54,7 @@ class ProcWaitLookup final : public WaitLookup {
   [[nodiscard]] std::optional<StatFields> processStat(Pid pid) override;
   [[nodiscard]] bool heldByUs(std::int32_t tid) override;
   [[nodiscard]] std::optional<Pid> tracerOf(std::int32_t tid) override;
+  [[nodiscard]] std::optional<std::int32_t> semaphoreLastPid(int semid, int num) override;
   [[nodiscard]] std::optional<Pid> processOfThread(std::int32_t tid) override {
     return context_.processOfThread(tid);
   }

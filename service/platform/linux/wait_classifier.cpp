@@ -489,6 +489,12 @@ class Classifier {
       case SYS_rt_sigsuspend:
       case SYS_rt_sigtimedwait:
         return noOwner(ObjectType::kSignalWait, "signal", "waiting for a signal");
+      case SYS_semop:
+      case SYS_semtimedop: {
+        auto w = sysvSemaphoreWait(static_cast<int>(a[0]), a[1], a[2]);
+        if (sc.number == SYS_semtimedop) w.timeout = timeoutAt(a[3], false, CLOCK_MONOTONIC);
+        return w;
+      }
       case SYS_futex_waitv:
         return noOwner(ObjectType::kFutex, "futex_waitv", "waiting on several futexes");
       default:
@@ -496,6 +502,50 @@ class Classifier {
     }
     return noOwner(ObjectType::kUnknown, syscallName(sc.number),
                    "blocked in a system call wctmon does not model");
+  }
+
+  /// A thread blocked in semop()/semtimedop() on SysV semaphore set `semid`: which semaphores of
+  /// the set it waits on (the operations at `sops` that take or wait for zero), and which process
+  /// last operated on each. A SysV semaphore records no owner.
+  WaitObject sysvSemaphoreWait(int semid, std::uint64_t sops, std::uint64_t nsops) {
+    struct Op {
+      std::uint16_t num;
+      std::int16_t op;
+      std::int16_t flags;
+    };
+    static_assert(sizeof(Op) == 6, "struct sembuf");
+    constexpr std::uint64_t kMaxOps = 16;
+    std::array<Op, kMaxOps> ops{};
+    const auto count = std::min(nsops, kMaxOps);
+    std::vector<std::uint16_t> waited;
+    if (lookup_.readMemory(sops, std::as_writable_bytes(std::span(ops.data(), count))) ==
+        MemoryAccess::kOk) {
+      for (std::uint64_t i = 0; i < count; ++i) {
+        if (ops[i].op <= 0 && std::find(waited.begin(), waited.end(), ops[i].num) == waited.end()) {
+          waited.push_back(ops[i].num);
+        }
+      }
+    }
+    std::sort(waited.begin(), waited.end());
+    std::string name = "SysV semaphore set " + std::to_string(semid);
+    std::string last;
+    if (!waited.empty()) {
+      name += waited.size() == 1 ? ", semaphore " : ", semaphores ";
+      for (std::size_t i = 0; i < waited.size(); ++i) {
+        name += (i == 0 ? "" : i + 1 == waited.size() ? " and " : ", ") + std::to_string(waited[i]);
+        if (const auto pid = lookup_.semaphoreLastPid(semid, waited[i])) {
+          last += (last.empty() ? "" : ", ") + std::string("semaphore ") +
+                  std::to_string(waited[i]) + " by pid " + std::to_string(*pid);
+        }
+      }
+    }
+    auto w = noOwner(ObjectType::kUnownedLock, name,
+                     "a SysV semaphore records no owner" +
+                         (last.empty() ? std::string() : "; last operated on: " + last));
+    w.status = ObjectStatus::kUnknown;
+    w.key =
+        static_cast<std::uint64_t>(static_cast<std::uint32_t>(semid)) | (std::uint64_t{3} << 40);
+    return w;
   }
 
   /// A thread blocked in open(): a FIFO waits there for its other end to be opened; anything

@@ -73,6 +73,9 @@ class WaitLookup {
   /// The process that holds thread `tid` of the process in a tracing stop (a debugger, strace);
   /// nullopt when none does.
   [[nodiscard]] virtual std::optional<Pid> tracerOf(std::int32_t tid) = 0;
+  /// The process that last operated on semaphore `num` of SysV semaphore set `semid` (semctl
+  /// GETPID), as the process's IPC namespace sees it; nullopt when that cannot be asked.
+  [[nodiscard]] virtual std::optional<std::int32_t> semaphoreLastPid(int semid, int num) = 0;
   /// The process thread `tid` belongs to (the Tgid of its status); nullopt when no such thread.
   [[nodiscard]] virtual std::optional<Pid> processOfThread(std::int32_t tid) = 0;
   /// Every file lock and lock waiter of the system (/proc/locks).

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/sem.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1064,6 +1065,25 @@ TEST_F(EngineTest, IdleParkersWithAReadHeldRwlockShapeAreConditionWaits) {
     EXPECT_EQ(c.nodes[1].status, ObjectStatus::kBlocked);
   }
   EXPECT_TRUE(r.deadlocks.empty());
+}
+
+TEST_F(EngineTest, SysvSemaphoreCycleNamesTheSetTheSemaphoresAndTheirLastUsers) {
+  FixtureProcess fx("sysv-sem-abba");
+  const int pid = fx.pid(), child = fx.child("child");
+  const auto set = fx.report()["objects"]["set"].get<std::string>();
+  struct RemoveSet {
+    int id;
+    ~RemoveSet() { ::semctl(id, 0, IPC_RMID); }
+  } remove_set{std::stoi(set)};
+  const auto r = analyze(pid, AnalyzeOptions{.out_of_proc = true});
+  const auto& c = chainOf(r, pid);
+  ASSERT_EQ(c.nodes.size(), 2U);
+  EXPECT_EQ(c.nodes[1].type, ObjectType::kUnownedLock);
+  EXPECT_EQ(c.nodes[1].name, "SysV semaphore set " + set + ", semaphore 1");
+  EXPECT_NE(c.nodes[1].detail.find("semaphore 1 by pid " + std::to_string(child)),
+            std::string::npos)
+      << c.nodes[1].detail;
+  EXPECT_TRUE(leadsSomewhere(c));
 }
 
 TEST_F(EngineTest, SemaphoreAbbaNamesBothWaitsAsLocksWithoutOwner) {

@@ -145,6 +145,11 @@ class FakeProcess final : public WaitLookup, public FdHolders {
   }
   bool hasThread(std::int32_t tid) override { return threads.contains(tid); }
   bool heldByUs(std::int32_t tid) override { return held_by_us.contains(tid); }
+  std::optional<std::int32_t> semaphoreLastPid(int semid, int num) override {
+    const auto it = semaphore_pids.find({semid, num});
+    return it == semaphore_pids.end() ? std::nullopt : std::optional(it->second);
+  }
+  std::map<std::pair<int, int>, std::int32_t> semaphore_pids;  // semctl GETPID answers
   std::optional<Pid> tracerOf(std::int32_t tid) override {
     if (held_by_us.contains(tid)) return Pid{::getpid()};
     return tracers.contains(tid) ? std::optional(tracers[tid]) : std::nullopt;
