@@ -365,6 +365,31 @@ public class MonitorAbba {
       << a.text;
 }
 
+TEST(RealPrograms, AnIdlePythonPoolHasNoHangCandidate) {
+  // CPython's lock serves threading.Lock and every Condition, Event and queue wait alike: idle
+  // workers must not read as threads stuck on locks.
+  auto p = python(R"(
+import concurrent.futures, json, os, threading, time
+pool = concurrent.futures.ThreadPoolExecutor(4)
+for i in range(101): pool.submit(pow, i, 2)
+event = threading.Event()
+threading.Thread(target=event.wait, name="waiter", daemon=True).start()
+time.sleep(0.5)
+print(json.dumps({"pid": os.getpid(), "threads": {}, "processes": {}}), flush=True)
+time.sleep(600)
+)");
+  const auto a = analyze(p->pid());
+  expectVerdictsAgree(a);
+  int python_locks = 0;
+  for (const auto& [thread, wait] : waitsByThread(a)) {
+    EXPECT_NE(wait.first, "OBJECT_TYPE_UNOWNED_LOCK") << thread << " " << wait.second;
+    EXPECT_NE(wait.first, "OBJECT_TYPE_MUTEX") << thread << " " << wait.second;
+    python_locks += wait.second.starts_with("Python lock") ? 1 : 0;
+  }
+  EXPECT_GE(python_locks, 1) << a.text;
+  EXPECT_EQ(a.text.find("whose owner is not recorded"), std::string::npos) << a.text;
+}
+
 TEST(RealPrograms, TheServiceItselfAGrpcAndAbslProcessHasNoLockWaitWhenIdle) {
   // Every idle absl::CondVar waiter of a gRPC process once read as a rwlock held by hundreds of
   // millions of readers.

@@ -60,7 +60,8 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
   }
 
   const CallSite* callSiteAt(std::uint64_t /*address*/) override {
-    static const std::array<CallSite, 8> kSites = {{
+    static const std::array<CallSite, 9> kSites = {{
+        {CallSiteRole::kLockOrCondition, "Python lock"},
         {CallSiteRole::kMutexLock, "pthread_mutex"},
         {CallSiteRole::kRwLockRead, "pthread_rwlock"},
         {CallSiteRole::kRwLockWrite, "pthread_rwlock"},

@@ -14,6 +14,10 @@ struct Exact {
   CallSite site;
 };
 
+constexpr std::string_view kPythonLock =
+    "a CPython lock: threading.Lock and RLock, and every Condition, Event and queue wait, take "
+    "one; which this is, and who holds it, the thread's Python frames would tell (not read yet)";
+
 // glibc's entry points (exported, so every binary that uses them names them) and, where a
 // symbol table keeps them, the internal functions between them and the system call.
 constexpr std::array kGlibc = {
@@ -58,6 +62,12 @@ constexpr std::array kGlibc = {
     Exact{"sem_clockwait", {Role::kUnownedLock, "POSIX semaphore", true}},
     Exact{"__lll_lock_wait_private",
           {Role::kUnownedLock, "glibc internal lock (malloc, stdio or the dynamic loader)"}},
+    // CPython's one lock type serves threading.Lock and RLock and every Condition, Event and
+    // queue wait: which one a thread is in needs its Python frames.
+    Exact{"PyThread_acquire_lock_timed",
+          {Role::kLockOrCondition, "Python lock", false, true, kPythonLock}},
+    Exact{"PyThread_acquire_lock",
+          {Role::kLockOrCondition, "Python lock", false, true, kPythonLock}},
     // Go's runtime: an M (OS thread) with nothing to run sleeps here.
     // gRPC's C core waits on its condition variables (absl's underneath) through gpr_cv_wait.
     Exact{"gpr_cv_wait", {Role::kCondition, "gRPC condition variable (gpr_cv_wait)", false, true}},
@@ -182,16 +192,25 @@ std::optional<CallSite> callSiteOfFunction(std::string_view function) {
 }
 
 bool mayBeCallSite(std::string_view mangled) {
-  static constexpr std::array kHints = {
-      std::string_view("pthread_"),         std::string_view("sem_"),
-      std::string_view("lll_lock"),         std::string_view("Mutex"),
-      std::string_view("CondVar"),          std::string_view("Condvar"),
-      std::string_view("RwLock"),           std::string_view("park"),
-      std::string_view("Notification"),     std::string_view("BlockingCounter"),
-      std::string_view("runtime.note"),     std::string_view("runtime.futexsleep"),
-      std::string_view("ObjectMonitor"),    std::string_view("Semaphore"),
-      std::string_view("JavaThread5sleep"), std::string_view("signal_wait"),
-      std::string_view("gpr_cv_wait"),      std::string_view("AbslInternalPerThreadSemWait")};
+  static constexpr std::array kHints = {std::string_view("pthread_"),
+                                        std::string_view("sem_"),
+                                        std::string_view("lll_lock"),
+                                        std::string_view("Mutex"),
+                                        std::string_view("CondVar"),
+                                        std::string_view("Condvar"),
+                                        std::string_view("RwLock"),
+                                        std::string_view("park"),
+                                        std::string_view("Notification"),
+                                        std::string_view("BlockingCounter"),
+                                        std::string_view("runtime.note"),
+                                        std::string_view("runtime.futexsleep"),
+                                        std::string_view("ObjectMonitor"),
+                                        std::string_view("Semaphore"),
+                                        std::string_view("JavaThread5sleep"),
+                                        std::string_view("signal_wait"),
+                                        std::string_view("gpr_cv_wait"),
+                                        std::string_view("PyThread_acquire_lock"),
+                                        std::string_view("AbslInternalPerThreadSemWait")};
   return std::any_of(kHints.begin(), kHints.end(), [&](std::string_view hint) {
     return mangled.find(hint) != std::string_view::npos;
   });

@@ -20,6 +20,9 @@ enum class CallSiteRole {
   kUnownedLock,
   /// A thread of the Go runtime parked by its scheduler: goroutines are not OS threads.
   kGoRuntime,
+  /// A primitive that serves locks and condition waits alike (CPython's lock): named, but not
+  /// said to be either.
+  kLockOrCondition,
 };
 
 /// The primitive a function that waits on a futex belongs to.

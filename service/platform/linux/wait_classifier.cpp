@@ -332,6 +332,12 @@ class Classifier {
         w.detail =
             "an OS thread of the Go runtime with nothing to run; goroutines are not OS threads";
         break;
+      case CallSiteRole::kLockOrCondition:
+        w.type = ObjectType::kFutex;
+        w.status = ObjectStatus::kBlocked;
+        w.name = kind + " " + w.name;
+        w.detail = std::string(site->detail);
+        break;
       case CallSiteRole::kUnownedLock:
         w.type = ObjectType::kUnownedLock;
         w.status = ObjectStatus::kUnknown;
