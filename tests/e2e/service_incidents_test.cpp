@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -193,6 +194,58 @@ TEST(ServiceIncidents, ACycleWithOnlyOneProcessWatchedIsOneIncidentListingBoth) 
   ASSERT_EQ(found.size(), 1U);
   EXPECT_EQ(found[0]["pid"], fx.pid());
   EXPECT_EQ(pidsOf(found[0]), (std::vector<int>{fx.pid(), fx.child("child")}));
+}
+
+TEST(ServiceIncidents, APriorityInheritanceAbbaHeldByADebuggerIsOneIncidentThroughout) {
+  Service service(R"([{"name": "pi", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  FixtureProcess fx("mutex-abba", "pi", service.tag());
+  const int pid = fx.pid();
+  ASSERT_TRUE(waitFor([&] {
+    const auto found = service.deadlocksOf(pid);
+    return !found.empty() && !found[0].value("evidence", json()).empty();
+  })) << service.logText();
+  const auto first = service.deadlocksOf(pid);
+  ASSERT_EQ(first.size(), 1U);
+  ASSERT_EQ(first[0]["threads"].size(), 2U) << first[0].dump(1);
+  EXPECT_EQ(first[0]["threads"][0]["tid"], fx.tid("a"));
+  EXPECT_EQ(first[0]["threads"][1]["tid"], fx.tid("b"));
+
+  // gdb -p holds every thread for 3 s, then lets go: the deadlock goes on throughout.
+  const auto r =
+      runCommand({"gdb", "-q", "-nx", "-batch", "-p", std::to_string(pid), "-ex", "shell sleep 3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(6 * kIntervalMs));
+  const auto after = service.deadlocksOf(pid);
+  ASSERT_EQ(after.size(), 1U) << json(after).dump(1);
+  EXPECT_EQ(after[0]["id"], first[0]["id"]);
+  EXPECT_EQ(after[0]["state"], "INCIDENT_STATE_OPEN");
+  for (const auto& i : service.incidents()) {
+    EXPECT_EQ(i["kind"], "INCIDENT_KIND_DEADLOCK") << "no hang beside the deadlock: " << i.dump(1);
+  }
+}
+
+TEST(ServiceIncidents, LocksThatRecordNoOwnerOpenHangsNamingThemAndIdleConditionWaitsNone) {
+  Service service(R"([{"name": "locks", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  FixtureProcess sem("sem-abba", "", service.tag());
+  FixtureProcess pool("parker-pool", "", service.tag());
+  ASSERT_TRUE(waitFor([&] {
+    int hangs = 0;
+    for (const auto& i : service.incidents()) hangs += i["pid"] == sem.pid() ? 1 : 0;
+    return hangs >= 2;
+  })) << service.logText();
+  std::this_thread::sleep_for(std::chrono::milliseconds(4 * kIntervalMs));
+  std::set<int> hung;
+  for (const auto& i : service.incidents()) {
+    EXPECT_NE(i["pid"], pool.pid()) << "an idle pool is no hang: " << i.dump(1);
+    if (i["pid"] != sem.pid()) continue;
+    EXPECT_EQ(i["kind"], "INCIDENT_KIND_HANG");
+    EXPECT_NE(i["summary"].get<std::string>().find("POSIX semaphore"), std::string::npos)
+        << i["summary"];
+    hung.insert(i["threads"][0]["tid"].get<int>());
+  }
+  EXPECT_TRUE(hung.contains(sem.tid("a")) && hung.contains(sem.tid("b")));
 }
 
 /// A program started through `bash -c '...; exec PROGRAM ...'`: bash first, then the program,
