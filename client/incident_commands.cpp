@@ -7,6 +7,7 @@
 #include "client/interrupt.h"
 #include "client/table.h"
 #include "model/format.h"
+#include "model/incident.h"
 #include "wire/incident_text.h"
 #include "wire/proto_convert.h"
 #include "wire/text_report.h"
@@ -31,7 +32,7 @@ std::string stateOf(v1::IncidentState state) {
 
 /// "name", or "name +2" when the incident spans more processes.
 std::string processesOf(const v1::Incident& i) {
-  return i.process_name() +
+  return withTitle(i.process_name(), i.processes_size() > 0 ? i.processes(0).title() : "") +
          (i.processes_size() > 1 ? " +" + std::to_string(i.processes_size() - 1) : "");
 }
 

@@ -165,7 +165,12 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
       result.pid = snapshot_.processes.front().pid;
       result.process_start_time = snapshot_.processes.front().start_time;
       result.process_name = snapshot_.processes.front().name;
+      result.process_title = snapshot_.processes.front().title;
       out.threads = std::move(snapshot_.processes.front().threads);
+    }
+    for (std::size_t i = options_.all_processes ? 0 : 1; i < snapshot_.processes.size(); ++i) {
+      const auto& p = snapshot_.processes[i];
+      if (!p.title.empty()) result.peer_titles.emplace_back(p.pid, p.title);
     }
     result.chains = std::move(graph_.chains);
     result.deadlocks = std::move(graph_.deadlocks);

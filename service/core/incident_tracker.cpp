@@ -121,14 +121,14 @@ const IncidentProcess* findProcess(const std::vector<IncidentProcess>& processes
 
 /// The process `pid` as the observation knows it: itself, or one of its peers.
 std::optional<IncidentProcess> processOf(const ProcessObservation& o, Pid pid) {
-  if (pid == o.process.pid) return IncidentProcess{o.process, o.process_name};
+  if (pid == o.process.pid) return IncidentProcess{o.process, o.process_name, o.process_title};
   if (const auto* p = findProcess(o.peers, pid)) return *p;
   return std::nullopt;
 }
 
 /// "server (pid 10)"
 std::string processLabel(const IncidentProcess& p) {
-  return p.name + " (pid " + std::to_string(p.identity.pid.value) + ")";
+  return withTitle(p.name, p.title) + " (pid " + std::to_string(p.identity.pid.value) + ")";
 }
 
 /// "a (pid 1)", "a (pid 1) and b (pid 2)", "a (pid 1), b (pid 2) and c (pid 3)".
@@ -174,7 +174,7 @@ Incident newIncident(IncidentKind kind, const ProcessObservation& o, std::string
   incident.kind = kind;
   incident.process = o.process;
   incident.process_name = o.process_name;
-  incident.processes = {IncidentProcess{o.process, o.process_name}};
+  incident.processes = {IncidentProcess{o.process, o.process_name, o.process_title}};
   incident.target = o.target;
   incident.signature = std::move(signature);
   incident.threads = std::move(threads);
@@ -500,7 +500,7 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
 
   // The process was renamed (exec): its open hangs carry the new name from now on.
   for (auto& [signature, incident] : state.open) {
-    if (setProcesses(incident, {IncidentProcess{o.process, o.process_name}})) {
+    if (setProcesses(incident, {IncidentProcess{o.process, o.process_name, o.process_title}})) {
       incident.updated_at = laterOf(now, incident.updated_at);
       events.push_back({IncidentEvent::Type::kUpdated, incident});
     }
@@ -528,7 +528,8 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
     incident.spurs = spursOf(o.chains, incident.threads);
     annotateWaitTimes(o.process, incident.chains);
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(waited);
-    incident.summary = "thread " + nameOf(o, t.id) + " in " + o.process_name + " (pid " +
+    incident.summary = "thread " + nameOf(o, t.id) + " in " +
+                       withTitle(o.process_name, o.process_title) + " (pid " +
                        std::to_string(o.process.pid.value) + ") blocked for " +
                        std::to_string(seconds.count()) + " s on " + waitKeyText(*t.wait);
     events.push_back({IncidentEvent::Type::kOpened, incident});

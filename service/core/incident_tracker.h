@@ -21,6 +21,8 @@ namespace wctmon {
 struct ProcessObservation {
   ProcessIdentity process;
   std::string process_name;
+  /// The title the process gave itself; empty when none.
+  std::string process_title;
   std::string target;
   std::chrono::milliseconds hang_threshold{30000};
   /// Wait types that are never a hang for this target.

@@ -222,8 +222,13 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
                           [&](const IncidentProcess& p) { return p.identity.pid == t.pid; })) {
             continue;
           }
-          if (auto info = deps_.catalog.get(t.pid, false))
-            peers.push_back(IncidentProcess{info->identity, info->comm});
+          if (auto info = deps_.catalog.get(t.pid, false)) {
+            const auto& titles = analysis->result.peer_titles;
+            const auto title = std::find_if(titles.begin(), titles.end(),
+                                            [&](const auto& p) { return p.first == t.pid; });
+            peers.push_back(IncidentProcess{info->identity, info->comm,
+                                            title == titles.end() ? "" : title->second});
+          }
         }
       }
     }
@@ -275,6 +280,7 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   // name its process had when the session's cache was filled.
   o.process_name =
       watched->second.process.comm.empty() ? result.process_name : watched->second.process.comm;
+  o.process_title = result.process_title;
   o.target = target.name;
   o.hang_threshold = target.hang_threshold;
   o.ignore_waits = target.ignore_waits;

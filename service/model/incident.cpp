@@ -10,4 +10,8 @@ const char* toString(IncidentState state) {
   return state == IncidentState::kOpen ? "open" : "resolved";
 }
 
+std::string withTitle(const std::string& name, const std::string& title) {
+  return title.empty() ? name : name + " [" + title + "]";
+}
+
 }  // namespace wctmon

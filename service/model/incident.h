@@ -23,8 +23,14 @@ struct ProcessIdentity {
 struct IncidentProcess {
   ProcessIdentity identity;
   std::string name;
+  /// The title the process gave itself by rewriting its command line (PostgreSQL's "postgres:
+  /// app db [local] UPDATE waiting", nginx, sshd); empty when it did not.
+  std::string title{};
   friend bool operator==(const IncidentProcess&, const IncidentProcess&) = default;
 };
+
+/// "postgres", or "postgres [postgres: app db [local] UPDATE waiting]" when it has a title.
+[[nodiscard]] std::string withTitle(const std::string& name, const std::string& title);
 
 enum class IncidentKind { kDeadlock, kHang };
 enum class IncidentState { kOpen, kResolved };

@@ -68,6 +68,8 @@ struct ProcessSample {
   std::string name;
   /// Start time in clock ticks since boot; with the pid it identifies the process across reuse.
   std::uint64_t start_time = 0;
+  /// The title it gave itself by rewriting its command line; empty when it did not.
+  std::string title{};
   std::vector<ThreadSample> threads;
 };
 

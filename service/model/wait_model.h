@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/ids.h"
@@ -185,6 +186,10 @@ struct AnalysisResult {
   /// With the pid, identifies the process across PID reuse.
   std::uint64_t process_start_time = 0;
   std::string process_name;
+  /// The title the process gave itself (see ProcessSample::title); empty when none.
+  std::string process_title{};
+  /// The titles of the other processes the analysis read, where they have one.
+  std::vector<std::pair<Pid, std::string>> peer_titles{};
   std::uint32_t process_count = 0;
   std::uint32_t thread_count = 0;
   std::vector<WaitChain> chains;

@@ -54,8 +54,8 @@ void writeIncident(std::ostream& out, const Incident& i) {
   }
   for (std::size_t k = 0; k < i.processes.size(); ++k) {
     const auto& p = i.processes[k];
-    out << (k > 0 ? ", " : "") << p.identity.pid.value << " " << p.name << " (start time "
-        << p.identity.start_time << ")";
+    out << (k > 0 ? ", " : "") << p.identity.pid.value << " " << withTitle(p.name, p.title)
+        << " (start time " << p.identity.start_time << ")";
   }
   out << "\n";
   out << "  target: " << i.target << "\n";

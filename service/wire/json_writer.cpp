@@ -303,6 +303,7 @@ void writeProcesses(Json& j, const std::vector<IncidentProcess>& processes) {
     j.field("pid", p.identity.pid.value);
     j.field64("start_time", p.identity.start_time);
     j.field("name", p.name);
+    j.field("title", p.title);
     j.endObject();
   }
   j.endArray();
@@ -367,6 +368,7 @@ void writeAnalysis(Json& j, const AnalysisResult& result) {
   j.field("sampled_at", timestamp(result.sampled_at));
   j.field64("analysis_time_us", static_cast<std::uint64_t>(result.analysis_time.count()));
   j.field64("process_start_time", result.process_start_time);
+  j.field("process_title", result.process_title);
   j.endObject();
   j.terminate();
 }

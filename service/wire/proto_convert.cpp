@@ -182,6 +182,7 @@ v1::Incident toProto(const Incident& incident) {
     process->set_pid(p.identity.pid.value);
     process->set_start_time(p.identity.start_time);
     process->set_name(validUtf8(p.name));
+    process->set_title(validUtf8(p.title));
   }
   out.set_target(validUtf8(incident.target));
   out.set_signature(validUtf8(incident.signature));
@@ -201,6 +202,7 @@ v1::AnalyzeResult toProto(const AnalysisResult& result) {
   v1::AnalyzeResult out;
   out.set_pid(result.pid.value);
   out.set_process_name(validUtf8(result.process_name));
+  out.set_process_title(validUtf8(result.process_title));
   out.set_process_count(result.process_count);
   out.set_thread_count(result.thread_count);
   for (const auto& chain : result.chains) fill(chain, out.add_chains());
@@ -322,7 +324,8 @@ ThreadCapture fromProto(const v1::ThreadCapture& capture) {
 }
 
 IncidentProcess fromProto(const v1::IncidentProcess& process) {
-  return IncidentProcess{ProcessIdentity{Pid{process.pid()}, process.start_time()}, process.name()};
+  return IncidentProcess{ProcessIdentity{Pid{process.pid()}, process.start_time()}, process.name(),
+                         process.title()};
 }
 
 ThreadRef fromProto(const v1::ThreadRef& ref) { return ThreadRef{Pid{ref.pid()}, Tid{ref.tid()}}; }
@@ -345,6 +348,7 @@ AnalysisResult fromProto(const v1::AnalyzeResult& result) {
   out.pid = Pid{result.pid()};
   out.process_start_time = result.process_start_time();
   out.process_name = result.process_name();
+  out.process_title = result.process_title();
   out.process_count = result.process_count();
   out.thread_count = result.thread_count();
   out.chains = allFromProto<WaitChain>(result.chains());

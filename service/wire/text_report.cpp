@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/format.h"
+#include "model/incident.h"
 
 namespace wctmon::wire {
 namespace {
@@ -105,7 +106,8 @@ void writeCapture(std::ostream& out, const ThreadCapture& capture, std::size_t i
 
 void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_waiting) {
   if (result.pid.value != 0) {
-    out << "process " << result.pid.value << " (" << result.process_name << "): ";
+    out << "process " << result.pid.value << " ("
+        << withTitle(result.process_name, result.process_title) << "): ";
   } else {
     out << countOf(result.process_count, "process") << ": ";
   }

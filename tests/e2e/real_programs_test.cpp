@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -388,6 +389,43 @@ time.sleep(600)
   }
   EXPECT_GE(python_locks, 1) << a.text;
   EXPECT_EQ(a.text.find("whose owner is not recorded"), std::string::npos) << a.text;
+}
+
+TEST(RealPrograms, APostgresBackendWaitingOnARowLockIsShownUnderItsTitle) {
+  // A cluster of its own, run by the postgres user in the foreground of the script (it dies with
+  // it); one session holds a row, another waits for it.
+  testing::TempDir dir("postgres");
+  ASSERT_EQ(::chown(dir.path().c_str(), 0, 0), 0);
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
+  const auto d = dir.path().string();
+  auto p = shell(
+      "set -e; bin=/usr/lib/postgresql/15/bin; as() { runuser -u postgres -- \"$@\"; }\n"
+      "as $bin/initdb -D " +
+      d +
+      "/data -A trust >/dev/null\n"
+      "as $bin/postgres -D " +
+      d + "/data -k " + d +
+      " -c listen_addresses= >/dev/null 2>&1 & for i in $(seq 100); do "
+      "psql -h " +
+      d +
+      " -U postgres -c 'select 1' postgres >/dev/null 2>&1 && break;"
+      " sleep 0.1; done\n"
+      "q() { psql -h " +
+      d +
+      " -U postgres -qAt postgres \"$@\"; }\n"
+      "q -c 'create table t(id int primary key, v int); insert into t values (1, 0)'\n"
+      "q -c 'begin; update t set v = 1 where id = 1; select pg_sleep(600)' & sleep 0.5\n"
+      "q -c 'update t set v = 2 where id = 1' & sleep 0.5\n"
+      "waiter=$(q -c \"select pid from pg_stat_activity where wait_event_type = 'Lock'\")\n"
+      "echo \"{\\\"pid\\\":$$,\\\"threads\\\":{},\\\"processes\\\":{\\\"waiter\\\":$waiter}}\"\n"
+      "wait");
+  const int waiter = p->child("waiter");
+  const auto a = analyze(waiter);
+  EXPECT_NE(a.text.find("(postgres [postgres: postgres postgres [local] UPDATE waiting])"),
+            std::string::npos)
+      << a.text;
+  EXPECT_EQ(a.json.value("process_title", ""),
+            "postgres: postgres postgres [local] UPDATE waiting");
 }
 
 TEST(RealPrograms, TheServiceItselfAGrpcAndAbslProcessHasNoLockWaitWhenIdle) {

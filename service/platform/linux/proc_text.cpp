@@ -99,6 +99,26 @@ std::optional<MapsRange> parseMapsLine(std::string_view line) {
   return out;
 }
 
+std::string processTitle(std::string_view text) {
+  const auto nul = text.find('\0');
+  auto first = text.substr(0, nul);
+  // Titles are padded with spaces or NULs to the length of the arguments they replaced.
+  while (!first.empty() && (first.back() == ' ' || first.back() == '\n')) first.remove_suffix(1);
+  if (first.empty()) return {};
+  const auto rest = nul == std::string_view::npos ? std::string_view() : text.substr(nul);
+  const bool alone = rest.find_first_not_of('\0') == std::string_view::npos;
+  const bool program_colon = first.find(": ") != std::string_view::npos;
+  // A lone argument with spaces that is no path (a program under "/opt/My App/").
+  const bool spaced_alone =
+      alone && first.find(' ') != std::string_view::npos && !first.starts_with('/');
+  if (!program_colon && !spaced_alone) return {};
+  std::string out(first.substr(0, 256));
+  for (auto& c : out) {
+    if (c == '\0') c = ' ';
+  }
+  return out;
+}
+
 std::optional<std::int64_t> parseStatusField(std::string_view status, std::string_view key) {
   while (!status.empty()) {
     const auto nl = status.find('\n');

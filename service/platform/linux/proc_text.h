@@ -99,6 +99,11 @@ struct MapsRange {
 /// else. The path is a view into `line`.
 [[nodiscard]] std::optional<MapsRange> parseMapsLine(std::string_view line);
 
+/// The title a process gave itself by rewriting its command line (`text`, what
+/// /proc/PID/cmdline reads): setproctitle's "program: what it does" (PostgreSQL, nginx, sshd),
+/// or one argument with spaces where an argument list was. Empty for an ordinary argument list.
+[[nodiscard]] std::string processTitle(std::string_view text);
+
 /// Parses a decimal integer at the start of `text`.
 [[nodiscard]] std::optional<std::int64_t> parseInt(std::string_view text);
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <array>
 #include <vector>
 
 #include "platform/linux/task_reader.h"
@@ -81,6 +82,10 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
   out.pid = pid;
   out.name = std::move(header->name);
   out.start_time = header->start_time;
+  std::array<char, 4096> cmdline{};
+  const long n = readSmallFile(proc_fd->get(), "cmdline", cmdline);
+  if (n > 0)
+    out.title = processTitle(std::string_view(cmdline.data(), static_cast<std::size_t>(n)));
   out.threads.reserve(threads.size());
   for (auto& thread : threads) out.threads.push_back(std::move(thread.sample));
   return out;

@@ -16,6 +16,13 @@ ThreadCache::ThreadCache(std::string proc_root, DescriptorBudget& budget)
 
 ThreadCache::~ThreadCache() = default;
 
+std::string ThreadCache::readTitle(Pid pid) const {
+  std::array<char, 4096> buf{};
+  const auto path = proc_root_ + "/" + std::to_string(pid.value) + "/cmdline";
+  const long n = readSmallFile(AT_FDCWD, path.c_str(), buf);
+  return n > 0 ? processTitle(std::string_view(buf.data(), static_cast<std::size_t>(n))) : "";
+}
+
 Result<int> ThreadCache::begin(Pid pid) {
   if (!task_fd_.valid()) {
     // First use, or the process was found gone: whatever opens now is read as a new process,
@@ -55,6 +62,7 @@ Result<int> ThreadCache::begin(Pid pid) {
       start_time_ = stat->start_time;
     }
     name_ = std::move(stat->comm);
+    title_ = readTitle(pid);
   }
   ++samples_;
 
@@ -190,6 +198,7 @@ ProcessSample ThreadCache::header() const {
   ProcessSample out;
   out.pid = pid_;
   out.name = name_;
+  out.title = title_;
   out.start_time = start_time_;
   return out;
 }

@@ -103,6 +103,9 @@ class ThreadCache final {
   DescriptorBudget& budget_;
   Pid pid_{};
   std::uint64_t start_time_ = 0;
+  /// The title the process gave itself, read with its name.
+  std::string title_;
+  [[nodiscard]] std::string readTitle(Pid pid) const;
   std::string name_;
   std::uint64_t samples_ = 0;
   /// Whether the current sample re-reads every thread / the threads waiting on process owners.

@@ -20,6 +20,22 @@ TEST(ProcText, StatWithSpacesAndParenthesesInTheName) {
   EXPECT_FALSE(parseStat("12 (x) S").has_value());
 }
 
+TEST(ProcText, ProcessTitlesAreRewrittenCommandLinesOnly) {
+  using namespace std::string_literals;
+  EXPECT_EQ(processTitle("postgres: app db [local] UPDATE waiting\0\0\0\0"s),
+            "postgres: app db [local] UPDATE waiting");
+  EXPECT_EQ(processTitle("postgres: 15/main: checkpointer   \0"s),
+            "postgres: 15/main: checkpointer");
+  EXPECT_EQ(processTitle("nginx: worker process\0\0"s), "nginx: worker process");
+  EXPECT_EQ(processTitle("sshd: root@pts/0"s), "sshd: root@pts/0");
+  EXPECT_EQ(processTitle("my worker 3 of 8\0"s), "my worker 3 of 8");
+  EXPECT_EQ(processTitle("/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/pg\0"s), "");
+  EXPECT_EQ(processTitle("bash\0-c\0echo a b\0"s), "");
+  EXPECT_EQ(processTitle("/opt/My App/bin/app\0"s), "");
+  EXPECT_EQ(processTitle("cat\0"s), "");
+  EXPECT_EQ(processTitle(""), "");
+}
+
 TEST(ProcText, SyscallLines) {
   auto running = parseSyscall("running\n");
   ASSERT_TRUE(running.has_value());
