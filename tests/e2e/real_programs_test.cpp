@@ -265,6 +265,20 @@ std::map<std::string, std::pair<std::string, std::string>> waitsByThread(const A
   return out;
 }
 
+/// Expects no thread to wait on anything a hang could be opened on under the default
+/// configuration (no lock, no rwlock, no unknown futex when `futex_too`); the waits by thread.
+std::map<std::string, std::pair<std::string, std::string>> expectNoLockWaits(const Analysis& a,
+                                                                             bool futex_too) {
+  const auto waits = waitsByThread(a);
+  for (const auto& [thread, wait] : waits) {
+    for (const char* type : {"OBJECT_TYPE_RW_LOCK", "OBJECT_TYPE_MUTEX", "OBJECT_TYPE_UNOWNED_LOCK",
+                             futex_too ? "OBJECT_TYPE_FUTEX" : ""}) {
+      EXPECT_NE(wait.first, type) << thread << " " << wait.second;
+    }
+  }
+  return waits;
+}
+
 TEST(RealPrograms, RustMutexAbbaIsNamedAndCountedAsLocksWithoutOwner) {
   // Debian's rustc (1.63): std::sync::Mutex is a futex word that records no owner.
   auto p = built("abba.rs", R"(
@@ -326,11 +340,7 @@ public class IdlePool {
   const auto a = analyze(p->pid());
   expectVerdictsAgree(a);
   int pool = 0;
-  for (const auto& [thread, wait] : waitsByThread(a)) {
-    // Nothing a hang could be opened on under the default configuration: no lock, no rwlock.
-    EXPECT_NE(wait.first, "OBJECT_TYPE_RW_LOCK") << thread << " " << wait.second;
-    EXPECT_NE(wait.first, "OBJECT_TYPE_MUTEX") << thread << " " << wait.second;
-    EXPECT_NE(wait.first, "OBJECT_TYPE_UNOWNED_LOCK") << thread << " " << wait.second;
+  for (const auto& [thread, wait] : expectNoLockWaits(a, false)) {
     if (thread.starts_with("pool-1-thread")) {
       ++pool;
       EXPECT_EQ(wait.first, "OBJECT_TYPE_CONDITION");
@@ -382,9 +392,7 @@ time.sleep(600)
   const auto a = analyze(p->pid());
   expectVerdictsAgree(a);
   int python_locks = 0;
-  for (const auto& [thread, wait] : waitsByThread(a)) {
-    EXPECT_NE(wait.first, "OBJECT_TYPE_UNOWNED_LOCK") << thread << " " << wait.second;
-    EXPECT_NE(wait.first, "OBJECT_TYPE_MUTEX") << thread << " " << wait.second;
+  for (const auto& [thread, wait] : expectNoLockWaits(a, false)) {
     python_locks += wait.second.starts_with("Python lock") ? 1 : 0;
   }
   EXPECT_GE(python_locks, 1) << a.text;
@@ -436,11 +444,7 @@ TEST(RealPrograms, TheServiceItselfAGrpcAndAbslProcessHasNoLockWaitWhenIdle) {
   const auto a = analyze(service.pid());
   expectVerdictsAgree(a);
   int conditions = 0;
-  for (const auto& [thread, wait] : waitsByThread(a)) {
-    EXPECT_NE(wait.first, "OBJECT_TYPE_RW_LOCK") << thread << " " << wait.second;
-    EXPECT_NE(wait.first, "OBJECT_TYPE_MUTEX") << thread << " " << wait.second;
-    EXPECT_NE(wait.first, "OBJECT_TYPE_UNOWNED_LOCK") << thread << " " << wait.second;
-    EXPECT_NE(wait.first, "OBJECT_TYPE_FUTEX") << thread << " " << wait.second;
+  for (const auto& [thread, wait] : expectNoLockWaits(a, true)) {
     conditions += wait.first == "OBJECT_TYPE_CONDITION" ? 1 : 0;
   }
   EXPECT_GT(conditions, 0) << a.text;

@@ -136,10 +136,13 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, MutexKinds,
                          ::testing::Values("normal", "recursive", "errorcheck", "adaptive",
                                            "robust", "std", "std-recursive"));
 
-TEST_F(EngineTest, PriorityInheritanceAbbaParkedAfterEdeadlkIsADeadlock) {
+class PriorityInheritanceKinds : public EngineTest,
+                                 public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(PriorityInheritanceKinds, AnAbbaParkedAfterEdeadlkIsADeadlock) {
   // The kernel refuses the second PI lock with EDEADLK and glibc parks that thread for good on a
   // futex of its own stack; the pthread_mutex_lock it is in still holds the mutex it wanted.
-  FixtureProcess fx("mutex-abba", "pi");
+  FixtureProcess fx("mutex-abba", GetParam());
   const int pid = fx.pid(), a = fx.tid("a"), b = fx.tid("b");
   const auto r = analyzeUntil(pid, hasDeadlock);
   ASSERT_EQ(r.deadlocks.size(), 1U);
@@ -156,13 +159,8 @@ TEST_F(EngineTest, PriorityInheritanceAbbaParkedAfterEdeadlkIsADeadlock) {
   EXPECT_NE(ca.nodes[1].detail.find("priority-inheritance"), std::string::npos);
 }
 
-TEST_F(EngineTest, RobustPriorityInheritanceAbbaIsADeadlock) {
-  FixtureProcess fx("mutex-abba", "robust-pi");
-  const int pid = fx.pid(), a = fx.tid("a"), b = fx.tid("b");
-  const auto r = analyzeUntil(pid, hasDeadlock);
-  ASSERT_EQ(r.deadlocks.size(), 1U);
-  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(pid, b)}));
-}
+INSTANTIATE_TEST_SUITE_P(PiAndRobustPi, PriorityInheritanceKinds,
+                         ::testing::Values("pi", "robust-pi"));
 
 TEST_F(EngineTest, PriorityInheritanceDeadlockAcrossProcesses) {
   FixtureProcess fx("pshared-abba", "pi");
