@@ -107,6 +107,7 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
   std::optional<std::int32_t> semaphoreLastPid(int /*semid*/, int /*num*/) override {
     return maybe<std::int32_t>();
   }
+  bool mayRefine() override { return in_.flag(); }
   std::optional<Pid> tracerOf(std::int32_t /*tid*/) override {
     if (!in_.flag()) return std::nullopt;
     return Pid{in_.take<std::int32_t>()};

@@ -252,6 +252,8 @@ CodeMap CodeMap::read(Pid pid) {
     // Runtime address = begin + (file offset - offset); ELF address = file offset - p_offset +
     // p_vaddr.
     const std::uint64_t bias = range->begin - range->offset + segment->offset - segment->vaddr;
+    out.refiners_ = out.refiners_ || std::any_of(module->ranges.begin(), module->ranges.end(),
+                                                 [](const auto& r) { return r.site.refines; });
     out.mappings_.push_back({range->begin, range->end, bias, std::move(module)});
   }
   std::sort(out.mappings_.begin(), out.mappings_.end(),

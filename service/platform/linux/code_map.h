@@ -47,6 +47,8 @@ class CodeMap {
   /// Whether `address` lies in any executable mapping of the process.
   [[nodiscard]] bool isCode(std::uint64_t address) const;
   [[nodiscard]] bool empty() const { return mappings_.empty(); }
+  /// Whether any module has a call site that refines a generic one.
+  [[nodiscard]] bool hasRefiners() const { return refiners_; }
 
  private:
   struct Mapping {
@@ -58,6 +60,7 @@ class CodeMap {
   };
   [[nodiscard]] const Mapping* mappingOf(std::uint64_t address) const;
   std::vector<Mapping> mappings_;  // sorted by begin
+  bool refiners_ = false;
 };
 
 }  // namespace wctmon::linux_platform

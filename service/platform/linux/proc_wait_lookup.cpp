@@ -48,6 +48,11 @@ const CallSite* ProcWaitLookup::callSiteAt(std::uint64_t address) {
   return code_->siteAt(address);
 }
 
+bool ProcWaitLookup::mayRefine() {
+  if (!code_) code_ = CodeMap::read(pid_);
+  return code_->hasRefiners();
+}
+
 namespace {
 
 /// Registers read of parked threads, by process, thread and the stack word each is parked on: a

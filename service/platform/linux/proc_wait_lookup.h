@@ -42,6 +42,7 @@ class ProcWaitLookup final : public WaitLookup {
                                               std::vector<FutexWindow>& out) override;
   [[nodiscard]] std::size_t readStack(std::uint64_t sp, std::span<std::byte> out) override;
   [[nodiscard]] const CallSite* callSiteAt(std::uint64_t address) override;
+  [[nodiscard]] bool mayRefine() override;
   [[nodiscard]] std::vector<std::uint64_t> parkedThreadRegisters(std::int32_t tid,
                                                                  std::uint64_t parked_on) override;
   [[nodiscard]] std::optional<std::string> readString(std::uint64_t addr) override;

@@ -23,6 +23,8 @@ constexpr int kPPid = 1;
 constexpr int kPPgid = 2;
 /// How much of a futex waiter's stack is searched for the function it waits through.
 constexpr std::size_t kStackScanBytes = 1024;
+/// How much of it is read first.
+constexpr std::size_t kFirstStackBytes = 256;
 /// How far above a generic call site (pthread_cond_wait) a caller that refines it is looked for.
 constexpr std::size_t kRefineBytes = 512;
 
@@ -158,20 +160,31 @@ class Classifier {
   const CallSite* callSiteOf(const SyscallState& sc) {
     const CallSite* found = lookup_.callSiteAt(sc.pc);
     if (found != nullptr && !found->generic) return found;
-    std::array<std::byte, kStackScanBytes> stack{};
-    const auto n = lookup_.readStack(sc.sp, stack);
     // A generic site (pthread_cond_wait) is refined only by a caller close above it: further up,
-    // a word may be a return address left over from an earlier call.
-    std::size_t until = n;
-    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= until; at += sizeof(std::uint64_t)) {
+    // a word may be a return address left over from an earlier call. A process whose code has
+    // no caller that refines one is not searched further.
+    const bool refine = lookup_.mayRefine();
+    if (found != nullptr && !refine) return found;
+    // Most call sites are within the first few frames: the rest of the stack is read only when
+    // they do not tell.
+    std::array<std::byte, kStackScanBytes> stack{};
+    std::size_t n = lookup_.readStack(sc.sp, std::span(stack).first(kFirstStackBytes));
+    std::size_t until = kStackScanBytes;
+    for (std::size_t at = 0; at < until; at += sizeof(std::uint64_t)) {
+      if (at + sizeof(std::uint64_t) > n) {
+        // The first read was whole (the stack goes on): the rest now.
+        if (n != kFirstStackBytes) break;
+        n += lookup_.readStack(sc.sp + n, std::span(stack).subspan(n));
+        if (at + sizeof(std::uint64_t) > n) break;
+      }
       std::uint64_t word = 0;
       std::memcpy(&word, stack.data() + at, sizeof(word));
       const auto* site = lookup_.callSiteAt(word);
       if (site == nullptr) continue;
       if (found == nullptr) {
-        if (!site->generic) return site;
+        if (!site->generic || !refine) return site;
         found = site;
-        until = std::min(n, at + kRefineBytes);
+        until = std::min(kStackScanBytes, at + kRefineBytes);
       } else if (site->refines) {
         return site;
       }

@@ -39,6 +39,9 @@ class WaitLookup {
   /// The call site (a function through which a runtime waits) of the code at `address`, a
   /// return address or the pc of a system call; nullptr when it is none, or no code.
   [[nodiscard]] virtual const CallSite* callSiteAt(std::uint64_t address) = 0;
+  /// Whether the process's code has a call site that refines a generic one (a runtime's wait
+  /// built on pthread_cond_wait or sem_wait): if not, a generic site is the answer.
+  [[nodiscard]] virtual bool mayRefine() = 0;
   /// The general registers of thread `tid`, read in a ptrace stop of a moment: only for a thread
   /// parked for good in a wait that the stop restarts unchanged (a futex wait without timeout),
   /// whose registers hold what its stack does not; `parked_on` is the word it waits on. Returns

@@ -150,6 +150,7 @@ class FakeProcess final : public WaitLookup, public FdHolders {
     return it == semaphore_pids.end() ? std::nullopt : std::optional(it->second);
   }
   std::map<std::pair<int, int>, std::int32_t> semaphore_pids;  // semctl GETPID answers
+  bool mayRefine() override { return true; }
   std::optional<Pid> tracerOf(std::int32_t tid) override {
     if (held_by_us.contains(tid)) return Pid{::getpid()};
     return tracers.contains(tid) ? std::optional(tracers[tid]) : std::nullopt;
