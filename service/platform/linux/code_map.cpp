@@ -269,8 +269,6 @@ const CodeMap::Mapping* CodeMap::mappingOf(std::uint64_t address) const {
   return address < it->end ? &*it : nullptr;
 }
 
-bool CodeMap::isCode(std::uint64_t address) const { return mappingOf(address) != nullptr; }
-
 const CallSite* CodeMap::siteAt(std::uint64_t address) const {
   const auto* mapping = mappingOf(address);
   if (mapping == nullptr) return nullptr;

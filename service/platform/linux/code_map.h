@@ -44,9 +44,6 @@ class CodeMap {
 
   /// The call site of the code at `address`; nullptr when the address is in none (or not code).
   [[nodiscard]] const CallSite* siteAt(std::uint64_t address) const;
-  /// Whether `address` lies in any executable mapping of the process.
-  [[nodiscard]] bool isCode(std::uint64_t address) const;
-  [[nodiscard]] bool empty() const { return mappings_.empty(); }
   /// Whether any module has a call site that refines a generic one.
   [[nodiscard]] bool hasRefiners() const { return refiners_; }
 
