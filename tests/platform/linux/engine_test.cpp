@@ -162,15 +162,6 @@ TEST_P(PriorityInheritanceKinds, AnAbbaParkedAfterEdeadlkIsADeadlock) {
 INSTANTIATE_TEST_SUITE_P(PiAndRobustPi, PriorityInheritanceKinds,
                          ::testing::Values("pi", "robust-pi"));
 
-TEST_F(EngineTest, PriorityInheritanceDeadlockAcrossProcesses) {
-  FixtureProcess fx("pshared-abba", "pi");
-  const int pid = fx.pid(), a = fx.tid("a"), child = fx.child("child");
-  const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
-  ASSERT_EQ(r.deadlocks.size(), 1U);
-  EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(child, child)}));
-  EXPECT_TRUE(r.deadlocks[0].crossProcess());
-}
-
 TEST_F(EngineTest, SelfDeadlockIsACycleOfOne) {
   FixtureProcess fx("self-deadlock");
   const int pid = fx.pid(), a = fx.tid("a");
@@ -205,13 +196,19 @@ TEST_F(EngineTest, ProcessSharedMutexDeadlockAcrossProcesses) {
   expectWaitsOn(chainOf(r, a), ObjectType::kMutex, ref(child, child));
 }
 
-TEST_F(EngineTest, RobustProcessSharedMutexDeadlockAcrossProcesses) {
-  FixtureProcess fx("pshared-abba", "robust");
+class ProcessSharedKinds : public EngineTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ProcessSharedKinds, ADeadlockAcrossProcessesNamesBothThreads) {
+  FixtureProcess fx("pshared-abba", GetParam());
   const int pid = fx.pid(), a = fx.tid("a"), child = fx.child("child");
   const auto r = analyzeUntil(pid, hasDeadlock, AnalyzeOptions{.out_of_proc = true});
   ASSERT_EQ(r.deadlocks.size(), 1U);
   EXPECT_EQ(r.deadlocks[0].threads, (std::vector<ThreadRef>{ref(pid, a), ref(child, child)}));
+  EXPECT_TRUE(r.deadlocks[0].crossProcess());
 }
+
+INSTANTIATE_TEST_SUITE_P(RobustAndPriorityInheritance, ProcessSharedKinds,
+                         ::testing::Values("robust", "pi"));
 
 TEST_F(EngineTest, RwlockHeldForWritingIsOwnedByTheWriter) {
   FixtureProcess fx("rwlock-write");
