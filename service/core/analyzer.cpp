@@ -55,7 +55,9 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
   }
 
   void start() {
-    session_->asyncSample(SampleScope{.out_of_proc = options_.out_of_proc, .wct = options_.wct},
+    session_->asyncSample(SampleScope{.out_of_proc = options_.out_of_proc,
+                                      .wct = options_.wct,
+                                      .on_demand = options_.on_demand},
                           executor_, [self = shared_from_this()](Result<Snapshot> snapshot) {
                             self->sampled(std::move(snapshot));
                           });
@@ -153,7 +155,11 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
     // The last chance to stop: a capture stops the target's threads for a caller who left.
     if (endIfCancelled()) return;
     if (options_.capture && inspector_ != nullptr && !graph_.deadlocks.empty()) {
-      result.captures = inspector_->capture(cycleThreads(graph_.deadlocks));
+      const auto threads = cycleThreads(graph_.deadlocks);
+      result.captures = inspector_->capture(threads);
+      for (const auto& p : snapshot_.processes) {
+        attachRuntimeStacks(result.captures, runtimeStacksOf(threads, p.threads));
+      }
     }
 
     for (const auto& p : snapshot_.processes) {

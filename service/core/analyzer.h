@@ -32,6 +32,8 @@ struct AnalyzeOptions {
   int confirm_attempts = 4;
   /// Which threads get a chain (threads in cycles always do); empty = every thread.
   std::function<bool(const ThreadSample&)> chain_filter = {};
+  /// A person waits for this analysis (SampleScope::on_demand); false for periodic samples.
+  bool on_demand = true;
 };
 
 /// What one analysis hands back: the result, and the threads of the first process as read

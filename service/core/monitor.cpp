@@ -183,7 +183,8 @@ void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, Sam
                          .timed_wait_bound = target->hang_threshold,
                          .capture = false,
                          .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
-                         .chain_filter = {}};
+                         .chain_filter = {},
+                         .on_demand = false};
   // Chains matter only where an incident can open: threads waiting on something other than an
   // idle wait (cycles always get theirs). Idle workers cost no chain every interval.
   options.chain_filter = [target](const ThreadSample& t) {
@@ -292,7 +293,7 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   o.deadlocks = std::move(result.deadlocks);
   o.chains = std::move(result.chains);
   o.peers = std::move(peers);
-  handle(tracker_.observe(o));
+  handle(tracker_.observe(o), o.threads);
   std::string state = "ok";
   for (const auto& incident : tracker_.openIncidents()) {
     if (incident.process != process) continue;
@@ -308,7 +309,7 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   return true;
 }
 
-void Monitor::handle(std::vector<IncidentEvent> events) {
+void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads) {
   std::vector<Effect> batch;
   for (auto& event : events) {
     auto& incident = event.incident;
@@ -325,6 +326,8 @@ void Monitor::handle(std::vector<IncidentEvent> events) {
       // A hang gets its evidence as a deadlock does: the hung thread and the threads its chain
       // leads to.
       effect.capture = shouldCapture(incident);
+      if (effect.capture)
+        effect.runtime_stacks = runtimeStacksOf(evidenceThreads(incident), threads);
       spdlog::warn("{} incident opened: {}", toString(incident.kind), incident.summary);
     } else if (event.type == IncidentEvent::Type::kResolved) {
       ++counters_.incidents_resolved;
@@ -397,6 +400,7 @@ void Monitor::apply(Effect& effect) {
     // unwinds their stacks (a few hundred milliseconds), and the incident must not wait for it.
     record(incident, effect.type);
     incident.evidence = deps_.inspector->capture(evidenceThreads(incident));
+    attachRuntimeStacks(incident.evidence, effect.runtime_stacks);
     evidence_[incident.id] = incident.evidence;
     ++counters_.captures;
     {

@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "core/alert_rate_limiter.h"
@@ -176,11 +178,14 @@ class Monitor {
     /// Capture the evidence of the incident's threads: after the incident is recorded and
     /// published, then recorded and published again with it (an update).
     bool capture = false;
+    /// The runtime stacks (Java frames) the sample gave the threads to capture.
+    std::vector<RuntimeStackOf> runtime_stacks;
     std::optional<Alert> alert;
   };
 
-  /// Decides what `events` lead to and queues it; called with the lock held.
-  void handle(std::vector<IncidentEvent> events);
+  /// Decides what `events` lead to and queues it; called with the lock held. `threads` are
+  /// those of the sample the events come from, if any.
+  void handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads = {});
   [[nodiscard]] bool shouldCapture(const Incident& incident);
   [[nodiscard]] std::optional<Alert> alertFor(const IncidentEvent& event);
   /// The alert saying that no evidence of `incident` could be taken, when none could (and the

@@ -3,8 +3,10 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/ids.h"
@@ -60,6 +62,9 @@ struct ThreadSample {
   /// The platform itself found the thread's chain to close a cycle (WCT's IsCycle); the core
   /// finds cycles on its own and says where the two differ.
   bool platform_cycle = false;
+  /// Its frames in its runtime's language (Java), where the platform read them with the sample;
+  /// evidence taken of the thread carries them.
+  std::optional<RuntimeStack> runtime_stack{};
 };
 
 /// One process and its threads.
@@ -93,5 +98,16 @@ inline constexpr std::string_view kExitedThreadName = "(exited)";
 
 /// True when two reads of a thread show the same wait on the same owners with no progress between.
 [[nodiscard]] bool sameBlockedWait(const ThreadSample& before, const ThreadSample& after);
+
+/// A thread's runtime stack, kept from its sample until its evidence is taken.
+using RuntimeStackOf = std::pair<ThreadRef, RuntimeStack>;
+
+/// The runtime stacks that `threads` carry for the threads of `wanted`.
+[[nodiscard]] std::vector<RuntimeStackOf> runtimeStacksOf(std::span<const ThreadRef> wanted,
+                                                          std::span<const ThreadSample> threads);
+
+/// Gives each capture the runtime stack of its thread, where `stacks` has one.
+void attachRuntimeStacks(std::vector<ThreadCapture>& captures,
+                         std::span<const RuntimeStackOf> stacks);
 
 }  // namespace wctmon

@@ -41,4 +41,25 @@ bool sameBlockedWait(const ThreadSample& before, const ThreadSample& after) {
          (!before.wait || sameWaitObject(*before.wait, *after.wait));
 }
 
+std::vector<RuntimeStackOf> runtimeStacksOf(std::span<const ThreadRef> wanted,
+                                            std::span<const ThreadSample> threads) {
+  std::vector<RuntimeStackOf> out;
+  for (const auto& t : threads) {
+    if (t.runtime_stack && std::find(wanted.begin(), wanted.end(), t.id) != wanted.end()) {
+      out.emplace_back(t.id, *t.runtime_stack);
+    }
+  }
+  return out;
+}
+
+void attachRuntimeStacks(std::vector<ThreadCapture>& captures,
+                         std::span<const RuntimeStackOf> stacks) {
+  for (auto& capture : captures) {
+    const auto it = std::find_if(stacks.begin(), stacks.end(), [&](const RuntimeStackOf& s) {
+      return s.first == capture.thread;
+    });
+    if (it != stacks.end()) capture.runtime_stack = it->second;
+  }
+}
+
 }  // namespace wctmon

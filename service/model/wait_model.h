@@ -156,6 +156,18 @@ struct StackFrame {
   friend bool operator==(const StackFrame&, const StackFrame&) = default;
 };
 
+/// A thread's frames in the language its runtime runs (Java, Python), as that runtime tells them.
+struct RuntimeStack {
+  /// "Java", "Python".
+  std::string runtime;
+  /// Innermost first: function, file and line; module where the runtime names one (the Java
+  /// module, "java.base@17"); no pc.
+  std::vector<StackFrame> frames;
+  /// Where they come from ("the JVM's thread dump"), and what it cost.
+  std::string source;
+  friend bool operator==(const RuntimeStack&, const RuntimeStack&) = default;
+};
+
 /// How a thread's evidence was taken.
 enum class CaptureMethod {
   /// Stopped briefly (ptrace, SuspendThread): every register.
@@ -177,6 +189,8 @@ struct ThreadCapture {
   CaptureMethod method = CaptureMethod::kStopped;
   /// Why the thread was not stopped, and what that capture could not take.
   std::string note;
+  /// Its frames in its runtime's language, where the runtime tells them.
+  std::optional<RuntimeStack> runtime_stack{};
   friend bool operator==(const ThreadCapture&, const ThreadCapture&) = default;
 };
 

@@ -227,6 +227,22 @@ void writeNode(Json& j, const WaitNode& n) {
   j.endObject();
 }
 
+void writeFrames(Json& j, const std::vector<StackFrame>& frames) {
+  j.beginArray();
+  for (const auto& f : frames) {
+    j.beginObject();
+    j.field("pc", hexString(f.pc));
+    j.field("function", f.function);
+    j.field("module", f.module);
+    j.field("offset", hexString(f.offset));
+    j.field("scanned", f.scanned);
+    j.field("file", f.file);
+    j.field("line", f.line);
+    j.endObject();
+  }
+  j.endArray();
+}
+
 void writeCapture(Json& j, const ThreadCapture& c) {
   j.beginObject();
   j.key("thread");
@@ -244,19 +260,16 @@ void writeCapture(Json& j, const ThreadCapture& c) {
   }
   j.endArray();
   j.key("frames");
-  j.beginArray();
-  for (const auto& f : c.frames) {
+  writeFrames(j, c.frames);
+  if (c.runtime_stack) {
+    j.key("runtime_stack");
     j.beginObject();
-    j.field("pc", hexString(f.pc));
-    j.field("function", f.function);
-    j.field("module", f.module);
-    j.field("offset", hexString(f.offset));
-    j.field("scanned", f.scanned);
-    j.field("file", f.file);
-    j.field("line", f.line);
+    j.field("runtime", c.runtime_stack->runtime);
+    j.key("frames");
+    writeFrames(j, c.runtime_stack->frames);
+    j.field("source", c.runtime_stack->source);
     j.endObject();
   }
-  j.endArray();
   j.field64("stop_time_ns", static_cast<std::uint64_t>(c.stop_time.count()));
   j.field("tracer_pid", c.tracer_pid);
   j.field("method", c.method == CaptureMethod::kStopped

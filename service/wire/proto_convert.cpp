@@ -36,6 +36,16 @@ void fill(const WaitNode& node, v1::WaitNode* out) {
   out->set_detail(validUtf8(node.detail));
 }
 
+void fill(const StackFrame& f, v1::StackFrame* frame) {
+  frame->set_pc(hexString(f.pc));
+  frame->set_function(validUtf8(f.function));
+  frame->set_module(validUtf8(f.module));
+  frame->set_offset(hexString(f.offset));
+  frame->set_scanned(f.scanned);
+  frame->set_file(validUtf8(f.file));
+  frame->set_line(f.line);
+}
+
 void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
   fill(capture.thread, out->mutable_thread());
   out->set_captured(capture.captured);
@@ -46,15 +56,12 @@ void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
     reg->set_name(validUtf8(r.name));
     reg->set_value(hexString(r.value));
   }
-  for (const auto& f : capture.frames) {
-    auto* frame = out->add_frames();
-    frame->set_pc(hexString(f.pc));
-    frame->set_function(validUtf8(f.function));
-    frame->set_module(validUtf8(f.module));
-    frame->set_offset(hexString(f.offset));
-    frame->set_scanned(f.scanned);
-    frame->set_file(validUtf8(f.file));
-    frame->set_line(f.line);
+  for (const auto& f : capture.frames) fill(f, out->add_frames());
+  if (capture.runtime_stack) {
+    auto* stack = out->mutable_runtime_stack();
+    stack->set_runtime(validUtf8(capture.runtime_stack->runtime));
+    stack->set_source(validUtf8(capture.runtime_stack->source));
+    for (const auto& f : capture.runtime_stack->frames) fill(f, stack->add_frames());
   }
   out->set_stop_time_ns(static_cast<std::uint64_t>(capture.stop_time.count()));
   out->set_method(capture.method == CaptureMethod::kStopped ? v1::CAPTURE_METHOD_STOPPED
@@ -310,10 +317,16 @@ ThreadCapture fromProto(const v1::ThreadCapture& capture) {
   for (const auto& r : capture.registers()) {
     out.registers.push_back(RegisterValue{r.name(), fromHex(r.value())});
   }
+  const auto frameOf = [](const v1::StackFrame& f) {
+    return StackFrame{fromHex(f.pc()), f.function(), f.module(), fromHex(f.offset()),
+                      f.scanned(),     f.file(),     f.line()};
+  };
   out.frames.reserve(static_cast<std::size_t>(capture.frames_size()));
-  for (const auto& f : capture.frames()) {
-    out.frames.push_back(StackFrame{fromHex(f.pc()), f.function(), f.module(), fromHex(f.offset()),
-                                    f.scanned(), f.file(), f.line()});
+  for (const auto& f : capture.frames()) out.frames.push_back(frameOf(f));
+  if (capture.has_runtime_stack()) {
+    RuntimeStack stack{capture.runtime_stack().runtime(), {}, capture.runtime_stack().source()};
+    for (const auto& f : capture.runtime_stack().frames()) stack.frames.push_back(frameOf(f));
+    out.runtime_stack = std::move(stack);
   }
   out.stop_time = std::chrono::nanoseconds(capture.stop_time_ns());
   out.tracer_pid = capture.tracer_pid();

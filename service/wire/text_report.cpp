@@ -102,6 +102,20 @@ void writeCapture(std::ostream& out, const ThreadCapture& capture, std::size_t i
   if (capture.frames.size() > max_frames) {
     out << pad << "  ... " << countOf(capture.frames.size() - max_frames, "more frame") << "\n";
   }
+  if (!capture.runtime_stack) return;
+  const auto& stack = *capture.runtime_stack;
+  out << pad << "  " << stack.runtime << " frames (" << stack.source << "):\n";
+  for (std::size_t i = 0; i < stack.frames.size() && i < max_frames; ++i) {
+    const auto& f = stack.frames[i];
+    out << pad << "  #" << i << " " << f.function;
+    if (!f.file.empty())
+      out << " at " << f.file << (f.line > 0 ? ":" + std::to_string(f.line) : "");
+    if (!f.module.empty()) out << " (" << f.module << ")";
+    out << "\n";
+  }
+  if (stack.frames.size() > max_frames) {
+    out << pad << "  ... " << countOf(stack.frames.size() - max_frames, "more frame") << "\n";
+  }
 }
 
 void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_waiting) {

@@ -21,6 +21,10 @@ struct SampleScope {
   bool out_of_proc = false;
   /// With out_of_proc, WCT's further flags (Windows).
   WctFlags wct{};
+  /// A person waits for this answer (an analysis asked for), rather than a periodic sample: a
+  /// runtime that must be asked what its threads wait on (a JVM's thread dump, which pauses it)
+  /// is asked at once instead of only after its threads have waited past a bound.
+  bool on_demand = false;
 };
 
 /// A session on one process (or on the whole system) through which its wait chains are sampled

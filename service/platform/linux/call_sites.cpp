@@ -138,11 +138,11 @@ constexpr std::string_view kJavaMonitor =
 // HotSpot (libjvm.so keeps its full symbol table): its waits go through pthread_cond_wait and
 // its own semaphores, which it uses to wake workers, never as locks.
 constexpr std::array kHotSpot = {
-    Prefix{"Parker::park(", {Role::kCondition, "Java LockSupport.park", false, true}},
+    Prefix{"Parker::park(", {Role::kCondition, kJavaParkKind, false, true}},
     Prefix{"ObjectMonitor::EnterI(",
-           {Role::kUnownedLock, "Java monitor (synchronized)", false, true, kJavaMonitor}},
+           {Role::kUnownedLock, kJavaMonitorKind, false, true, kJavaMonitor}},
     Prefix{"ObjectMonitor::ReenterI(",
-           {Role::kUnownedLock, "Java monitor (synchronized)", false, true, kJavaMonitor}},
+           {Role::kUnownedLock, kJavaMonitorKind, false, true, kJavaMonitor}},
     Prefix{"ObjectMonitor::wait(", {Role::kCondition, "Java Object.wait", false, true}},
     Prefix{"JavaThread::sleep(", {Role::kCondition, "Java Thread.sleep", false, true}},
     Prefix{"PosixSemaphore::wait(",

@@ -25,6 +25,10 @@ enum class CallSiteRole {
   kLockOrCondition,
 };
 
+/// The kinds HotSpot's waits are named by: a thread dump of the JVM says what is behind them.
+inline constexpr std::string_view kJavaParkKind = "Java LockSupport.park";
+inline constexpr std::string_view kJavaMonitorKind = "Java monitor (synchronized)";
+
 /// The primitive a function that waits on a futex belongs to.
 struct CallSite {
   CallSiteRole role = CallSiteRole::kCondition;

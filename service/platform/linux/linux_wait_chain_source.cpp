@@ -11,7 +11,9 @@
 #include <set>
 
 #include "core/completion.h"
+#include "platform/linux/jvm_locks.h"
 #include "platform/linux/process_reader.h"
+#include "platform/linux/task_reader.h"
 
 namespace wctmon::linux_platform {
 namespace {
@@ -28,12 +30,13 @@ std::vector<Pid> ownerProcesses(const ProcessSample& process) {
 
 /// Samples `pid` (reusing `cache` when given) and, with out_of_proc, the processes its waits
 /// lead to.
-Result<Snapshot> sampleProcess(Pid pid, bool out_of_proc, ThreadCache* cache,
-                               TaskstatsClient* taskstats) {
+Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* cache,
+                               TaskstatsClient* taskstats, JvmLocks& jvm_locks) {
   SampleContext context;
   ProcessReader reader(context);
   auto first = cache != nullptr ? reader.readCached(pid, *cache, taskstats) : reader.read(pid);
   if (!first) return first.error();
+  jvm_locks.apply(*first, scope.on_demand);
 
   Snapshot snapshot;
   std::set<Pid> seen{pid};
@@ -43,7 +46,7 @@ Result<Snapshot> sampleProcess(Pid pid, bool out_of_proc, ThreadCache* cache,
       if (seen.insert(owner).second) todo.push_back(owner);
     }
   };
-  if (out_of_proc) enqueueOwners(*first);
+  if (scope.out_of_proc) enqueueOwners(*first);
   snapshot.processes.push_back(std::move(first).value());
 
   while (!todo.empty()) {
@@ -60,13 +63,14 @@ Result<Snapshot> sampleProcess(Pid pid, bool out_of_proc, ThreadCache* cache,
       snapshot.warnings.push_back(process.error().message);
       continue;
     }
+    jvm_locks.apply(*process, scope.on_demand);
     enqueueOwners(*process);
     snapshot.processes.push_back(std::move(process).value());
   }
   return snapshot;
 }
 
-Result<Snapshot> sampleSystem() {
+Result<Snapshot> sampleSystem(const SampleScope& scope, JvmLocks& jvm_locks) {
   SampleContext context;
   ProcessReader reader(context);
   Snapshot snapshot;
@@ -87,6 +91,7 @@ Result<Snapshot> sampleSystem() {
       if (process.error().code == ErrorCode::kAccessDenied) ++denied;
       continue;
     }
+    jvm_locks.apply(*process, scope.on_demand);
     snapshot.processes.push_back(std::move(process).value());
   }
   if (denied > 0) {
@@ -95,7 +100,7 @@ Result<Snapshot> sampleSystem() {
   return snapshot;
 }
 
-std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads) {
+std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads, JvmLocks& jvm_locks) {
   std::map<Pid, std::vector<Tid>> by_process;
   for (const auto& t : threads) by_process[t.pid].push_back(t.tid);
   SampleContext context;
@@ -113,32 +118,9 @@ std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads) {
       }
       continue;
     }
+    // The same thread dump as the sample's, for the threads that did not move since.
+    jvm_locks.apply(*process, /*on_demand=*/false);
     for (auto& t : process->threads) out.push_back(std::move(t));
-  }
-  return out;
-}
-
-/// From the scheduler's clock: `se.exec_start` of the thread's sched file (when it last ran)
-/// against the same field of our own, read at once (now, on that clock).
-std::vector<std::optional<std::chrono::milliseconds>> readWaitTimes(
-    std::span<const ThreadRef> threads) {
-  std::vector<std::optional<std::chrono::milliseconds>> out(threads.size());
-  if (threads.empty()) return out;
-  // The files are ~1.5 KB of text each: that is why only threads in reported chains are asked.
-  std::array<char, 4096> buf{};
-  const auto execStart = [&](const char* path) -> std::optional<double> {
-    const long n = readSmallFile(AT_FDCWD, path, buf);
-    if (n <= 0) return std::nullopt;
-    return parseSchedExecStart(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-  };
-  const auto now = execStart("/proc/thread-self/sched");
-  if (!now) return out;
-  for (std::size_t i = 0; i < threads.size(); ++i) {
-    const auto path = "/proc/" + std::to_string(threads[i].pid.value) + "/task/" +
-                      std::to_string(threads[i].tid.value) + "/sched";
-    const auto last_ran = execStart(path.c_str());
-    if (!last_ran || *last_ran > *now) continue;
-    out[i] = std::chrono::milliseconds(static_cast<std::int64_t>(*now - *last_ran));
   }
   return out;
 }
@@ -148,6 +130,7 @@ struct SessionState {
   /// 0 for a system session.
   Pid pid;
   std::shared_ptr<TaskstatsClient> taskstats;
+  std::shared_ptr<JvmLocks> jvm_locks;
   OperationSlot slot;
   /// Used by one read at a time (the slot sees to it); absent for a system session.
   std::unique_ptr<ThreadCache> cache;
@@ -156,14 +139,14 @@ struct SessionState {
   std::optional<bool> kernel;
   std::uint64_t samples = 0;
 
-  Result<Snapshot> sample(bool out_of_proc) {
-    if (cache == nullptr) return sampleSystem();
+  Result<Snapshot> sample(const SampleScope& scope) {
+    if (cache == nullptr) return sampleSystem(scope, *jvm_locks);
     // The cache is filled from the second sample on: filling it (a kept-open descriptor per
     // thread) costs more than a plain read, which a one-shot analysis would pay for nothing.
-    if (samples++ == 0) return sampleProcess(pid, out_of_proc, nullptr, nullptr);
+    if (samples++ == 0) return sampleProcess(pid, scope, nullptr, nullptr, *jvm_locks);
     if (!kernel) kernel = ProcessReader::isKernelThread(pid);
-    return sampleProcess(pid, out_of_proc, *kernel ? nullptr : cache.get(),
-                         taskstats->available() ? taskstats.get() : nullptr);
+    return sampleProcess(pid, scope, *kernel ? nullptr : cache.get(),
+                         taskstats->available() ? taskstats.get() : nullptr, *jvm_locks);
   }
 };
 
@@ -188,10 +171,10 @@ class LinuxWaitChainSession final : public WaitChainSession {
     auto completion = Completion<Snapshot>::make(std::move(executor), std::move(done));
     if (!beginOperation(state_->slot, completion, operationOf("sample", *state_))) return;
     // WCT's further flags have no counterpart: every kind of wait is followed here.
-    work_([state = state_, completion, out_of_proc = scope.out_of_proc] {
+    work_([state = state_, completion, scope] {
       // A cancelled sample's read is not started at all when it has not begun yet.
       auto result = completion->completed() ? Result<Snapshot>(cancelledError("sample"))
-                                            : state->sample(out_of_proc);
+                                            : state->sample(scope);
       // Free first, so that the handler may start the next operation (the confirmation).
       state->slot.end();
       completion->completeFromWork(std::move(result));
@@ -204,9 +187,10 @@ class LinuxWaitChainSession final : public WaitChainSession {
         Completion<std::vector<ThreadSample>>::make(std::move(executor), std::move(done));
     if (!beginOperation(state_->slot, completion, operationOf("re-read", *state_))) return;
     work_([state = state_, completion, threads = std::move(threads)] {
-      auto result = completion->completed()
-                        ? Result<std::vector<ThreadSample>>(cancelledError("re-read"))
-                        : Result<std::vector<ThreadSample>>(resampleThreads(threads));
+      auto result =
+          completion->completed()
+              ? Result<std::vector<ThreadSample>>(cancelledError("re-read"))
+              : Result<std::vector<ThreadSample>>(resampleThreads(threads, *state->jvm_locks));
       state->slot.end();
       completion->completeFromWork(std::move(result));
     });
@@ -227,12 +211,15 @@ class LinuxWaitChainSession final : public WaitChainSession {
 }  // namespace
 
 LinuxWaitChainSource::LinuxWaitChainSource(Executor work)
-    : work_(std::move(work)), taskstats_(std::make_shared<TaskstatsClient>()) {}
+    : work_(std::move(work)),
+      taskstats_(std::make_shared<TaskstatsClient>()),
+      jvm_locks_(std::make_shared<JvmLocks>()) {}
 
 Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::open(Pid pid) {
   auto state = std::make_shared<SessionState>();
   state->pid = pid;
   state->taskstats = taskstats_;
+  state->jvm_locks = jvm_locks_;
   state->cache = std::make_unique<ThreadCache>();
   return std::unique_ptr<WaitChainSession>(
       std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));
@@ -241,6 +228,7 @@ Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::open(Pid pid) {
 Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::openSystem() {
   auto state = std::make_shared<SessionState>();
   state->taskstats = taskstats_;
+  state->jvm_locks = jvm_locks_;
   return std::unique_ptr<WaitChainSession>(
       std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));
 }

@@ -7,6 +7,10 @@
 #include "platform/linux/taskstats.h"
 
 namespace wctmon::linux_platform {
+class JvmLocks;
+}
+
+namespace wctmon::linux_platform {
 
 /// Wait chains from /proc and process memory: WCT's semantics built on what Linux exposes. The
 /// reads are synchronous system calls; each runs as one task on the work executor (the
@@ -27,6 +31,8 @@ class LinuxWaitChainSource final : public WaitChainSource {
  private:
   Executor work_;
   std::shared_ptr<TaskstatsClient> taskstats_;
+  /// The Java-level locks of HotSpot processes, from their thread dumps, kept across sessions.
+  std::shared_ptr<JvmLocks> jvm_locks_;
 };
 
 }  // namespace wctmon::linux_platform

@@ -200,9 +200,16 @@ std::optional<SyscallState> parseSyscall(std::string_view text) {
 }
 
 std::optional<std::uint64_t> parseSchedstatRuns(std::string_view text) {
+  const auto times = parseSchedstat(text);
+  return times ? std::optional<std::uint64_t>(times->runs) : std::nullopt;
+}
+
+std::optional<SchedTimes> parseSchedstat(std::string_view text) {
+  const auto cpu = parseNumber<std::uint64_t>(nextToken(text), 10);
   nextToken(text);
-  nextToken(text);
-  return parseNumber<std::uint64_t>(nextToken(text), 10);
+  const auto runs = parseNumber<std::uint64_t>(nextToken(text), 10);
+  if (!cpu || !runs) return std::nullopt;
+  return SchedTimes{*cpu, *runs};
 }
 
 std::optional<LockEntry> parseLockLine(std::string_view line) {

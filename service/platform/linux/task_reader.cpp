@@ -94,11 +94,41 @@ std::optional<std::uint64_t> readRunCount(int task_fd, std::int32_t tid) {
   return parseSchedstatRuns(textOf(buf, n));
 }
 
+std::optional<SchedTimes> readSchedTimes(int task_fd, std::int32_t tid) {
+  std::array<char, 256> buf{};
+  const long n = readSmallFile(task_fd, TaskPath(tid, "schedstat").text.data(), buf);
+  if (n <= 0) return std::nullopt;
+  return parseSchedstat(textOf(buf, n));
+}
+
 std::optional<std::uint64_t> readRunCount(int schedstat_fd) {
   std::array<char, 128> buf{};
   const ssize_t n = ::pread(schedstat_fd, buf.data(), buf.size(), 0);
   if (n <= 0) return std::nullopt;
   return parseSchedstatRuns(textOf(buf, n));
+}
+
+std::vector<std::optional<std::chrono::milliseconds>> readWaitTimes(
+    std::span<const ThreadRef> threads) {
+  std::vector<std::optional<std::chrono::milliseconds>> out(threads.size());
+  if (threads.empty()) return out;
+  // The files are ~1.5 KB of text each: that is why only threads in reported chains are asked.
+  std::array<char, 4096> buf{};
+  const auto execStart = [&](const char* path) -> std::optional<double> {
+    const long n = readSmallFile(AT_FDCWD, path, buf);
+    if (n <= 0) return std::nullopt;
+    return parseSchedExecStart(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+  };
+  const auto now = execStart("/proc/thread-self/sched");
+  if (!now) return out;
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    const auto path = "/proc/" + std::to_string(threads[i].pid.value) + "/task/" +
+                      std::to_string(threads[i].tid.value) + "/sched";
+    const auto last_ran = execStart(path.c_str());
+    if (!last_ran || *last_ran > *now) continue;
+    out[i] = std::chrono::milliseconds(static_cast<std::int64_t>(*now - *last_ran));
+  }
+  return out;
 }
 
 std::string readWchan(int task_fd, std::int32_t tid) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -38,6 +39,15 @@ struct TaskReading {
 
 /// The same, through a kept-open schedstat descriptor.
 [[nodiscard]] std::optional<std::uint64_t> readRunCount(int schedstat_fd);
+
+/// The CPU time and run count of thread `tid` (its schedstat).
+[[nodiscard]] std::optional<SchedTimes> readSchedTimes(int task_fd, std::int32_t tid);
+
+/// How long each thread has not run, from the scheduler's clock: `se.exec_start` of its sched
+/// file (when it last ran) against the same field of our own, read at once (now, on that clock).
+/// nullopt for a thread that cannot be read.
+[[nodiscard]] std::vector<std::optional<std::chrono::milliseconds>> readWaitTimes(
+    std::span<const ThreadRef> threads);
 
 /// The kernel function thread `tid` sleeps in; empty when unreadable ("0" when none).
 [[nodiscard]] std::string readWchan(int task_fd, std::int32_t tid);
