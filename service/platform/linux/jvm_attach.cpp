@@ -224,6 +224,11 @@ Result<JvmThreadDumpText> attachAs(Pid pid, const JvmAttachFacts& facts,
   JvmThreadDumpText out;
   CreatedFile trigger;
   if (!isSocketOf(socket_path, facts.uid)) {
+    if (!facts.catches_sigquit) {
+      return makeError(ErrorCode::kUnsupported,
+                       "the JVM does not handle SIGQUIT (-Xrs) and its attach listener is not "
+                       "running: a SIGQUIT would end it, so its threads' Java locks cannot be read");
+    }
     // The JVM looks for the file in its working directory, then in its /tmp.
     if (!trigger.make(procPath(pid, "cwd/.attach_pid" + nspid)) &&
         !trigger.make(procPath(pid, "root/tmp/.attach_pid" + nspid))) {
@@ -250,9 +255,8 @@ Result<JvmThreadDumpText> attachAs(Pid pid, const JvmAttachFacts& facts,
 
 }  // namespace
 
-std::string attachRefusal(std::string_view options, bool catches_sigquit) {
+std::string attachRefusal(std::string_view options) {
   bool disabled = false;
-  bool reduced_signals = false;
   std::size_t at = 0;
   while (at < options.size()) {
     const auto start = options.find_first_not_of(std::string_view(" \t\n\0", 4), at);
@@ -263,17 +267,11 @@ std::string attachRefusal(std::string_view options, bool catches_sigquit) {
     // The last of repeated flags wins, as with the JVM.
     if (option == "-XX:+DisableAttachMechanism") disabled = true;
     if (option == "-XX:-DisableAttachMechanism") disabled = false;
-    if (option == "-Xrs" || option == "-XX:+ReduceSignalUsage") reduced_signals = true;
-    if (option == "-XX:-ReduceSignalUsage") reduced_signals = false;
     at = end;
   }
   if (disabled) {
     return "the JVM was started with -XX:+DisableAttachMechanism: its threads' Java locks cannot "
            "be read";
-  }
-  if (reduced_signals || !catches_sigquit) {
-    return "the JVM does not handle SIGQUIT (-Xrs): its attach listener cannot be started, and a "
-           "SIGQUIT would end it; its threads' Java locks cannot be read";
   }
   return {};
 }
@@ -301,10 +299,10 @@ Result<JvmAttachFacts> readJvmAttachFacts(Pid pid) {
     if (digit < 0) break;
     mask = (mask << 4) | static_cast<std::uint64_t>(digit);
   }
-  const bool catches_sigquit = (mask & (1ULL << (SIGQUIT - 1))) != 0;
+  facts.catches_sigquit = (mask & (1ULL << (SIGQUIT - 1))) != 0;
   auto options = readWholeFile(procPath(pid, "cmdline"), 1 << 20).value_or("");
   options += optionVariables(readWholeFile(procPath(pid, "environ"), 1 << 20).value_or(""));
-  facts.refusal = attachRefusal(options, catches_sigquit);
+  facts.refusal = attachRefusal(options);
   return facts;
 }
 

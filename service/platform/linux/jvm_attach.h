@@ -18,17 +18,20 @@ struct JvmAttachFacts {
   std::uint32_t uid = 0;
   std::uint32_t gid = 0;
   /// Why it must not be asked, when it must not: started with -XX:+DisableAttachMechanism (a
-  /// SIGQUIT would print a dump into its output instead), or -Xrs (SIGQUIT would end it).
+  /// SIGQUIT would print a dump into its output instead).
   std::string refusal;
+  /// Whether it handles SIGQUIT: with -Xrs it does not, and a SIGQUIT would end it (such a JVM
+  /// starts its attach listener at once instead, so it is asked only when that is there).
+  bool catches_sigquit = false;
 };
 
 /// Reads the facts from /proc/PID/status, cmdline and environ (where the JVM's options are:
 /// its command line and JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS).
 [[nodiscard]] Result<JvmAttachFacts> readJvmAttachFacts(Pid pid);
 
-/// Why a JVM with these options and this SIGQUIT disposition must not be signalled; empty when
-/// it may be. `options` are its command line and option variables, NUL- or space-separated.
-[[nodiscard]] std::string attachRefusal(std::string_view options, bool catches_sigquit);
+/// Why a JVM with these options must not be asked; empty when it may be. `options` are its
+/// command line and option variables, NUL- or space-separated.
+[[nodiscard]] std::string attachRefusal(std::string_view options);
 
 /// A thread dump and what it cost.
 struct JvmThreadDumpText {
