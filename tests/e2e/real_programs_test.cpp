@@ -8,10 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -319,9 +322,59 @@ fn main() {
   EXPECT_EQ(a.text.find("Futex"), std::string::npos) << a.text;
 }
 
-/// A Java program, compiled with Debian's javac and run with HotSpot.
-std::unique_ptr<FixtureProcess> java(const std::string& name, const std::string& source) {
-  return built(name + ".java", source, "javac " + name + ".java", "java -Xss512k -cp . " + name);
+/// A Java program, compiled with Debian's javac and run with HotSpot (`options` before the
+/// class, `as` a command that runs it as another user: "setpriv --reuid=nobody ...").
+std::unique_ptr<FixtureProcess> java(const std::string& name, const std::string& source,
+                                     const std::string& options = "", const std::string& as = "") {
+  return built(name + ".java", source, "javac " + name + ".java && chmod -R a+rX .",
+               as + " java -Xss512k " + options + " -cp . " + name);
+}
+
+/// Line `marker` is on in `source`, counting from 1.
+std::uint32_t lineOf(const std::string& source, const std::string& marker) {
+  const auto at = source.find(marker);
+  return static_cast<std::uint32_t>(std::count(source.begin(), source.begin() + at, '\n') + 1);
+}
+
+/// The threads named in the "Found one Java-level deadlock" sections of `jstack -l PID`.
+std::set<std::string> jstackDeadlockedThreads(int pid) {
+  const auto r = runCommand({"jstack", "-l", std::to_string(pid)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> out;
+  bool in_report = false;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("Found one Java-level deadlock")) in_report = true;
+    if (line.starts_with("Java stack information")) in_report = false;
+    if (in_report && line.starts_with('"') && line.ends_with("\":")) {
+      out.insert(line.substr(1, line.size() - 3));
+    }
+  }
+  return out;
+}
+
+/// The names of the threads in `a`'s deadlocks.
+std::set<std::string> deadlockedThreadNames(const Analysis& a) {
+  std::map<int, std::string> names;
+  for (const auto& c : a.json.value("chains", nlohmann::json::array())) {
+    for (const auto& n : c.at("nodes")) {
+      if (n.contains("tid")) names[n.value("tid", 0)] = n.value("thread_name", "");
+    }
+  }
+  std::set<std::string> out;
+  for (const auto& d : a.json.value("deadlocks", nlohmann::json::array())) {
+    for (const auto& t : d.at("threads")) out.insert(names[t.at("tid").get<int>()]);
+  }
+  return out;
+}
+
+/// No `.attach_pid` file left in `dir` or in /tmp.
+void expectNoAttachFileLeft(const std::filesystem::path& dir) {
+  for (const auto& d : {dir, std::filesystem::path("/tmp")}) {
+    for (const auto& entry : std::filesystem::directory_iterator(d)) {
+      EXPECT_FALSE(entry.path().filename().string().starts_with(".attach_pid")) << entry.path();
+    }
+  }
 }
 
 TEST(RealPrograms, AnIdleHotSpotPoolAfterABurstWaitsOnConditionsOnly) {
@@ -331,7 +384,7 @@ public class IdlePool {
     public static void main(String[] a) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         for (int i = 0; i < 5001; i++) { final int n = i; pool.submit(() -> Math.sqrt(n)); }
-        Thread.sleep(700);
+        Thread.sleep(1200);
         System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
         Thread.sleep(600000);
     }
@@ -344,36 +397,102 @@ public class IdlePool {
     if (thread.starts_with("pool-1-thread")) {
       ++pool;
       EXPECT_EQ(wait.first, "OBJECT_TYPE_CONDITION");
-      EXPECT_NE(wait.second.find("Java LockSupport.park"), std::string::npos) << wait.second;
+      // The JVM's thread dump says on what: the pool queue's condition.
+      EXPECT_NE(wait.second.find("AbstractQueuedSynchronizer$ConditionObject"), std::string::npos)
+          << wait.second;
     }
   }
   EXPECT_EQ(pool, 8) << a.text;
   EXPECT_EQ(a.text.find("RwLock"), std::string::npos) << a.text;
 }
 
-TEST(RealPrograms, AJavaSynchronizedAbbaNamesBothMonitorWaits) {
-  auto p = java("MonitorAbba", R"(
-public class MonitorAbba {
+/// A synchronized ABBA and a ReentrantLock ABBA in one JVM.
+const std::string kJavaAbba = R"(
+import java.util.concurrent.locks.ReentrantLock;
+public class JavaAbba {
     static final Object A = new Object(), B = new Object();
+    static final ReentrantLock L1 = new ReentrantLock(), L2 = new ReentrantLock();
     public static void main(String[] args) throws Exception {
-        Thread t1 = new Thread(() -> { synchronized (A) { nap(); synchronized (B) {} } }, "first");
-        Thread t2 = new Thread(() -> { synchronized (B) { nap(); synchronized (A) {} } }, "second");
-        t1.start(); t2.start(); Thread.sleep(1000);
+        new Thread(() -> { synchronized (A) { nap(); synchronized (B) { nap(); } } }, "monitor-1").start(); // ENTER-B
+        new Thread(() -> { synchronized (B) { nap(); synchronized (A) { nap(); } } }, "monitor-2").start();
+        new Thread(() -> { L1.lock(); nap(); L2.lock(); }, "lock-1").start();
+        new Thread(() -> { L2.lock(); nap(); L1.lock(); }, "lock-2").start();
+        Thread.sleep(1500);
         System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
-        t1.join();
+        Thread.sleep(600000);
     }
     static void nap() { try { Thread.sleep(300); } catch (InterruptedException e) {} }
 }
-)");
-  const auto a = analyze(p->pid());
+)";
+
+TEST(RealPrograms, JavaMonitorAndReentrantLockAbbasAreDeadlocksAsJstackSays) {
+  auto p = java("JavaAbba", kJavaAbba);
+  const auto a =
+      analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 2; }, {"--capture"});
+  expectVerdictsAgree(a);
+  ASSERT_EQ(deadlocks(a), 2U) << a.text;
+  const std::set<std::string> expected{"monitor-1", "monitor-2", "lock-1", "lock-2"};
+  EXPECT_EQ(deadlockedThreadNames(a), expected) << a.text;
+  EXPECT_EQ(jstackDeadlockedThreads(p->pid()), expected);
+
   const auto waits = waitsByThread(a);
-  for (const char* name : {"first", "second"}) {
-    ASSERT_TRUE(waits.contains(name)) << a.text;
-    EXPECT_EQ(waits.at(name).first, "OBJECT_TYPE_UNOWNED_LOCK") << a.text;
-    EXPECT_NE(waits.at(name).second.find("Java monitor (synchronized)"), std::string::npos);
+  EXPECT_EQ(waits.at("monitor-1").first, "OBJECT_TYPE_MUTEX");
+  EXPECT_NE(waits.at("monitor-1").second.find("Java monitor"), std::string::npos);
+  EXPECT_NE(waits.at("lock-1").second.find("Java ReentrantLock"), std::string::npos);
+  EXPECT_NE(a.text.find("held by \"monitor-2\""), std::string::npos) << a.text;
+
+  // The evidence carries the Java frames, as the source has them.
+  bool found = false;
+  for (const auto& c : a.json.value("captures", nlohmann::json::array())) {
+    if (!c.contains("runtime_stack")) continue;
+    const auto& frames = c.at("runtime_stack").at("frames");
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(c.at("runtime_stack").value("runtime", ""), "Java");
+    if (frames[0].value("function", "") == "JavaAbba.lambda$main$0") {
+      found = true;
+      EXPECT_EQ(frames[0].value("file", ""), "JavaAbba.java");
+      EXPECT_EQ(frames[0].value("line", 0U), lineOf(kJavaAbba, "ENTER-B"));
+    }
   }
-  EXPECT_NE(a.text.find("2 threads wait on locks whose owner is not recorded"), std::string::npos)
+  EXPECT_TRUE(found) << a.json.dump();
+  EXPECT_NE(a.text.find("Java frames (the JVM's thread dump)"), std::string::npos);
+  EXPECT_EQ(::kill(p->pid(), 0), 0);
+}
+
+TEST(RealPrograms, AJvmOfAnotherUserIsAskedAsThatUserAndNoFileIsLeftBehind) {
+  auto p = java("JavaAbba", kJavaAbba, "", "setpriv --reuid=nobody --regid=nogroup --clear-groups");
+  const auto a = analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 2; });
+  ASSERT_EQ(deadlocks(a), 2U) << a.text;
+  // Its working directory is not writable by it: the attach file went to its /tmp, and away.
+  const auto cwd = std::filesystem::read_symlink("/proc/" + std::to_string(p->pid()) + "/cwd");
+  expectNoAttachFileLeft(cwd);
+  struct stat st {};
+  const auto socket = "/tmp/.java_pid" + std::to_string(p->pid());
+  ASSERT_EQ(::stat(socket.c_str(), &st), 0);
+  EXPECT_NE(st.st_uid, 0U);  // the JVM's own listener, not one made for root
+}
+
+TEST(RealPrograms, AJvmThatDisablesAttachIsSaidUnreadableAndIsNotSignalled) {
+  auto p = java("JavaAbba", kJavaAbba, "-XX:+DisableAttachMechanism");
+  const auto a = analyze(p->pid());
+  expectVerdictsAgree(a);
+  EXPECT_EQ(deadlocks(a), 0U);
+  EXPECT_NE(a.text.find("-XX:+DisableAttachMechanism: its threads' Java locks cannot be read"),
+            std::string::npos)
       << a.text;
+  EXPECT_NE(a.text.find("threads wait on locks whose owner is not recorded"), std::string::npos);
+  // A SIGQUIT would have made it print a thread dump on its output.
+  EXPECT_EQ(p->nextLine(500ms), "");
+  EXPECT_EQ(::kill(p->pid(), 0), 0);
+  expectNoAttachFileLeft(
+      std::filesystem::read_symlink("/proc/" + std::to_string(p->pid()) + "/cwd"));
+}
+
+TEST(RealPrograms, AJvmStartedWithXrsIsReadWithoutASignalThatWouldEndIt) {
+  auto p = java("JavaAbba", kJavaAbba, "-Xrs");
+  const auto a = analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 2; });
+  EXPECT_EQ(deadlocks(a), 2U) << a.text;
+  EXPECT_EQ(::kill(p->pid(), 0), 0);
 }
 
 TEST(RealPrograms, AnIdlePythonPoolHasNoHangCandidate) {

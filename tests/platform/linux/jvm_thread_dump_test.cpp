@@ -140,8 +140,7 @@ TEST(JvmAttach, DisableAttachMechanismRefusesAndTheLastFlagWins) {
   using namespace std::string_literals;
   EXPECT_EQ(attachRefusal("java\0-cp\0.\0Main\0"s), "");
   EXPECT_NE(attachRefusal("java\0-XX:+DisableAttachMechanism\0Main\0"s), "");
-  EXPECT_EQ(attachRefusal("java\0-XX:+DisableAttachMechanism\0-XX:-DisableAttachMechanism\0"s),
-            "");
+  EXPECT_EQ(attachRefusal("java\0-XX:+DisableAttachMechanism\0-XX:-DisableAttachMechanism\0"s), "");
   // From JAVA_TOOL_OPTIONS, space-separated.
   EXPECT_NE(attachRefusal("java Main -Xmx1g -XX:+DisableAttachMechanism"), "");
 }
