@@ -311,6 +311,10 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
 
 void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads) {
   std::vector<Effect> batch;
+  // Incidents one sample opens in a process (two deadlocks at once) are all captured: the
+  // interval between captures keeps a process from being stopped again and again, not from
+  // giving each of its incidents its evidence.
+  std::set<ProcessIdentity> capturing;
   for (auto& event : events) {
     auto& incident = event.incident;
     if (incident.id == 0) {
@@ -325,7 +329,8 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
                                                   : counters_.hangs_opened);
       // A hang gets its evidence as a deadlock does: the hung thread and the threads its chain
       // leads to.
-      effect.capture = shouldCapture(incident);
+      effect.capture = capturing.contains(incident.process) || shouldCapture(incident);
+      if (effect.capture) capturing.insert(incident.process);
       if (effect.capture)
         effect.runtime_stacks = runtimeStacksOf(evidenceThreads(incident), threads);
       spdlog::warn("{} incident opened: {}", toString(incident.kind), incident.summary);

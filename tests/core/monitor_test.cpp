@@ -163,6 +163,46 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_EQ(monitor->stats().watched_threads, 0U);  // the count goes with the process
 }
 
+TEST_F(MonitorTest, TwoDeadlocksOneSampleFindsInAProcessBothGetEvidenceAndJavaFrames) {
+  catalog_.set({processInfo(10, "server")});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "server"}])"));
+  (void)monitor->discover();
+  const ProcessIdentity id{Pid{10}, 0};
+  auto snapshot = SnapshotBuilder()
+                      .process(10, "server")
+                      .waitsOnThread(11, T(10, 12))
+                      .switches(1)
+                      .waitsOnThread(12, T(10, 11))
+                      .switches(1)
+                      .waitsOnThread(13, T(10, 14))
+                      .switches(1)
+                      .waitsOnThread(14, T(10, 13))
+                      .switches(1)
+                      .build();
+  // What a JVM's thread dump gave the sample of thread 13.
+  const RuntimeStack java{
+      "Java", {StackFrame{0, "Abba.run", "", 0, false, "Abba.java", 7}}, "the JVM's thread dump"};
+  snapshot.processes[0].threads[2].runtime_stack = java;
+  setSnapshot(snapshot);
+  ASSERT_TRUE(sample(*monitor, id));
+  const auto stored = store_.list({})->incidents;
+  ASSERT_EQ(stored.size(), 2U);
+  for (const auto& incident : stored) {
+    ASSERT_EQ(incident.evidence.size(), 2U) << incident.summary;
+    for (const auto& c : incident.evidence) {
+      EXPECT_EQ(c.runtime_stack.has_value(), c.thread == T(10, 13));
+      if (c.runtime_stack) {
+        EXPECT_EQ(*c.runtime_stack, java);
+      }
+    }
+  }
+  // The interval still holds for later samples.
+  clock_.advance(1s);
+  setSnapshot(abba());
+  ASSERT_TRUE(sample(*monitor, id));
+  EXPECT_EQ(inspector_.requested.size(), 4U);
+}
+
 TEST_F(MonitorTest, AHangCarriesTheEvidenceOfItsThreadAndOfTheOwnerItWaitsOn) {
   catalog_.set({processInfo(10, "server")});
   auto monitor = makeMonitor(configWith(R"([{"exe": "server", "hang_threshold_ms": 1000}])"));

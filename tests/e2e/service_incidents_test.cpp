@@ -248,6 +248,95 @@ TEST(ServiceIncidents, LocksThatRecordNoOwnerOpenHangsNamingThemAndIdleCondition
   EXPECT_TRUE(hung.contains(sem.tid("a")) && hung.contains(sem.tid("b")));
 }
 
+/// Compiles Java `source` (class `name`) into `dir` and starts it with `tag` as its argument
+/// (so that a target selects it) and its safepoints logged to `dir`/NAME.safepoints.
+std::unique_ptr<FixtureProcess> startJava(const testing::TempDir& dir, const std::string& name,
+                                          const std::string& source, const std::string& tag) {
+  std::ofstream(dir / (name + ".java")) << source;
+  const auto built =
+      runCommand({"bash", "-c", "cd " + dir.path().string() + " && javac " + name + ".java"});
+  EXPECT_EQ(built.exit_code, 0) << built.err;
+  const auto log = (dir / (name + ".safepoints")).string();
+  return std::make_unique<FixtureProcess>(
+      std::vector<std::string>{"java", "-Xlog:safepoint=info:file=" + log, "-cp",
+                               dir.path().string(), name, tag},
+      30s);
+}
+
+/// How many thread dumps a JVM's safepoint log shows (a dump is a "PrintThreads" safepoint).
+int threadDumpsIn(const std::string& safepoint_log) {
+  int n = 0;
+  std::istringstream lines(readFile(safepoint_log));
+  for (std::string line; std::getline(lines, line);) {
+    n += line.find("Safepoint \"PrintThreads\"") != std::string::npos ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(ServiceIncidents, JavaDeadlocksAreIncidentsWithJavaFramesAndTheJvmIsAskedOnce) {
+  Service service(R"([{"name": "jvm", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  testing::TempDir dir("jvm");
+  auto abba = startJava(dir, "ServiceAbba", R"(
+import java.util.concurrent.locks.ReentrantLock;
+public class ServiceAbba {
+    static final Object A = new Object(), B = new Object();
+    static final ReentrantLock L1 = new ReentrantLock(), L2 = new ReentrantLock();
+    public static void main(String[] args) throws Exception {
+        new Thread(() -> { synchronized (A) { nap(); synchronized (B) { nap(); } } }, "monitor-1").start();
+        new Thread(() -> { synchronized (B) { nap(); synchronized (A) { nap(); } } }, "monitor-2").start();
+        new Thread(() -> { L1.lock(); nap(); L2.lock(); }, "lock-1").start();
+        new Thread(() -> { L2.lock(); nap(); L1.lock(); }, "lock-2").start();
+        System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
+        Thread.sleep(600000);
+    }
+    static void nap() { try { Thread.sleep(300); } catch (InterruptedException e) {} }
+}
+)",
+                        service.tag());
+  auto pool = startJava(dir, "ServicePool", R"(
+import java.util.concurrent.*;
+public class ServicePool {
+    public static void main(String[] a) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        for (int i = 0; i < 5001; i++) { final int n = i; pool.submit(() -> Math.sqrt(n)); }
+        System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
+        Thread.sleep(600000);
+    }
+}
+)",
+                        service.tag());
+  const auto withEvidence = [&] {
+    int n = 0;
+    for (const auto& i : service.deadlocksOf(abba->pid())) {
+      n += i.value("evidence", json()).empty() ? 0 : 1;
+    }
+    return n;
+  };
+  ASSERT_TRUE(waitFor([&] { return withEvidence() == 2; }, 30s)) << service.logText();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10 * kIntervalMs));
+
+  const auto deadlocks = service.deadlocksOf(abba->pid());
+  ASSERT_EQ(deadlocks.size(), 2U) << json(deadlocks).dump(1);
+  for (const auto& i : deadlocks) {
+    EXPECT_EQ(i["state"], "INCIDENT_STATE_OPEN");
+    for (const auto& e : i["evidence"]) {
+      ASSERT_TRUE(e.contains("runtime_stack")) << e.dump(1);
+      EXPECT_EQ(e["runtime_stack"]["runtime"], "Java");
+      const auto& frames = e["runtime_stack"]["frames"];
+      EXPECT_TRUE(std::any_of(frames.begin(), frames.end(), [](const json& f) {
+        return f["file"] == "ServiceAbba.java";
+      })) << e.dump(1);
+    }
+  }
+  for (const auto& i : service.incidents()) {
+    EXPECT_NE(i["pid"], pool->pid()) << "an idle pool is no hang: " << i.dump(1);
+  }
+  // The threads stay where the first dump saw them: no dump after it pauses the JVM again.
+  EXPECT_EQ(threadDumpsIn((dir / "ServiceAbba.safepoints").string()), 1);
+  EXPECT_LE(threadDumpsIn((dir / "ServicePool.safepoints").string()), 1);
+}
+
 /// A program started through `bash -c '...; exec PROGRAM ...'`: bash first, then the program,
 /// in the same process. Reads its first line of output like FixtureProcess.
 class ExecedProcess {

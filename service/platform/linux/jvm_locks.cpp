@@ -167,7 +167,7 @@ std::vector<std::int32_t> JvmDumpState::covered(const std::vector<JavaWaiter>& w
     if (it == seen_.end() || !it->second.runs || !w.runs || *w.runs < *it->second.runs) continue;
     const auto runs = *w.runs - *it->second.runs;
     const auto cpu = w.cpu_ns - std::min(w.cpu_ns, it->second.cpu_ns);
-    const bool only_retried = w.monitor && it->second.monitor &&
+    const bool only_retried = w.monitor == it->second.monitor &&
                               cpu <= runs * static_cast<std::uint64_t>(
                                                 std::chrono::nanoseconds(policy.retry_cpu).count());
     if (runs == 0 || only_retried) out.push_back(w.tid);

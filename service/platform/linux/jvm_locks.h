@@ -47,9 +47,11 @@ void applyJavaDump(ProcessSample& process, const JavaDump& dump,
 struct JvmDumpPolicy {
   std::chrono::milliseconds min_wait{1000};
   std::chrono::milliseconds min_interval{10000};
-  /// The CPU time a monitor entry's retry may take, per time it ran, for the thread to count as
-  /// not having moved (a retry takes some 30 us).
-  std::chrono::microseconds retry_cpu{200};
+  /// The CPU time a waiter may have used per time it ran since the dump and still count as not
+  /// having moved: a monitor entry's retry, or a stop of our own capture, takes some 30 us.
+  /// Generous on purpose: the edges of threads the dump covers are edges the dump had, so a cycle
+  /// among them was a cycle in the dump, a Java-level deadlock that nothing ends.
+  std::chrono::microseconds retry_cpu{500};
 };
 
 /// What is known of one JVM: its last dump and the waiters it saw. Pure state; JvmLocks keeps one

@@ -127,8 +127,8 @@ TEST(JvmDumpState, AsksOnlyPastTheBoundOncePerIntervalAndNotAgainForThreadsThatD
   // Nobody moved: no new dump, however long they wait.
   EXPECT_FALSE(state.shouldAsk(waiters, policy, false, t0 + 1h));
 
-  // Thread 2 ran: it is no longer covered, but the interval holds the next dump back.
-  const std::vector<JavaWaiter> moved{waiter(1, 10), waiter(2, 21)};
+  // Thread 2 ran and worked: it is no longer covered, but the interval holds the next dump back.
+  const std::vector<JavaWaiter> moved{waiter(1, 10), waiter(2, 21, 5'000'000)};
   EXPECT_EQ(state.covered(moved, policy), (std::vector<std::int32_t>{1}));
   state.observe(moved, {5s, 5s}, t0 + 5s);
   EXPECT_FALSE(state.shouldAsk(moved, policy, false, t0 + 5s));
@@ -146,9 +146,10 @@ TEST(JvmDumpState, AMonitorEntryThatOnlyRetriedIsStillCovered) {
             (std::vector<std::int32_t>{1}));
   // Five runs with 2 ms of work: it took the monitor and went on.
   EXPECT_TRUE(state.covered({waiter(1, 15, 3'000'000, true)}, policy).empty());
-  // A park that ran is not covered, whatever it cost.
+  // A park stopped by a capture is still where it was; one that now enters a monitor is not.
   state.recordDump(std::make_shared<const JavaDump>(), {waiter(2, 10, 1'000'000)}, t0, 5ms);
-  EXPECT_TRUE(state.covered({waiter(2, 11, 1'000'010)}, policy).empty());
+  EXPECT_EQ(state.covered({waiter(2, 12, 1'000'080)}, policy), (std::vector<std::int32_t>{2}));
+  EXPECT_TRUE(state.covered({waiter(2, 12, 1'000'080, true)}, policy).empty());
 }
 
 TEST(JvmDumpState, ARefusingJvmIsNotAskedAgainAFailingOneAfterTheInterval) {
