@@ -406,17 +406,20 @@ public class IdlePool {
   EXPECT_EQ(a.text.find("RwLock"), std::string::npos) << a.text;
 }
 
-/// A synchronized ABBA and a ReentrantLock ABBA in one JVM.
+/// A synchronized ABBA, a ReentrantLock ABBA and one of a monitor and a ReentrantLock, in one JVM.
 const std::string kJavaAbba = R"(
 import java.util.concurrent.locks.ReentrantLock;
 public class JavaAbba {
     static final Object A = new Object(), B = new Object();
-    static final ReentrantLock L1 = new ReentrantLock(), L2 = new ReentrantLock();
+    static final Object C = new Object();
+    static final ReentrantLock L1 = new ReentrantLock(), L2 = new ReentrantLock(), L3 = new ReentrantLock();
     public static void main(String[] args) throws Exception {
         new Thread(() -> { synchronized (A) { nap(); synchronized (B) { nap(); } } }, "monitor-1").start(); // ENTER-B
         new Thread(() -> { synchronized (B) { nap(); synchronized (A) { nap(); } } }, "monitor-2").start();
         new Thread(() -> { L1.lock(); nap(); L2.lock(); }, "lock-1").start();
         new Thread(() -> { L2.lock(); nap(); L1.lock(); }, "lock-2").start();
+        new Thread(() -> { synchronized (C) { nap(); L3.lock(); } }, "mixed-1").start();
+        new Thread(() -> { L3.lock(); nap(); synchronized (C) {} }, "mixed-2").start();
         Thread.sleep(1500);
         System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
         Thread.sleep(600000);
@@ -428,10 +431,11 @@ public class JavaAbba {
 TEST(RealPrograms, JavaMonitorAndReentrantLockAbbasAreDeadlocksAsJstackSays) {
   auto p = java("JavaAbba", kJavaAbba);
   const auto a =
-      analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 2; }, {"--capture"});
+      analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 3; }, {"--capture"});
   expectVerdictsAgree(a);
-  ASSERT_EQ(deadlocks(a), 2U) << a.text;
-  const std::set<std::string> expected{"monitor-1", "monitor-2", "lock-1", "lock-2"};
+  ASSERT_EQ(deadlocks(a), 3U) << a.text;
+  const std::set<std::string> expected{"monitor-1", "monitor-2", "lock-1",
+                                       "lock-2",    "mixed-1",   "mixed-2"};
   EXPECT_EQ(deadlockedThreadNames(a), expected) << a.text;
   EXPECT_EQ(jstackDeadlockedThreads(p->pid()), expected);
 
@@ -461,8 +465,8 @@ TEST(RealPrograms, JavaMonitorAndReentrantLockAbbasAreDeadlocksAsJstackSays) {
 
 TEST(RealPrograms, AJvmOfAnotherUserIsAskedAsThatUserAndNoFileIsLeftBehind) {
   auto p = java("JavaAbba", kJavaAbba, "", "setpriv --reuid=nobody --regid=nogroup --clear-groups");
-  const auto a = analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 2; });
-  ASSERT_EQ(deadlocks(a), 2U) << a.text;
+  const auto a = analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 3; });
+  ASSERT_EQ(deadlocks(a), 3U) << a.text;
   // Its working directory is not writable by it: the attach file went to its /tmp, and away.
   const auto cwd = std::filesystem::read_symlink("/proc/" + std::to_string(p->pid()) + "/cwd");
   expectNoAttachFileLeft(cwd);
@@ -490,8 +494,8 @@ TEST(RealPrograms, AJvmThatDisablesAttachIsSaidUnreadableAndIsNotSignalled) {
 
 TEST(RealPrograms, AJvmStartedWithXrsIsReadWithoutASignalThatWouldEndIt) {
   auto p = java("JavaAbba", kJavaAbba, "-Xrs");
-  const auto a = analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 2; });
-  EXPECT_EQ(deadlocks(a), 2U) << a.text;
+  const auto a = analyzeUntil(p->pid(), [](const Analysis& x) { return deadlocks(x) == 3; });
+  EXPECT_EQ(deadlocks(a), 3U) << a.text;
   EXPECT_EQ(::kill(p->pid(), 0), 0);
 }
 
