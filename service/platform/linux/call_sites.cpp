@@ -211,9 +211,24 @@ bool mayBeCallSite(std::string_view mangled) {
                                         std::string_view("gpr_cv_wait"),
                                         std::string_view("PyThread_acquire_lock"),
                                         std::string_view("AbslInternalPerThreadSemWait")};
-  return std::any_of(kHints.begin(), kHints.end(), [&](std::string_view hint) {
-    return mangled.find(hint) != std::string_view::npos;
-  });
+  // Every symbol of every module a process maps passes here: one pass over the name, trying
+  // only the hints that start with the character at hand, instead of a search per hint.
+  static const auto kByFirst = [] {
+    std::array<std::uint32_t, 256> masks{};
+    for (std::size_t i = 0; i < kHints.size(); ++i) {
+      masks[static_cast<unsigned char>(kHints[i].front())] |= 1U << i;
+    }
+    return masks;
+  }();
+  for (std::size_t at = 0; at < mangled.size(); ++at) {
+    auto mask = kByFirst[static_cast<unsigned char>(mangled[at])];
+    while (mask != 0) {
+      const auto i = static_cast<std::size_t>(__builtin_ctz(mask));
+      mask &= mask - 1;
+      if (mangled.compare(at, kHints[i].size(), kHints[i]) == 0) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace wctmon::linux_platform

@@ -123,10 +123,14 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
     if (it == starts.begin()) return std::nullopt;
     return *std::prev(it);
   };
-  // Per callee: the one site of all its callers; nullptr once two disagree or one has none.
-  std::map<std::uint64_t, const CallSite*> callees;
   std::size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) return;
+  struct Code {
+    const unsigned char* bytes;
+    std::uint64_t vaddr;
+    std::uint64_t size;
+  };
+  std::vector<Code> segments;
   for (std::size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD ||
@@ -134,27 +138,61 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
         phdr.p_filesz > size - phdr.p_offset || phdr.p_filesz < 5) {
       continue;
     }
-    const auto* code = reinterpret_cast<const unsigned char*>(image + phdr.p_offset);
+    segments.push_back({reinterpret_cast<const unsigned char*>(image + phdr.p_offset), phdr.p_vaddr,
+                        phdr.p_filesz});
+  }
+  // Calls and jumps with a 32-bit displacement in [begin, end) of `code`: (from, target).
+  const auto forEachBranch = [](const Code& code, std::uint64_t begin, std::uint64_t end,
+                                const auto& visit) {
     constexpr unsigned char kCallRel32 = 0xE8;
     constexpr unsigned char kJmpRel32 = 0xE9;
-    for (std::size_t at = 0; at + 5 <= phdr.p_filesz; ++at) {
-      if (code[at] != kCallRel32 && code[at] != kJmpRel32) continue;
+    const auto first = std::max(begin, code.vaddr) - code.vaddr;
+    const auto last = std::min(end, code.vaddr + code.size) - code.vaddr;
+    for (std::uint64_t at = first; at + 5 <= last; ++at) {
+      if (code.bytes[at] != kCallRel32 && code.bytes[at] != kJmpRel32) continue;
       std::int32_t rel = 0;
-      std::memcpy(&rel, code + at + 1, sizeof(rel));
-      const std::uint64_t from = phdr.p_vaddr + at;
-      const std::uint64_t target = from + 5 + static_cast<std::uint64_t>(std::int64_t{rel});
-      if (!std::binary_search(starts.begin(), starts.end(), target) || out.at(target) != nullptr) {
-        continue;
-      }
-      const auto caller = functionOf(from);
-      if (!caller || *caller == target) continue;
-      const CallSite* site = out.at(*caller);
-      auto [it, fresh] = callees.emplace(target, site);
-      if (!fresh && it->second != nullptr &&
-          (site == nullptr || site->role != it->second->role || site->kind != it->second->kind)) {
-        it->second = nullptr;
-      }
+      std::memcpy(&rel, code.bytes + at + 1, sizeof(rel));
+      const std::uint64_t from = code.vaddr + at;
+      visit(from, from + 5 + static_cast<std::uint64_t>(std::int64_t{rel}));
     }
+  };
+  // First the functions the sites themselves branch to, found in the sites' own code (a few
+  // kilobytes); then, over all the code, whether every branch to one of those comes from the
+  // same kind of site.
+  std::vector<std::uint64_t> candidates;
+  for (const auto& code : segments) {
+    for (const auto& range : out.ranges) {
+      if (range.end <= code.vaddr || range.begin >= code.vaddr + code.size) continue;
+      forEachBranch(code, range.begin, range.end, [&](std::uint64_t, std::uint64_t target) {
+        if (target != range.begin && std::binary_search(starts.begin(), starts.end(), target) &&
+            out.at(target) == nullptr) {
+          candidates.push_back(target);
+        }
+      });
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  if (candidates.empty()) return;
+  // Per callee: the one site of all its callers; nullptr once two disagree or one has none.
+  std::map<std::uint64_t, const CallSite*> callees;
+  for (const auto& code : segments) {
+    forEachBranch(code, code.vaddr, code.vaddr + code.size,
+                  [&](std::uint64_t from, std::uint64_t target) {
+                    if (target < candidates.front() || target > candidates.back() ||
+                        !std::binary_search(candidates.begin(), candidates.end(), target)) {
+                      return;
+                    }
+                    const auto caller = functionOf(from);
+                    if (!caller || *caller == target) return;
+                    const CallSite* site = out.at(*caller);
+                    auto [it, fresh] = callees.emplace(target, site);
+                    if (!fresh && it->second != nullptr &&
+                        (site == nullptr || site->role != it->second->role ||
+                         site->kind != it->second->kind)) {
+                      it->second = nullptr;
+                    }
+                  });
   }
   std::vector<ModuleSites::Range> added;
   for (const auto& [target, site] : callees) {

@@ -225,9 +225,10 @@ Result<JvmThreadDumpText> attachAs(Pid pid, const JvmAttachFacts& facts,
   CreatedFile trigger;
   if (!isSocketOf(socket_path, facts.uid)) {
     if (!facts.catches_sigquit) {
-      return makeError(ErrorCode::kUnsupported,
-                       "the JVM does not handle SIGQUIT (-Xrs) and its attach listener is not "
-                       "running: a SIGQUIT would end it, so its threads' Java locks cannot be read");
+      return makeError(
+          ErrorCode::kUnsupported,
+          "the JVM does not handle SIGQUIT (-Xrs) and its attach listener is not "
+          "running: a SIGQUIT would end it, so its threads' Java locks cannot be read");
     }
     // The JVM looks for the file in its working directory, then in its /tmp.
     if (!trigger.make(procPath(pid, "cwd/.attach_pid" + nspid)) &&

@@ -41,6 +41,7 @@ class ProcWaitLookup final : public WaitLookup {
   [[nodiscard]] MemoryAccess readFutexWindows(std::span<const std::uint64_t> uaddrs,
                                               std::vector<FutexWindow>& out) override;
   [[nodiscard]] std::size_t readStack(std::uint64_t sp, std::span<std::byte> out) override;
+  void prefetchStacks(std::span<const std::uint64_t> sps, std::size_t bytes) override;
   [[nodiscard]] const CallSite* callSiteAt(std::uint64_t address) override;
   [[nodiscard]] bool mayRefine() override;
   [[nodiscard]] std::vector<std::uint64_t> parkedThreadRegisters(std::int32_t tid,
@@ -71,6 +72,8 @@ class ProcWaitLookup final : public WaitLookup {
   TaskList& tasks_;
   /// Read on the first call site asked for: most processes have no futex waiter to explain.
   std::optional<CodeMap> code_;
+  /// Stacks read ahead: the bytes read at each sp (as many as were mapped), sorted by sp.
+  std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> stacks_;
 };
 
 }  // namespace wctmon::linux_platform

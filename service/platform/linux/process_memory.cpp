@@ -108,6 +108,63 @@ std::size_t readAvailable(Pid pid, std::uint64_t addr, std::span<std::byte> out)
   return n < 0 ? 0 : static_cast<std::size_t>(n);
 }
 
+std::vector<std::size_t> readAvailableBatch(Pid pid, std::span<const std::uint64_t> addrs,
+                                            std::span<const std::span<std::byte>> outs) {
+  // Many small reads in few system calls: one element a page, as many elements a call as the
+  // kernel takes. A call stops at the first element it cannot read whole; the read that failed
+  // is done on its own and the batch goes on after it.
+  constexpr std::uint64_t kPage = 4096;
+  constexpr std::size_t kMaxIov = 1024;
+  std::vector<std::size_t> done(addrs.size(), 0);
+  std::vector<iovec> local;
+  std::vector<iovec> remote;
+  std::vector<std::size_t> owner;  // the read each element belongs to
+  local.reserve(kMaxIov);
+  remote.reserve(kMaxIov);
+  owner.reserve(kMaxIov);
+  std::size_t next = 0;
+  while (next < addrs.size()) {
+    local.clear();
+    remote.clear();
+    owner.clear();
+    std::size_t last = next;
+    for (; last < addrs.size(); ++last) {
+      const auto out = outs[last];
+      std::size_t pieces = 0;
+      for (std::size_t at = 0; at < out.size(); at += kPage - (addrs[last] + at) % kPage) ++pieces;
+      if (!local.empty() && local.size() + pieces > kMaxIov) break;
+      for (std::size_t at = 0; at < out.size();) {
+        const auto size =
+            std::min<std::uint64_t>(kPage - (addrs[last] + at) % kPage, out.size() - at);
+        local.push_back({out.data() + at, size});
+        remote.push_back({reinterpret_cast<void*>(addrs[last] + at), size});
+        owner.push_back(last);
+        at += size;
+      }
+    }
+    const ssize_t n =
+        ::process_vm_readv(pid.value, local.data(), local.size(), remote.data(), remote.size(), 0);
+    auto left = n < 0 ? std::size_t{0} : static_cast<std::size_t>(n);
+    std::size_t failed = last;
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      const auto take = std::min(left, local[i].iov_len);
+      done[owner[i]] += take;
+      left -= take;
+      if (take < local[i].iov_len) {
+        failed = owner[i];
+        break;
+      }
+    }
+    if (failed == last) {
+      next = last;
+      continue;
+    }
+    done[failed] = readAvailable(pid, addrs[failed], outs[failed]);
+    next = failed + 1;
+  }
+  return done;
+}
+
 std::optional<std::string> readString(Pid pid, std::uint64_t addr, std::size_t max) {
   // Page by page: a string near the end of a mapping must not fail for the bytes past it.
   constexpr std::uint64_t kPage = 4096;

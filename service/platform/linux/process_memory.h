@@ -26,6 +26,11 @@ enum class MemoryAccess { kOk, kDenied, kGone, kFault };
 /// first page that cannot be read (the end of a stack). Returns how many were read.
 [[nodiscard]] std::size_t readAvailable(Pid pid, std::uint64_t addr, std::span<std::byte> out);
 
+/// readAvailable of many places at once (`outs[i]` from `addrs[i]`), in as few system calls as
+/// the kernel allows; how many bytes of each were read.
+[[nodiscard]] std::vector<std::size_t> readAvailableBatch(
+    Pid pid, std::span<const std::uint64_t> addrs, std::span<const std::span<std::byte>> outs);
+
 /// Reads the NUL-terminated string at `addr` of process `pid`, at most `max` bytes; nullopt
 /// when it cannot be read or has no end within `max`.
 [[nodiscard]] std::optional<std::string> readString(Pid pid, std::uint64_t addr,

@@ -236,6 +236,16 @@ class Classifier {
     const TidValidator validator = [this](std::int32_t tid, bool shared) {
       return isLive(tid, shared);
     };
+    if (access == MemoryAccess::kOk) {
+      // The call site of most waits is found on the stack (glibc's futex helper is none): the
+      // stacks' first bytes are read together.
+      std::vector<std::uint64_t> sps;
+      for (const auto* thread : waiters) {
+        const auto* site = lookup_.callSiteAt(thread->syscall->pc);
+        if (site == nullptr || site->generic) sps.push_back(thread->syscall->sp);
+      }
+      if (sps.size() > 1) lookup_.prefetchStacks(sps, kFirstStackBytes);
+    }
     for (auto* thread : waiters) {
       const auto& sc = *thread->syscall;
       const std::uint64_t uaddr = sc.args[0];

@@ -36,6 +36,12 @@ class WaitLookup {
                                                       std::vector<FutexWindow>& out) = 0;
   /// Reads up to `out.size()` bytes of the thread stack at `sp`: as many as are mapped.
   [[nodiscard]] virtual std::size_t readStack(std::uint64_t sp, std::span<std::byte> out) = 0;
+  /// Reads the first `bytes` of each stack at `sps` at once, so that readStack of one of them
+  /// (up to that size) costs no system call of its own; a hint, which may do nothing.
+  virtual void prefetchStacks(std::span<const std::uint64_t> sps, std::size_t bytes) {
+    (void)sps;
+    (void)bytes;
+  }
   /// The call site (a function through which a runtime waits) of the code at `address`, a
   /// return address or the pc of a system call; nullptr when it is none, or no code.
   [[nodiscard]] virtual const CallSite* callSiteAt(std::uint64_t address) = 0;
