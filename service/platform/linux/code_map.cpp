@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <gelf.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -265,18 +268,95 @@ ModuleSites loadModuleSites(int fd) {
   return out;
 }
 
-CodeMap CodeMap::read(Pid pid) {
-  CodeMap out;
-  const auto base = "/proc/" + std::to_string(pid.value);
-  std::ifstream maps(base + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
+namespace {
+
+/// PROCMAP_QUERY (Linux 6.11, <linux/fs.h>), declared here for the headers of older kernels:
+/// the kernel's ABI, stable by its rules.
+struct ProcmapQuery {
+  std::uint64_t size;
+  std::uint64_t query_flags;
+  std::uint64_t query_addr;
+  std::uint64_t vma_start;
+  std::uint64_t vma_end;
+  std::uint64_t vma_flags;
+  std::uint64_t vma_page_size;
+  std::uint64_t vma_offset;
+  std::uint64_t inode;
+  std::uint32_t dev_major;
+  std::uint32_t dev_minor;
+  std::uint32_t vma_name_size;
+  std::uint32_t build_id_size;
+  std::uint64_t vma_name_addr;
+  std::uint64_t build_id_addr;
+};
+constexpr unsigned long kProcmapQuery = _IOWR('f', 17, ProcmapQuery);
+constexpr std::uint64_t kQueryExecutable = 0x04;
+constexpr std::uint64_t kQueryCoveringOrNext = 0x10;
+constexpr std::uint64_t kQueryFileBacked = 0x20;
+
+/// The executable file mappings, asked of the kernel one by one: it skips the rest itself (a
+/// process has two mappings a thread, whose maps text alone costs milliseconds at thousands of
+/// threads). nullopt where the kernel has no PROCMAP_QUERY.
+std::optional<std::vector<FileMapping>> queryExecutableMappings(int maps_fd) {
+  std::vector<FileMapping> out;
+  std::uint64_t from = 0;
+  for (int guard = 0; guard < 65536; ++guard) {
+    ProcmapQuery q{};
+    q.size = sizeof(q);
+    q.query_flags = kQueryExecutable | kQueryCoveringOrNext | kQueryFileBacked;
+    q.query_addr = from;
+    if (::ioctl(maps_fd, kProcmapQuery, &q) != 0) {
+      if (errno == ENOENT) break;  // no mapping past `from`
+      if (out.empty() && (errno == ENOTTY || errno == EINVAL)) return std::nullopt;
+      break;
+    }
+    if (q.inode != 0) out.push_back({q.vma_start, q.vma_end, q.vma_offset});
+    if (q.vma_end <= from) break;
+    from = q.vma_end;
+  }
+  return out;
+}
+
+/// The same from the maps text, for older kernels.
+std::vector<FileMapping> parseExecutableMappings(int maps_fd) {
+  std::string text;
+  std::array<char, 65536> buf{};
+  for (;;) {
+    const ssize_t n = ::read(maps_fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  return executableFileMappings(text);
+}
+
+}  // namespace
+
+std::vector<FileMapping> executableFileMappings(std::string_view maps) {
+  std::vector<FileMapping> out;
+  while (!maps.empty()) {
+    const auto eol = maps.find('\n');
+    const auto line = maps.substr(0, eol);
+    maps = eol == std::string_view::npos ? std::string_view() : maps.substr(eol + 1);
     const auto range = parseMapsLine(line);
     if (!range || !range->executable || range->inode == 0 || !range->path.starts_with('/')) {
       continue;
     }
+    out.push_back({range->begin, range->end, range->offset});
+  }
+  return out;
+}
+
+CodeMap CodeMap::read(Pid pid) {
+  CodeMap out;
+  const auto base = "/proc/" + std::to_string(pid.value);
+  UniqueFd maps(::open((base + "/maps").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!maps.valid()) return out;
+  auto mappings = queryExecutableMappings(maps.get());
+  if (!mappings) mappings = parseExecutableMappings(maps.get());
+  for (const auto& range : *mappings) {
     // map_files opens the very file mapped, even deleted or in another mount namespace.
-    const auto name = hexString(range->begin).substr(2) + "-" + hexString(range->end).substr(2);
+    const auto name = hexString(range.begin).substr(2) + "-" + hexString(range.end).substr(2);
     UniqueFd fd(::open((base + "/map_files/" + name).c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) continue;
     auto module = moduleCache().get(fd.get());
@@ -284,19 +364,49 @@ CodeMap CodeMap::read(Pid pid) {
     const auto segment =
         std::find_if(module->segments.begin(), module->segments.end(), [&](const auto& s) {
           const auto first = s.offset & ~std::uint64_t{0xfff};
-          return range->offset >= first && range->offset < s.offset + s.size;
+          return range.offset >= first && range.offset < s.offset + s.size;
         });
     if (segment == module->segments.end()) continue;
     // Runtime address = begin + (file offset - offset); ELF address = file offset - p_offset +
     // p_vaddr.
-    const std::uint64_t bias = range->begin - range->offset + segment->offset - segment->vaddr;
+    const std::uint64_t bias = range.begin - range.offset + segment->offset - segment->vaddr;
     out.refiners_ = out.refiners_ || std::any_of(module->ranges.begin(), module->ranges.end(),
                                                  [](const auto& r) { return r.site.refines; });
-    out.mappings_.push_back({range->begin, range->end, bias, std::move(module)});
+    out.mappings_.push_back({range.begin, range.end, bias, std::move(module)});
   }
   std::sort(out.mappings_.begin(), out.mappings_.end(),
             [](const auto& a, const auto& b) { return a.begin < b.begin; });
   return out;
+}
+
+std::shared_ptr<const CodeMap> CodeMap::recent(Pid pid, std::uint64_t start_time) {
+  if (start_time == 0) return std::make_shared<const CodeMap>(read(pid));
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kFresh = std::chrono::seconds(1);
+  constexpr std::size_t kKept = 64;
+  struct Entry {
+    Pid pid;
+    std::uint64_t start_time;
+    Clock::time_point at;
+    std::shared_ptr<const CodeMap> map;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> kept;
+  const auto now = Clock::now();
+  {
+    std::lock_guard lock(mutex);
+    for (const auto& e : kept) {
+      if (e.pid == pid && e.start_time == start_time && now - e.at < kFresh) return e.map;
+    }
+  }
+  auto map = std::make_shared<const CodeMap>(read(pid));
+  std::lock_guard lock(mutex);
+  std::erase_if(kept, [&](const Entry& e) {
+    return (e.pid == pid && e.start_time == start_time) || now - e.at >= kFresh;
+  });
+  if (kept.size() >= kKept) kept.erase(kept.begin());
+  kept.push_back({pid, start_time, now, map});
+  return map;
 }
 
 const CodeMap::Mapping* CodeMap::mappingOf(std::uint64_t address) const {

@@ -31,6 +31,18 @@ struct ModuleSites {
   [[nodiscard]] const CallSite* at(std::uint64_t vaddr) const;
 };
 
+/// An executable mapping of a file: its addresses and where in the file it starts.
+struct FileMapping {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::uint64_t offset = 0;
+  friend bool operator==(const FileMapping&, const FileMapping&) = default;
+};
+
+/// The executable file mappings a maps file lists (where the kernel cannot be asked for them
+/// one by one, before Linux 6.11).
+[[nodiscard]] std::vector<FileMapping> executableFileMappings(std::string_view maps);
+
 /// Reads the call sites of the ELF file open as `fd`; empty when it is no ELF file.
 [[nodiscard]] ModuleSites loadModuleSites(int fd);
 
@@ -41,6 +53,9 @@ class CodeMap {
  public:
   /// The map of process `pid` as its maps file shows it now; empty when it cannot be read.
   [[nodiscard]] static CodeMap read(Pid pid);
+  /// The map of process `pid` (started at `start_time`) as read less than a second ago, by the
+  /// sample that the read confirming it follows; read now otherwise (always for start time 0).
+  [[nodiscard]] static std::shared_ptr<const CodeMap> recent(Pid pid, std::uint64_t start_time);
 
   /// The call site of the code at `address`; nullptr when the address is in none (or not code).
   [[nodiscard]] const CallSite* siteAt(std::uint64_t address) const;

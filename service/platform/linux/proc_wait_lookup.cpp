@@ -78,12 +78,12 @@ void ProcWaitLookup::prefetchStacks(std::span<const std::uint64_t> sps, std::siz
 }
 
 const CallSite* ProcWaitLookup::callSiteAt(std::uint64_t address) {
-  if (!code_) code_ = CodeMap::read(pid_);
+  if (!code_) code_ = CodeMap::recent(pid_, start_time_);
   return code_->siteAt(address);
 }
 
 bool ProcWaitLookup::mayRefine() {
-  if (!code_) code_ = CodeMap::read(pid_);
+  if (!code_) code_ = CodeMap::recent(pid_, start_time_);
   return code_->hasRefiners();
 }
 

@@ -34,8 +34,11 @@ class SampleContext {
 /// sample shares comes from `context`.
 class ProcWaitLookup final : public WaitLookup {
  public:
-  ProcWaitLookup(SampleContext& context, Pid pid, int task_fd, TaskList& tasks)
-      : context_(context), pid_(pid), task_fd_(task_fd), tasks_(tasks) {}
+  /// `start_time` (0 when not known) lets the code map read by the sample serve the read that
+  /// confirms it.
+  ProcWaitLookup(SampleContext& context, Pid pid, int task_fd, TaskList& tasks,
+                 std::uint64_t start_time = 0)
+      : context_(context), pid_(pid), task_fd_(task_fd), tasks_(tasks), start_time_(start_time) {}
 
   [[nodiscard]] MemoryAccess readMemory(std::uint64_t addr, std::span<std::byte> out) override;
   [[nodiscard]] MemoryAccess readFutexWindows(std::span<const std::uint64_t> uaddrs,
@@ -71,7 +74,8 @@ class ProcWaitLookup final : public WaitLookup {
   int task_fd_;
   TaskList& tasks_;
   /// Read on the first call site asked for: most processes have no futex waiter to explain.
-  std::optional<CodeMap> code_;
+  std::uint64_t start_time_ = 0;
+  std::shared_ptr<const CodeMap> code_;
   /// Stacks read ahead: the bytes read at each sp (as many as were mapped), sorted by sp.
   std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> stacks_;
 };

@@ -37,9 +37,9 @@ bool ProcessReader::isKernelThread(Pid pid) {
   return header.ok() && isKernelThreadFlags(header->flags);
 }
 
-void ProcessReader::classify(Pid pid, int task_fd, TaskList& tasks,
+void ProcessReader::classify(Pid pid, std::uint64_t start_time, int task_fd, TaskList& tasks,
                              std::span<TaskReading> threads) {
-  ProcWaitLookup lookup(context_, pid, task_fd, tasks);
+  ProcWaitLookup lookup(context_, pid, task_fd, tasks, start_time);
   classifyWaits(pid, threads, lookup);
 }
 
@@ -64,7 +64,7 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
   if (isKernelThreadFlags(header->flags)) {
     markKernelThreads(threads, task_fd.get());
   } else {
-    classify(pid, task_fd.get(), tasks, threads);
+    classify(pid, header->start_time, task_fd.get(), tasks, threads);
   }
   // Only a thread waiting on an owner can be part of a cycle and need the run count that
   // confirms one; reading it for every idle thread would add a third of the cost of a sample.
@@ -111,7 +111,7 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
     reread.push_back(std::move(reading));
   }
   dropExited(reread);
-  classify(pid, *task_fd, tasks, reread);
+  classify(pid, cache.startTime(), *task_fd, tasks, reread);
   return cache.complete(std::move(sweep.reused), reread);
 }
 

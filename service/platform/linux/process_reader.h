@@ -33,7 +33,8 @@ class ProcessReader {
 
  private:
   /// Sets the waits of the blocked threads among `threads` of `pid`.
-  void classify(Pid pid, int task_fd, TaskList& tasks, std::span<TaskReading> threads);
+  void classify(Pid pid, std::uint64_t start_time, int task_fd, TaskList& tasks,
+                std::span<TaskReading> threads);
 
   SampleContext& context_;
 };

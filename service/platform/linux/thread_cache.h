@@ -85,6 +85,9 @@ class ThreadCache final {
   /// The schedstat descriptors kept open.
   [[nodiscard]] std::size_t openDescriptors() const;
 
+  /// The start time of the process the cache holds (0 before its first read).
+  [[nodiscard]] std::uint64_t startTime() const { return start_time_; }
+
  private:
   struct Entry {
     BudgetedFd schedstat;
