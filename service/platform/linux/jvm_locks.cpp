@@ -191,6 +191,14 @@ void JvmDumpState::observe(const std::vector<JavaWaiter>& waiters,
   waiting_since_ = std::move(since);
 }
 
+std::vector<std::int32_t> JvmDumpState::unseen(const std::vector<JavaWaiter>& waiters) const {
+  std::vector<std::int32_t> out;
+  for (const auto& w : waiters) {
+    if (!waiting_since_.contains(w.tid)) out.push_back(w.tid);
+  }
+  return out;
+}
+
 bool JvmDumpState::shouldAsk(const std::vector<JavaWaiter>& waiters, const JvmDumpPolicy& policy,
                              bool on_demand, Clock::time_point now) const {
   if (refused_) return false;
@@ -245,15 +253,33 @@ void JvmLocks::apply(ProcessSample& process, bool on_demand) {
   const auto task_path = "/proc/" + std::to_string(process.pid.value) + "/task";
   UniqueFd task_fd(::open(task_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!task_fd.valid()) return;
-  std::vector<ThreadRef> refs;
   for (auto& w : waiters) {
     if (const auto times = readSchedTimes(task_fd.get(), w.tid)) {
       w.runs = times->runs;
       w.cpu_ns = times->cpu_ns;
     }
-    refs.push_back(ThreadRef{process.pid, Tid{w.tid}});
   }
-  const auto waited = readWaitTimes(refs);
+  // How long a thread has waited is read only for threads not seen waiting before (its sched
+  // file is 1.5 KB of text): the others' waits started when they were first seen.
+  std::vector<std::int32_t> fresh;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = entries_.find(process.pid.value);
+    fresh = it != entries_.end() && it->second.start_time == process.start_time
+                ? it->second.state.unseen(waiters)
+                : std::vector<std::int32_t>();
+    if (it == entries_.end() || it->second.start_time != process.start_time) {
+      for (const auto& w : waiters) fresh.push_back(w.tid);
+    }
+  }
+  std::vector<ThreadRef> refs;
+  for (const auto tid : fresh) refs.push_back(ThreadRef{process.pid, Tid{tid}});
+  const auto fresh_waits = readWaitTimes(refs);
+  std::vector<std::optional<std::chrono::milliseconds>> waited(waiters.size());
+  for (std::size_t i = 0; i < waiters.size(); ++i) {
+    const auto at = std::find(fresh.begin(), fresh.end(), waiters[i].tid);
+    if (at != fresh.end()) waited[i] = fresh_waits[static_cast<std::size_t>(at - fresh.begin())];
+  }
 
   const auto now = JvmDumpState::Clock::now();
   bool ask = false;

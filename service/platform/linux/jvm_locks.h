@@ -69,6 +69,8 @@ class JvmDumpState {
   void observe(const std::vector<JavaWaiter>& waiters,
                const std::vector<std::optional<std::chrono::milliseconds>>& waited,
                Clock::time_point now);
+  /// The waiters of `waiters` not seen waiting by the previous observe.
+  [[nodiscard]] std::vector<std::int32_t> unseen(const std::vector<JavaWaiter>& waiters) const;
   /// Whether to ask now: some waiter is not covered and has waited at least the bound (any
   /// time, when `on_demand`), none was asked within the interval, and the JVM is not one that
   /// refuses.

@@ -55,7 +55,8 @@ class Classifier {
       if (thread.sample.status != ObjectStatus::kBlocked || !thread.syscall) continue;
       if (thread.sample.state != RunState::kDiskSleep &&
           thread.syscall->kind == SyscallState::Kind::kInSyscall &&
-          thread.syscall->number == SYS_futex) {
+          (thread.syscall->number == SYS_futex || restartedFutexWait(*thread.syscall))) {
+        thread.syscall->number = SYS_futex;
         futex_waiters.push_back(&thread);
         continue;
       }
@@ -152,6 +153,25 @@ class Classifier {
     }
     return ", owner thread " + tid + " is not in this process (it is a thread of process " + where +
            "), so nothing here can unlock it";
+  }
+
+  /// A timed futex wait that a stop or a signal interrupted goes on as restart_syscall: the
+  /// number shows that, but the argument registers still hold the futex call's (the kernel only
+  /// re-enters the call), and the code it is in is a call site's (every site waits on a futex).
+  bool restartedFutexWait(const SyscallState& sc) {
+    if (sc.number != SYS_restart_syscall) return false;
+    constexpr std::uint64_t kCommand = 0x7f;  // without FUTEX_PRIVATE_FLAG, CLOCK_REALTIME
+    constexpr std::uint64_t kWait = 0;
+    constexpr std::uint64_t kLockPi = 6;
+    constexpr std::uint64_t kWaitBitset = 9;
+    constexpr std::uint64_t kWaitRequeuePi = 11;
+    constexpr std::uint64_t kLockPi2 = 13;
+    const auto command = sc.args[1] & kCommand;
+    if (command != kWait && command != kLockPi && command != kWaitBitset &&
+        command != kWaitRequeuePi && command != kLockPi2) {
+      return false;
+    }
+    return sc.args[0] != 0 && sc.args[0] % 4 == 0 && callSiteOf(sc) != nullptr;
   }
 
   /// The function through which the thread waits: the one its system call is in, or else the

@@ -395,6 +395,21 @@ TEST_F(WaitClassifierTest, ARwlockHeldForReadingHasNoKnownOwner) {
   EXPECT_EQ(w.status, ObjectStatus::kBlocked);
 }
 
+TEST_F(WaitClassifierTest, ATimedFutexWaitGoingOnAsRestartSyscallIsStillThatWait) {
+  // After a stop or a signal a timed wait continues as restart_syscall, the futex call's
+  // arguments still in their registers.
+  const std::uint64_t word = kArena + 0x300;
+  process_.call_sites[kSyscallPc] = {CallSiteRole::kCondition, "pthread_cond_timedwait"};
+  auto w = waitOf(syscallLine(SYS_restart_syscall, {word, kFutexWaitBitsetPrivate, 0, 0}));
+  EXPECT_EQ(w.type, ObjectType::kCondition);
+  EXPECT_EQ(w.name, "pthread_cond_timedwait " + hexString(word));
+  // Not in a futex call site (a restarted nanosleep, poll): not taken for a futex.
+  process_.call_sites.clear();
+  w = waitOf(syscallLine(SYS_restart_syscall, {word, kFutexWaitBitsetPrivate, 0, 0}));
+  EXPECT_NE(w.type, ObjectType::kFutex);
+  EXPECT_NE(w.type, ObjectType::kCondition);
+}
+
 TEST_F(WaitClassifierTest, TheCallSiteIsTheInnermostReturnAddressOnTheStackThatIsOne) {
   // Futex wrappers between the call site and the system call have no site of their own.
   const std::uint64_t frames[] = {0x1234, kArena + 0x10, kReturnAddress, kSyscallPc};
