@@ -322,10 +322,12 @@ fn main() {
   EXPECT_EQ(a.text.find("Futex"), std::string::npos) << a.text;
 }
 
-/// A Go program, built with Debian's Go (1.19) into `name` and run.
-std::unique_ptr<FixtureProcess> go(const std::string& name, const std::string& source) {
+/// A Go program, built with Debian's Go (1.19) into `name` (with `flags`) and run.
+std::unique_ptr<FixtureProcess> go(const std::string& name, const std::string& source,
+                                   const std::string& flags = "") {
   return built(name + ".go", source,
-               "GOCACHE=$PWD/.gocache GOPATH=$PWD/.gopath go build -o " + name + " " + name + ".go",
+               "GOCACHE=$PWD/.gocache GOPATH=$PWD/.gopath go build " + flags + " -o " + name + " " +
+                   name + ".go",
                "./" + name);
 }
 
@@ -333,6 +335,12 @@ std::unique_ptr<FixtureProcess> go(const std::string& name, const std::string& s
 const nlohmann::json* goProgramOf(const Analysis& a) {
   const auto& programs = a.json.value("go_programs", nlohmann::json::array());
   return programs.size() == 1 ? &a.json.at("go_programs").at(0) : nullptr;
+}
+
+/// The version of the Go that builds the tests' programs ("go1.19.8").
+std::string goVersion() {
+  const auto r = runCommand({"go", "env", "GOVERSION"});
+  return r.out.substr(0, r.out.find('\n'));
 }
 
 /// The functions of a goroutine's frames.
@@ -477,6 +485,40 @@ func main() {
     }
   }
   EXPECT_GE(shown, 1U);
+}
+
+TEST(RealPrograms, AStrippedGoProgramIsSaidToBeOneWhoseGoroutinesAreNotVisible) {
+  auto p = go("stripped", R"(
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+func main() {
+	var m sync.Mutex
+	m.Lock()
+	go func() { m.Lock() }()
+	time.Sleep(300 * time.Millisecond)
+	fmt.Printf("{\"pid\":%d,\"threads\":{},\"processes\":{}}\n", os.Getpid())
+	time.Sleep(600 * time.Second)
+}
+)",
+              "-ldflags=-s");
+  const auto a = analyze(p->pid());
+  expectVerdictsAgree(a);
+  const auto* program = goProgramOf(a);
+  ASSERT_NE(program, nullptr) << a.text;
+  EXPECT_FALSE(program->value("visible", true));
+  EXPECT_EQ(program->value("version", ""), goVersion());
+  EXPECT_TRUE(program->at("blocked").empty());
+  EXPECT_NE(a.text.find("is a Go program whose goroutines are not visible (Go version " +
+                        goVersion() + ")"),
+            std::string::npos)
+      << a.text;
 }
 
 /// A Java program, compiled with Debian's javac and run with HotSpot (`options` before the

@@ -113,6 +113,35 @@ bool isSystemGoroutine(std::string_view start) {
   return start.starts_with("runtime.") && start != "runtime.main";
 }
 
+/// The functions and the runtime's variables among the symbols of `symtab`.
+void readGoSymbols(Elf* elf, Elf_Scn* symtab, GoBinary& out) {
+  GElf_Shdr shdr;
+  Elf_Data* data = elf_getdata(symtab, nullptr);
+  if (gelf_getshdr(symtab, &shdr) == nullptr || data == nullptr || shdr.sh_entsize == 0) return;
+  const auto count = shdr.sh_size / shdr.sh_entsize;
+  for (std::size_t i = 0; i < count; ++i) {
+    GElf_Sym sym;
+    if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr || sym.st_shndx == SHN_UNDEF) {
+      continue;
+    }
+    const char* raw = elf_strptr(elf, shdr.sh_link, sym.st_name);
+    if (raw == nullptr) continue;
+    const std::string_view name(raw);
+    const auto type = GELF_ST_TYPE(sym.st_info);
+    if (type == STT_FUNC && sym.st_size > 0) {
+      out.functions.push_back({sym.st_value, sym.st_value + sym.st_size, std::string(name)});
+    } else if (type == STT_OBJECT && name.starts_with("runtime.")) {
+      if (name == "runtime.allgs") out.allgs = sym.st_value;
+      if (name == "runtime.allglen") out.allglen = sym.st_value;
+      if (name == "runtime.buildVersion") out.build_version = sym.st_value;
+      if (name == "runtime.waitReasonStrings") {
+        out.wait_reason_strings = sym.st_value;
+        out.wait_reason_count = sym.st_size / 16;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const GoBinary::Function* GoBinary::functionAt(std::uint64_t vaddr) const {
@@ -121,6 +150,27 @@ const GoBinary::Function* GoBinary::functionAt(std::uint64_t vaddr) const {
   if (it == functions.begin()) return nullptr;
   --it;
   return vaddr < it->end ? &*it : nullptr;
+}
+
+std::string goBuildInfoVersion(std::span<const std::byte> section) {
+  constexpr std::string_view kMagic = "\xff Go buildinf:";
+  constexpr std::size_t kHeader = 32;
+  constexpr std::uint8_t kVersionInline = 2;
+  if (section.size() <= kHeader || std::memcmp(section.data(), kMagic.data(), kMagic.size()) != 0 ||
+      (std::to_integer<std::uint8_t>(section[15]) & kVersionInline) == 0) {
+    return {};
+  }
+  // A uvarint length, then the version.
+  std::uint64_t length = 0;
+  std::size_t at = kHeader;
+  for (int shift = 0; at < section.size() && shift < 64; shift += 7) {
+    const auto byte = std::to_integer<std::uint8_t>(section[at++]);
+    length |= std::uint64_t{byte & 0x7fU} << shift;
+    if ((byte & 0x80U) == 0) break;
+  }
+  if (length == 0 || length > kMaxVersionLength || length > section.size() - at) return {};
+  std::string out(reinterpret_cast<const char*>(section.data() + at), length);
+  return printable(out) ? out : std::string();
 }
 
 GoBinary loadGoBinary(int fd) {
@@ -132,37 +182,24 @@ GoBinary loadGoBinary(int fd) {
   GElf_Ehdr ehdr;
   if (gelf_getehdr(elf, &ehdr) != nullptr && ehdr.e_machine == EM_X86_64) {
     out.entry = ehdr.e_entry;
+    std::size_t names = 0;
+    const bool named = elf_getshdrstrndx(elf, &names) == 0;
+    Elf_Scn* symtab = nullptr;
     for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
       GElf_Shdr shdr;
-      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB ||
-          shdr.sh_entsize == 0) {
-        continue;
-      }
-      Elf_Data* data = elf_getdata(scn, nullptr);
-      if (data == nullptr) continue;
-      const auto count = shdr.sh_size / shdr.sh_entsize;
-      for (std::size_t i = 0; i < count; ++i) {
-        GElf_Sym sym;
-        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr || sym.st_shndx == SHN_UNDEF) {
-          continue;
-        }
-        const char* raw = elf_strptr(elf, shdr.sh_link, sym.st_name);
-        if (raw == nullptr) continue;
-        const std::string_view name(raw);
-        const auto type = GELF_ST_TYPE(sym.st_info);
-        if (type == STT_FUNC && sym.st_size > 0) {
-          out.functions.push_back({sym.st_value, sym.st_value + sym.st_size, std::string(name)});
-        } else if (type == STT_OBJECT && name.starts_with("runtime.")) {
-          if (name == "runtime.allgs") out.allgs = sym.st_value;
-          if (name == "runtime.allglen") out.allglen = sym.st_value;
-          if (name == "runtime.buildVersion") out.build_version = sym.st_value;
-          if (name == "runtime.waitReasonStrings") {
-            out.wait_reason_strings = sym.st_value;
-            out.wait_reason_count = sym.st_size / 16;
-          }
+      if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+      if (shdr.sh_type == SHT_SYMTAB) symtab = scn;
+      const char* section = named ? elf_strptr(elf, names, shdr.sh_name) : nullptr;
+      if (section != nullptr && std::strcmp(section, ".go.buildinfo") == 0) {
+        out.go = true;
+        if (Elf_Data* info = elf_getdata(scn, nullptr); info != nullptr && info->d_buf) {
+          out.build_info_version = goBuildInfoVersion(
+              std::span(static_cast<const std::byte*>(info->d_buf), info->d_size));
         }
       }
     }
+    // Only a Go binary's symbols are kept: any other file is looked at once, for nothing.
+    if (out.go && symtab != nullptr) readGoSymbols(elf, symtab, out);
   }
   elf_end(elf);
   std::sort(out.functions.begin(), out.functions.end(),
@@ -223,8 +260,12 @@ GoWait goWaitOf(std::string_view reason, std::span<const StackFrame> frames) {
 
 GoProgram readGoProgram(const GoBinary& binary, std::uint64_t bias, GoMemory& memory,
                         std::chrono::nanoseconds monotonic_now, const GoReadLimits& limits) {
+  if (!binary.go) {
+    return notVisible("", "its executable has no Go build information (.go.buildinfo)");
+  }
   if (!binary.hasRuntime()) {
-    return notVisible("", "its executable has no symbols of the Go runtime (stripped?)");
+    return notVisible(binary.build_info_version,
+                      "its executable has no symbol table (stripped) to find its goroutines by");
   }
   const auto version =
       readGoString(memory, binary.build_version + bias, kMaxVersionLength).value_or("");
@@ -388,12 +429,20 @@ std::optional<std::uint64_t> loadedEntry(const std::string& base) {
 }  // namespace
 
 void applyGoRuntime(ProcessSample& process) {
-  if (std::none_of(process.threads.begin(), process.threads.end(), isGoRuntimeThread)) return;
+  const auto& threads = process.threads;
+  const bool scheduler = std::any_of(threads.begin(), threads.end(), isGoRuntimeThread);
+  if (!scheduler && std::none_of(threads.begin(), threads.end(), [](const ThreadSample& t) {
+        return t.wait && t.wait->type == ObjectType::kFutex;
+      })) {
+    return;
+  }
   static GoBinaryCache cache;
   const auto base = "/proc/" + std::to_string(process.pid.value);
-  GoProgram go;
   UniqueFd exe(::open((base + "/exe").c_str(), O_RDONLY | O_CLOEXEC));
   const auto binary = exe.valid() ? cache.get(exe.get(), process.name) : nullptr;
+  // Without the scheduler's call sites, only the executable's build information says Go.
+  if (!scheduler && (binary == nullptr || !binary->go)) return;
+  GoProgram go;
   const auto entry = loadedEntry(base);
   if (binary == nullptr || !entry) {
     go = notVisible("", "its executable or its memory cannot be read");

@@ -30,6 +30,10 @@ struct GoBinary {
   std::uint64_t build_version = 0;
   /// e_entry: with the process's AT_ENTRY, where the file is loaded.
   std::uint64_t entry = 0;
+  /// The file has Go's build information (.go.buildinfo): a Go program, stripped or not.
+  bool go = false;
+  /// The Go version that section names ("go1.19.8"); empty when it keeps it elsewhere.
+  std::string build_info_version;
   /// The file's name, as frames show their module.
   std::string module;
   std::vector<Function> functions;  // sorted, not overlapping
@@ -45,6 +49,10 @@ struct GoBinary {
 /// Reads the runtime symbols and functions of the ELF file open as `fd`; a file that is no Go
 /// binary (or was stripped) comes back without them.
 [[nodiscard]] GoBinary loadGoBinary(int fd);
+
+/// The Go version in the contents of a .go.buildinfo section (Go 1.18 and later keep it inline
+/// after the 32-byte header); empty when it is not there.
+[[nodiscard]] std::string goBuildInfoVersion(std::span<const std::byte> section);
 
 /// The offsets in runtime.g that goroutines are read by, for one Go version on amd64.
 struct GoLayout {
@@ -99,9 +107,11 @@ struct GoWait {
 /// Whether `thread` is an OS thread of the Go runtime idle in its scheduler.
 [[nodiscard]] bool isGoRuntimeThread(const ThreadSample& thread);
 
-/// Gives `process` its goroutines when some thread of it idles in the Go runtime's scheduler:
-/// reads its executable's symbols (once per file), its load address and its memory. Any other
-/// process costs a look at its threads' waits.
+/// Gives `process` its goroutines when it is a Go program: some thread of it idles in the Go
+/// runtime's scheduler, or (a stripped binary, whose call sites are not known) waits on a futex
+/// and its executable has Go's build information. Reads its executable's symbols (once per
+/// file), its load address and its memory. Any other process costs a look at its threads' waits
+/// and, when one waits on a futex, a look at its executable's cached symbols.
 void applyGoRuntime(ProcessSample& process);
 
 }  // namespace wctmon::linux_platform

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,7 @@ constexpr std::uint64_t kStackSize = 0x2000;
 
 GoBinary fakeBinary() {
   GoBinary b;
+  b.go = true;
   b.allgs = kAllgs;
   b.allglen = kAllglen;
   b.wait_reason_strings = kWaitReasons;
@@ -353,8 +355,41 @@ TEST(GoRuntime, AFileThatIsNoGoBinaryHasNoRuntime) {
   ASSERT_GE(fd, 0);
   const auto binary = loadGoBinary(fd);
   ::close(fd);
+  EXPECT_FALSE(binary.go);
   EXPECT_FALSE(binary.hasRuntime());
-  EXPECT_FALSE(binary.functions.empty());
+  // Its symbols are not kept: they would name nothing.
+  EXPECT_TRUE(binary.functions.empty());
+  const auto go = readGoProgram(binary, 0, *std::make_unique<FakeMemory>(), 1s);
+  EXPECT_FALSE(go.visible);
+}
+
+TEST(GoRuntime, TheVersionIsReadFromTheBuildInformationOfAStrippedBinary) {
+  // The start of .go.buildinfo of a stripped Go 1.19 binary.
+  std::string section("\xff Go buildinf:\x08\x02", 16);
+  section.append(16, '\0');
+  section +=
+      "\x08go1.19.8\xfc\x01"
+      "0w";
+  const auto bytes = std::as_bytes(std::span(section.data(), section.size()));
+  EXPECT_EQ(goBuildInfoVersion(bytes), "go1.19.8");
+  // Before Go 1.18 the version is behind a pointer: not read.
+  section[15] = '\0';
+  EXPECT_EQ(goBuildInfoVersion(std::as_bytes(std::span(section.data(), section.size()))), "");
+  EXPECT_EQ(goBuildInfoVersion(bytes.first(20)), "");
+  // A length past the section.
+  std::string cut = section.substr(0, 33);
+  cut[15] = '\x02';
+  cut[32] = '\x40';
+  EXPECT_EQ(goBuildInfoVersion(std::as_bytes(std::span(cut.data(), cut.size()))), "");
+
+  GoBinary stripped;
+  stripped.go = true;
+  stripped.build_info_version = "go1.19.8";
+  FakeMemory memory;
+  const auto go = readGoProgram(stripped, 0, memory, 1s);
+  EXPECT_FALSE(go.visible);
+  EXPECT_EQ(go.version, "go1.19.8");
+  EXPECT_NE(go.note.find("stripped"), std::string::npos) << go.note;
 }
 
 TEST(GoRuntime, OnlyThreadsIdleInTheGoSchedulerMakeAProcessAGoProgram) {
