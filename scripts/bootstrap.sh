@@ -29,6 +29,7 @@ packages=(
   wixl msitools             # the MSI (scripts/windows/build-msi.sh) and its checks (msiinfo)
   rustc                     # the engine's tests run Rust programs (std::sync waits)
   openjdk-17-jdk-headless   # the engine's tests run Java programs (HotSpot's parked pools)
+  golang-go                 # the engine's tests run Go programs (goroutines read from the runtime)
   postgresql                # the engine's tests run a PostgreSQL server (process titles)
 )
 

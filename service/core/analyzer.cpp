@@ -166,6 +166,7 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
       if (std::find(roots_.begin(), roots_.end(), p.pid) == roots_.end()) continue;
       result.thread_count += static_cast<std::uint32_t>(p.threads.size());
       ++result.process_count;
+      if (p.go) result.go_programs.push_back(*p.go);
     }
     if (!snapshot_.processes.empty() && !options_.all_processes) {
       result.pid = snapshot_.processes.front().pid;

@@ -76,6 +76,8 @@ struct ProcessSample {
   /// The title it gave itself by rewriting its command line; empty when it did not.
   std::string title{};
   std::vector<ThreadSample> threads;
+  /// Its goroutines, when it is a Go program.
+  std::optional<GoProgram> go{};
 };
 
 /// Every process a sample read. The processes asked for come first.

@@ -194,6 +194,41 @@ struct ThreadCapture {
   friend bool operator==(const ThreadCapture&, const ThreadCapture&) = default;
 };
 
+/// One goroutine of a Go program, as its runtime's memory shows it.
+struct Goroutine {
+  std::uint64_t id = 0;
+  /// As Go's tracebacks say: "waiting", "runnable", "running", "syscall", ...
+  std::string status;
+  /// The runtime's wait reason ("semacquire", "chan receive", "select"); empty when not waiting.
+  std::string wait_reason;
+  /// What it waits on, as its reason and frames say ("sync.Mutex.Lock", "chan receive").
+  std::string waits_on;
+  /// It waits on a lock that records no owner (sync.Mutex, sync.RWMutex, a semaphore).
+  bool lock_wait = false;
+  /// It has waited at least this long, where its runtime noted since when (a GC saw it waiting).
+  std::optional<std::chrono::milliseconds> waited{};
+  /// Innermost first, from its saved registers along its frame pointers.
+  std::vector<StackFrame> frames;
+  friend bool operator==(const Goroutine&, const Goroutine&) = default;
+};
+
+/// What the runtime of a Go program says of its goroutines: they are not OS threads, and its OS
+/// threads idle in its scheduler say nothing of what the program waits on.
+struct GoProgram {
+  Pid pid;
+  /// runtime.buildVersion ("go1.19.8"); empty when it could not be read.
+  std::string version;
+  /// Whether its goroutine list was read; when not, `note` says why.
+  bool visible = false;
+  /// Why the goroutines are not visible, or what of them was left out.
+  std::string note;
+  /// Goroutines alive (not dead), the runtime's own included.
+  std::uint32_t goroutines = 0;
+  /// The program's waiting goroutines (not the runtime's own), by id.
+  std::vector<Goroutine> blocked;
+  friend bool operator==(const GoProgram&, const GoProgram&) = default;
+};
+
 /// Everything one analysis found.
 struct AnalysisResult {
   Pid pid;  // 0 for a whole-system analysis
@@ -204,6 +239,8 @@ struct AnalysisResult {
   std::string process_title{};
   /// The titles of the other processes the analysis read, where they have one.
   std::vector<std::pair<Pid, std::string>> peer_titles{};
+  /// The Go programs among the processes analysed, with their blocked goroutines.
+  std::vector<GoProgram> go_programs{};
   std::uint32_t process_count = 0;
   std::uint32_t thread_count = 0;
   std::vector<WaitChain> chains;

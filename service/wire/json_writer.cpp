@@ -279,6 +279,31 @@ void writeCapture(Json& j, const ThreadCapture& c) {
   j.endObject();
 }
 
+void writeGoProgram(Json& j, const GoProgram& go) {
+  j.beginObject();
+  j.field("pid", go.pid.value);
+  j.field("version", go.version);
+  j.field("visible", go.visible);
+  j.field("note", go.note);
+  j.field("goroutines", go.goroutines);
+  j.key("blocked");
+  j.beginArray();
+  for (const auto& g : go.blocked) {
+    j.beginObject();
+    j.field64("id", g.id);
+    j.field("status", g.status);
+    j.field("wait_reason", g.wait_reason);
+    j.field("waits_on", g.waits_on);
+    j.field("lock_wait", g.lock_wait);
+    if (g.waited) j.field64("waited_ms", static_cast<std::uint64_t>(g.waited->count()));
+    j.key("frames");
+    writeFrames(j, g.frames);
+    j.endObject();
+  }
+  j.endArray();
+  j.endObject();
+}
+
 void writeChains(Json& j, const std::vector<WaitChain>& chains) {
   j.beginArray();
   for (const auto& chain : chains) {
@@ -382,6 +407,10 @@ void writeAnalysis(Json& j, const AnalysisResult& result) {
   j.field64("analysis_time_us", static_cast<std::uint64_t>(result.analysis_time.count()));
   j.field64("process_start_time", result.process_start_time);
   j.field("process_title", result.process_title);
+  j.key("go_programs");
+  j.beginArray();
+  for (const auto& go : result.go_programs) writeGoProgram(j, go);
+  j.endArray();
   j.endObject();
   j.terminate();
 }

@@ -46,6 +46,24 @@ void fill(const StackFrame& f, v1::StackFrame* frame) {
   frame->set_line(f.line);
 }
 
+void fill(const GoProgram& go, v1::GoProgram* out) {
+  out->set_pid(go.pid.value);
+  out->set_version(validUtf8(go.version));
+  out->set_visible(go.visible);
+  out->set_note(validUtf8(go.note));
+  out->set_goroutines(go.goroutines);
+  for (const auto& g : go.blocked) {
+    auto* b = out->add_blocked();
+    b->set_id(g.id);
+    b->set_status(validUtf8(g.status));
+    b->set_wait_reason(validUtf8(g.wait_reason));
+    b->set_waits_on(validUtf8(g.waits_on));
+    b->set_lock_wait(g.lock_wait);
+    if (g.waited) b->set_waited_ms(static_cast<std::uint64_t>(g.waited->count()));
+    for (const auto& f : g.frames) fill(f, b->add_frames());
+  }
+}
+
 void fill(const ThreadCapture& capture, v1::ThreadCapture* out) {
   fill(capture.thread, out->mutable_thread());
   out->set_captured(capture.captured);
@@ -221,6 +239,7 @@ v1::AnalyzeResult toProto(const AnalysisResult& result) {
   }
   for (const auto& capture : result.captures) fill(capture, out.add_captures());
   for (const auto& w : result.warnings) out.add_warnings(validUtf8(w));
+  for (const auto& go : result.go_programs) fill(go, out.add_go_programs());
   *out.mutable_sampled_at() = toTimestamp(result.sampled_at);
   out.set_analysis_time_us(static_cast<std::uint64_t>(result.analysis_time.count()));
   out.set_process_start_time(result.process_start_time);
@@ -277,6 +296,11 @@ std::uint64_t fromHex(const std::string& text) {
   return value;
 }
 
+StackFrame frameFromProto(const v1::StackFrame& f) {
+  return StackFrame{fromHex(f.pc()), f.function(), f.module(), fromHex(f.offset()),
+                    f.scanned(),     f.file(),     f.line()};
+}
+
 WaitNode fromProto(const v1::WaitNode& n) {
   WaitNode out;
   out.type = fromProtoEnum<ObjectType>(n.object_type());
@@ -317,10 +341,7 @@ ThreadCapture fromProto(const v1::ThreadCapture& capture) {
   for (const auto& r : capture.registers()) {
     out.registers.push_back(RegisterValue{r.name(), fromHex(r.value())});
   }
-  const auto frameOf = [](const v1::StackFrame& f) {
-    return StackFrame{fromHex(f.pc()), f.function(), f.module(), fromHex(f.offset()),
-                      f.scanned(),     f.file(),     f.line()};
-  };
+  const auto frameOf = frameFromProto;
   out.frames.reserve(static_cast<std::size_t>(capture.frames_size()));
   for (const auto& f : capture.frames()) out.frames.push_back(frameOf(f));
   if (capture.has_runtime_stack()) {
@@ -371,6 +392,16 @@ AnalysisResult fromProto(const v1::AnalyzeResult& result) {
   }
   out.captures = allFromProto<ThreadCapture>(result.captures());
   out.warnings.assign(result.warnings().begin(), result.warnings().end());
+  for (const auto& go : result.go_programs()) {
+    GoProgram g{Pid{go.pid()}, go.version(), go.visible(), go.note(), go.goroutines(), {}};
+    for (const auto& b : go.blocked()) {
+      Goroutine r{b.id(), b.status(), b.wait_reason(), b.waits_on(), b.lock_wait(), {}, {}};
+      if (b.has_waited_ms()) r.waited = std::chrono::milliseconds(b.waited_ms());
+      for (const auto& f : b.frames()) r.frames.push_back(frameFromProto(f));
+      g.blocked.push_back(std::move(r));
+    }
+    out.go_programs.push_back(std::move(g));
+  }
   out.sampled_at = fromTimestamp(result.sampled_at());
   out.analysis_time = std::chrono::microseconds(result.analysis_time_us());
   return out;

@@ -1,8 +1,10 @@
 #include "wire/text_report.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/format.h"
 #include "model/incident.h"
@@ -57,6 +59,61 @@ std::optional<std::chrono::milliseconds> soonestTimeout(const AnalysisResult& re
     if (!out || *chain.nodes[1].timeout < *out) out = chain.nodes[1].timeout;
   }
   return out;
+}
+
+/// How many waiting goroutines of a Go program the text lists, and how many frames of each: the
+/// JSON has them all.
+constexpr std::size_t kListedGoroutines = 20;
+constexpr std::size_t kGoroutineFrames = 12;
+
+/// The goroutines of a Go program: those waiting on locks first, then the others, each with
+/// its frames; the rest counted by what they wait on.
+void writeGoProgram(std::ostream& out, const GoProgram& go) {
+  const auto version = go.version.empty() ? std::string("unknown") : go.version;
+  if (!go.visible) {
+    out << "process " << go.pid.value
+        << " is a Go program whose goroutines are not visible (Go version " << version
+        << "): " << go.note << "\n";
+    return;
+  }
+  out << "Go program " << go.pid.value << " (" << version
+      << "): " << countOf(go.goroutines, "goroutine") << ", " << go.blocked.size()
+      << " of the program's"
+      << " waiting" << (go.note.empty() ? "" : "; " + go.note) << "\n";
+  std::vector<const Goroutine*> order;
+  for (const auto& g : go.blocked) order.push_back(&g);
+  std::stable_partition(order.begin(), order.end(), [](const auto* g) { return g->lock_wait; });
+  std::map<std::string, std::size_t> rest;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& g = *order[i];
+    if (i >= kListedGoroutines) {
+      ++rest[g.waits_on];
+      continue;
+    }
+    out << "  goroutine " << g.id << " waits on " << g.waits_on;
+    if (g.waits_on != g.wait_reason) out << " (" << g.wait_reason << ")";
+    if (g.waited) out << ", for at least " << durationText(*g.waited);
+    if (g.lock_wait) out << ": a lock that records no owner";
+    out << "\n";
+    for (std::size_t f = 0; f < g.frames.size() && f < kGoroutineFrames; ++f) {
+      const auto& frame = g.frames[f];
+      out << "    #" << f << " " << hexString(frame.pc) << " "
+          << (frame.function.empty() ? "??" : frame.function + "+" + hexString(frame.offset))
+          << "\n";
+    }
+    if (g.frames.size() > kGoroutineFrames) {
+      out << "    ... " << countOf(g.frames.size() - kGoroutineFrames, "more frame") << "\n";
+    }
+  }
+  if (!rest.empty()) {
+    out << "  ... " << countOf(order.size() - kListedGoroutines, "more waiting goroutine") << ":";
+    bool first = true;
+    for (const auto& [what, n] : rest) {
+      out << (first ? " " : ", ") << n << " " << what;
+      first = false;
+    }
+    out << "\n";
+  }
 }
 
 }  // namespace
@@ -136,6 +193,17 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
     out << "; " << countOf(static_cast<std::size_t>(unowned), "thread")
         << (unowned == 1 ? " waits" : " wait") << " on locks whose owner is not recorded";
   }
+  // Goroutines are not threads: a Go ABBA is two goroutines waiting on sync.Mutex, which
+  // records no owner.
+  std::size_t goroutine_locks = 0;
+  for (const auto& go : result.go_programs) {
+    goroutine_locks += static_cast<std::size_t>(std::count_if(
+        go.blocked.begin(), go.blocked.end(), [](const auto& g) { return g.lock_wait; }));
+  }
+  if (goroutine_locks > 0) {
+    out << "; " << countOf(goroutine_locks, "goroutine")
+        << (goroutine_locks == 1 ? " waits" : " wait") << " on locks whose owner is not recorded";
+  }
   out << "\n";
   for (const auto& w : result.warnings) out << "warning: " << w << "\n";
 
@@ -154,6 +222,7 @@ void writeTextReport(std::ostream& out, const AnalysisResult& result, bool only_
   }
 
   for (const auto& c : result.captures) writeCapture(out, c, 0, c.frames.size());
+  for (const auto& go : result.go_programs) writeGoProgram(out, go);
 
   out << "\n";
   for (const auto& chain : result.chains) {

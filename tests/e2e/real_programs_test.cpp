@@ -322,6 +322,205 @@ fn main() {
   EXPECT_EQ(a.text.find("Futex"), std::string::npos) << a.text;
 }
 
+/// A Go program, built with Debian's Go (1.19) into `name` (with `flags`) and run.
+std::unique_ptr<FixtureProcess> go(const std::string& name, const std::string& source,
+                                   const std::string& flags = "") {
+  return built(name + ".go", source,
+               "GOCACHE=$PWD/.gocache GOPATH=$PWD/.gopath go build " + flags + " -o " + name + " " +
+                   name + ".go",
+               "./" + name);
+}
+
+/// The Go program `a` shows for its process, or null.
+const nlohmann::json* goProgramOf(const Analysis& a) {
+  const auto& programs = a.json.value("go_programs", nlohmann::json::array());
+  return programs.size() == 1 ? &a.json.at("go_programs").at(0) : nullptr;
+}
+
+/// The version of the Go that builds the tests' programs ("go1.19.8").
+std::string goVersion() {
+  const auto r = runCommand({"go", "env", "GOVERSION"});
+  return r.out.substr(0, r.out.find('\n'));
+}
+
+/// The functions of a goroutine's frames.
+std::vector<std::string> goFrames(const nlohmann::json& goroutine) {
+  std::vector<std::string> out;
+  for (const auto& f : goroutine.at("frames")) out.push_back(f.value("function", ""));
+  return out;
+}
+
+bool hasFrame(const nlohmann::json& goroutine, const std::string& function) {
+  const auto frames = goFrames(goroutine);
+  return std::find(frames.begin(), frames.end(), function) != frames.end();
+}
+
+TEST(RealPrograms, GoMutexAbbaBetweenGoroutinesIsNamedWithFramesAndCounted) {
+  // Goroutines are not OS threads: the OS threads idle in the Go scheduler say nothing, the
+  // runtime's goroutine list says which goroutine waits on what, from where.
+  auto p = go("abba", R"(
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+var m1, m2 sync.Mutex
+
+func first(ready *sync.WaitGroup) {
+	m1.Lock()
+	ready.Done()
+	ready.Wait()
+	m2.Lock()
+}
+
+func second(ready *sync.WaitGroup) {
+	m2.Lock()
+	ready.Done()
+	ready.Wait()
+	m1.Lock()
+}
+
+func receiver(ch chan int) { fmt.Println(<-ch) }
+
+func main() {
+	var ready sync.WaitGroup
+	ready.Add(2)
+	go first(&ready)
+	go second(&ready)
+	go receiver(make(chan int))
+	time.Sleep(300 * time.Millisecond)
+	fmt.Printf("{\"pid\":%d,\"threads\":{},\"processes\":{}}\n", os.Getpid())
+	time.Sleep(600 * time.Second)
+}
+)");
+  const auto a = analyzeUntil(p->pid(), [](const Analysis& got) {
+    return got.text.find("2 goroutines wait on locks") != std::string::npos;
+  });
+  expectVerdictsAgree(a);
+  const auto* program = goProgramOf(a);
+  ASSERT_NE(program, nullptr) << a.text;
+  EXPECT_TRUE(program->value("visible", false)) << a.text;
+  EXPECT_TRUE(program->value("version", "").starts_with("go1.19")) << a.text;
+  EXPECT_EQ(program->value("pid", 0), p->pid());
+  std::set<std::string> lockers;
+  bool receiver = false;
+  for (const auto& g : program->at("blocked")) {
+    if (g.value("waits_on", "") == "sync.Mutex.Lock") {
+      EXPECT_TRUE(g.value("lock_wait", false)) << g.dump();
+      EXPECT_EQ(g.value("wait_reason", ""), "semacquire");
+      EXPECT_TRUE(hasFrame(g, "sync.(*Mutex).lockSlow")) << g.dump();
+      for (const char* f : {"main.first", "main.second"}) {
+        if (hasFrame(g, f)) lockers.insert(f);
+      }
+    } else if (g.value("waits_on", "") == "chan receive") {
+      EXPECT_FALSE(g.value("lock_wait", true));
+      receiver = hasFrame(g, "main.receiver");
+    } else {
+      EXPECT_FALSE(g.value("lock_wait", true)) << g.dump();
+    }
+  }
+  EXPECT_EQ(lockers, (std::set<std::string>{"main.first", "main.second"})) << a.text;
+  EXPECT_TRUE(receiver) << a.text;
+  EXPECT_NE(a.text.find("0 deadlocks; 2 goroutines wait on locks whose owner is not recorded"),
+            std::string::npos)
+      << a.text;
+  EXPECT_NE(a.text.find("waits on sync.Mutex.Lock (semacquire): a lock that records no owner"),
+            std::string::npos)
+      << a.text;
+  EXPECT_NE(a.text.find("waits on chan receive"), std::string::npos) << a.text;
+  EXPECT_NE(a.text.find("main.first"), std::string::npos) << a.text;
+}
+
+TEST(RealPrograms, AnIdleGoHttpServerHasNoLockWaitNorHangCandidate) {
+  auto p = go("server", R"(
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+)
+
+func main() {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	fmt.Printf("{\"pid\":%d,\"threads\":{},\"processes\":{}}\n", os.Getpid())
+	http.Serve(listener, nil)
+}
+)");
+  const auto a = analyzeUntil(p->pid(), [](const Analysis& got) {
+    const auto* program = goProgramOf(got);
+    return program != nullptr && !program->at("blocked").empty();
+  });
+  expectVerdictsAgree(a);
+  expectNoLockWaits(a, true);
+  const auto* program = goProgramOf(a);
+  ASSERT_NE(program, nullptr) << a.text;
+  EXPECT_TRUE(program->value("visible", false)) << a.text;
+  bool accepting = false;
+  for (const auto& g : program->at("blocked")) {
+    EXPECT_FALSE(g.value("lock_wait", true)) << g.dump();
+    if (g.value("waits_on", "") == "IO wait" && hasFrame(g, "main.main")) accepting = true;
+  }
+  EXPECT_TRUE(accepting) << a.text;
+  EXPECT_EQ(a.text.find("whose owner is not recorded"), std::string::npos) << a.text;
+  // Nothing the analysis shows leads anywhere a hang is opened on.
+  std::size_t shown = 0;
+  for (const auto& c : a.json.value("chains", nlohmann::json::array())) {
+    const auto& nodes = c.at("nodes");
+    if (nodes.size() >= 2) {
+      const auto type = nodes[1].value("object_type", "");
+      EXPECT_TRUE(type == "OBJECT_TYPE_CONDITION" || type == "OBJECT_TYPE_POLL" ||
+                  type == "OBJECT_TYPE_SLEEP")
+          << type << " " << nodes[1].value("name", "");
+      ++shown;
+    }
+  }
+  EXPECT_GE(shown, 1U);
+}
+
+TEST(RealPrograms, AStrippedGoProgramIsSaidToBeOneWhoseGoroutinesAreNotVisible) {
+  auto p = go("stripped", R"(
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+func main() {
+	var m sync.Mutex
+	m.Lock()
+	go func() { m.Lock() }()
+	time.Sleep(300 * time.Millisecond)
+	fmt.Printf("{\"pid\":%d,\"threads\":{},\"processes\":{}}\n", os.Getpid())
+	time.Sleep(600 * time.Second)
+}
+)",
+              "-ldflags=-s");
+  const auto a = analyze(p->pid());
+  expectVerdictsAgree(a);
+  const auto* program = goProgramOf(a);
+  ASSERT_NE(program, nullptr) << a.text;
+  EXPECT_FALSE(program->value("visible", true));
+  EXPECT_EQ(program->value("version", ""), goVersion());
+  EXPECT_TRUE(program->at("blocked").empty());
+  EXPECT_NE(a.text.find("is a Go program whose goroutines are not visible (Go version " +
+                        goVersion() + ")"),
+            std::string::npos)
+      << a.text;
+}
+
 /// A Java program, compiled with Debian's javac and run with HotSpot (`options` before the
 /// class, `as` a command that runs it as another user: "setpriv --reuid=nobody ...").
 std::unique_ptr<FixtureProcess> java(const std::string& name, const std::string& source,

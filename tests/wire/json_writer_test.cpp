@@ -82,6 +82,12 @@ AnalysisResult sample() {
   traced.tracer_pid = 9;
   r.captures.push_back(traced);
   r.warnings = {"a warning", "tab\there"};
+  Goroutine locked{
+      18,       "waiting", "semacquire", "sync.Mutex.Lock", true, std::chrono::milliseconds(61000),
+      ok.frames};
+  Goroutine receiving{20, "waiting", "chan receive", "chan receive", false, {}, {}};
+  r.go_programs = {GoProgram{Pid{42}, "go1.19.8", true, "", 9, {locked, receiving}},
+                   GoProgram{Pid{7}, "go1.22.1", false, "not known", 0, {}}};
   r.analysis_time = std::chrono::microseconds(1234);
   return r;
 }

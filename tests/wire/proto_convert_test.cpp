@@ -104,6 +104,16 @@ TEST(ProtoConvert, AnalysesAndIncidentsComeBackAsTheyWent) {
                                  {ThreadRef{Pid{42}, Tid{44}}}}};
   analysis.captures = {fullCapture()};
   analysis.warnings = {"process 7 exited"};
+  analysis.go_programs = {
+      GoProgram{Pid{42},
+                "go1.19.8",
+                true,
+                "1 more waiting goroutines are not listed",
+                9,
+                {Goroutine{18, "waiting", "semacquire", "sync.Mutex.Lock", true, 61000ms,
+                           fullCapture().frames},
+                 Goroutine{20, "waiting", "chan receive", "chan receive", false, {}, {}}}},
+      GoProgram{Pid{7}, "go1.22.1", false, "the layout of its runtime is not known", 0, {}}};
   analysis.sampled_at = std::chrono::system_clock::time_point(1'700'000'000'123'456'789ns);
   analysis.analysis_time = 1234us;
   const auto a = fromProto(throughBinary(toProto(analysis)));
@@ -119,6 +129,7 @@ TEST(ProtoConvert, AnalysesAndIncidentsComeBackAsTheyWent) {
   EXPECT_TRUE(a.deadlocks[0].crossProcess());
   EXPECT_EQ(a.captures, analysis.captures);
   EXPECT_EQ(a.warnings, analysis.warnings);
+  EXPECT_EQ(a.go_programs, analysis.go_programs);
   EXPECT_EQ(a.sampled_at, analysis.sampled_at);
   EXPECT_EQ(a.analysis_time, analysis.analysis_time);
 

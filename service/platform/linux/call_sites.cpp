@@ -68,12 +68,12 @@ constexpr std::array kGlibc = {
           {Role::kLockOrCondition, "Python lock", false, true, kPythonLock}},
     Exact{"PyThread_acquire_lock",
           {Role::kLockOrCondition, "Python lock", false, true, kPythonLock}},
-    // Go's runtime: an M (OS thread) with nothing to run sleeps here.
     // gRPC's C core waits on its condition variables (absl's underneath) through gpr_cv_wait.
     Exact{"gpr_cv_wait", {Role::kCondition, "gRPC condition variable (gpr_cv_wait)", false, true}},
-    Exact{"runtime.futexsleep", {Role::kGoRuntime, "Go runtime scheduler"}},
-    Exact{"runtime.notesleep", {Role::kGoRuntime, "Go runtime scheduler"}},
-    Exact{"runtime.notetsleep_internal", {Role::kGoRuntime, "Go runtime scheduler"}},
+    // Go's runtime: an M (OS thread) with nothing to run sleeps here.
+    Exact{"runtime.futexsleep", {Role::kGoRuntime, kGoSchedulerKind}},
+    Exact{"runtime.notesleep", {Role::kGoRuntime, kGoSchedulerKind}},
+    Exact{"runtime.notetsleep_internal", {Role::kGoRuntime, kGoSchedulerKind}},
 };
 
 /// The method part of a C++ or Rust name: after the namespace prefix, before the argument list

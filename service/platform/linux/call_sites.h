@@ -28,6 +28,8 @@ enum class CallSiteRole {
 /// The kinds HotSpot's waits are named by: a thread dump of the JVM says what is behind them.
 inline constexpr std::string_view kJavaParkKind = "Java LockSupport.park";
 inline constexpr std::string_view kJavaMonitorKind = "Java monitor (synchronized)";
+/// The kind an idle OS thread of the Go runtime is named by: its goroutines say what waits.
+inline constexpr std::string_view kGoSchedulerKind = "Go runtime scheduler";
 
 /// The primitive a function that waits on a futex belongs to.
 struct CallSite {

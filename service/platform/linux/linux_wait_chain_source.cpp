@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/completion.h"
+#include "platform/linux/go_runtime.h"
 #include "platform/linux/jvm_locks.h"
 #include "platform/linux/process_reader.h"
 #include "platform/linux/task_reader.h"
@@ -37,6 +38,9 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
   auto first = cache != nullptr ? reader.readCached(pid, *cache, taskstats) : reader.read(pid);
   if (!first) return first.error();
   jvm_locks.apply(*first, scope.on_demand);
+  // Goroutines are shown by analyses, which a person asks for; the monitor's periodic samples
+  // have no use for them and do not pay for reading them.
+  if (scope.on_demand) applyGoRuntime(*first);
 
   Snapshot snapshot;
   std::set<Pid> seen{pid};
@@ -64,6 +68,7 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
       continue;
     }
     jvm_locks.apply(*process, scope.on_demand);
+    if (scope.on_demand) applyGoRuntime(*process);
     enqueueOwners(*process);
     snapshot.processes.push_back(std::move(process).value());
   }
@@ -92,6 +97,7 @@ Result<Snapshot> sampleSystem(const SampleScope& scope, JvmLocks& jvm_locks) {
       continue;
     }
     jvm_locks.apply(*process, scope.on_demand);
+    if (scope.on_demand) applyGoRuntime(*process);
     snapshot.processes.push_back(std::move(process).value());
   }
   if (denied > 0) {
