@@ -122,6 +122,13 @@ class FakeProcess final : public WaitLookup, public FdHolders {
                                                    std::uint64_t /*parked_on*/) override {
     return registers.contains(tid) ? registers[tid] : std::vector<std::uint64_t>{};
   }
+  /// The process's CPython interpreter, as its memory would say; none by default.
+  std::optional<PythonState> python;
+  int python_reads = 0;
+  const PythonState* pythonState() override {
+    ++python_reads;
+    return python ? &*python : nullptr;
+  }
   std::optional<std::string> readString(std::uint64_t addr) override {
     if (memory != MemoryAccess::kOk || addr < kArena || addr >= kArena + arena_.size()) {
       return std::nullopt;
