@@ -32,10 +32,15 @@ using testing::runCommand;
 using testing::wctmonPath;
 using namespace std::chrono_literals;
 
-/// Runs a Python program that prints its report line (JSON) once it is in place.
-std::unique_ptr<FixtureProcess> python(const std::string& code) {
-  return std::make_unique<FixtureProcess>(std::vector<std::string>{"python3", "-c", code}, 20s);
+/// Runs a Python program that prints its report line (JSON) once it is in place: with the
+/// first python3 on PATH, or with `interpreter`.
+std::unique_ptr<FixtureProcess> python(const std::string& code,
+                                       const std::string& interpreter = "python3") {
+  return std::make_unique<FixtureProcess>(std::vector<std::string>{interpreter, "-c", code}, 20s);
 }
+
+/// Debian's CPython 3.11, whose interpreter state wctmon reads.
+constexpr const char* kDebianPython = "/usr/bin/python3.11";
 
 /// Builds `source` (a program of another language, compiled by `compile` into `binary` in a
 /// temporary directory) and runs `run`, which prints its report line the same way.
@@ -698,27 +703,181 @@ TEST(RealPrograms, AJvmStartedWithXrsIsReadWithoutASignalThatWouldEndIt) {
   EXPECT_EQ(::kill(p->pid(), 0), 0);
 }
 
+/// Each chain's first wait, by the TID of the thread that waits: its type and name.
+std::map<int, std::pair<std::string, std::string>> waitsByTid(const Analysis& a) {
+  std::map<int, std::pair<std::string, std::string>> out;
+  for (const auto& c : a.json.value("chains", nlohmann::json::array())) {
+    const auto& nodes = c.at("nodes");
+    if (nodes.size() < 2) continue;
+    out[nodes[0].value("tid", 0)] = {nodes[1].value("object_type", ""), nodes[1].value("name", "")};
+  }
+  return out;
+}
+
 TEST(RealPrograms, AnIdlePythonPoolHasNoHangCandidate) {
-  // CPython's lock serves threading.Lock and every Condition, Event and queue wait alike: idle
-  // workers must not read as threads stuck on locks.
-  auto p = python(R"(
-import concurrent.futures, json, os, threading, time
+  // CPython's lock serves threading.Lock and every Condition, Event and queue wait alike: the
+  // object on each waiter's stack and its Python frames say these are idle pool workers and
+  // waits on an event, a queue, a SimpleQueue, a semaphore, a barrier and a condition (whose
+  // lock is an RLock), none of them a lock. Debian's interpreter and the one first on PATH.
+  for (const char* interpreter : {kDebianPython, "python3"}) {
+    SCOPED_TRACE(interpreter);
+    auto p = python(R"(
+import concurrent.futures, json, os, queue, threading, time
 pool = concurrent.futures.ThreadPoolExecutor(4)
 for i in range(101): pool.submit(pow, i, 2)
-event = threading.Event()
-threading.Thread(target=event.wait, name="waiter", daemon=True).start()
+pool.submit(time.sleep, 0.2).result()
+ids = {}
+def start(name, wait):
+    def body():
+        ids[name] = threading.get_native_id()
+        wait()
+    threading.Thread(target=body, name=name, daemon=True).start()
+start("event", threading.Event().wait)
+start("queue", queue.Queue().get)
+start("simple", queue.SimpleQueue().get)
+start("semaphore", threading.Semaphore(0).acquire)
+start("barrier", threading.Barrier(3).wait)
+condition = threading.Condition(threading.RLock())
+def wait_on_condition():
+    with condition: condition.wait()
+start("condition", wait_on_condition)
 time.sleep(0.5)
-print(json.dumps({"pid": os.getpid(), "threads": {}, "processes": {}}), flush=True)
+workers = [t.native_id for t in pool._threads]
+print(json.dumps({"pid": os.getpid(), "threads": ids, "processes": {}, "workers": workers}),
+      flush=True)
 time.sleep(600)
-)");
+)",
+                    interpreter);
+    const auto a = analyze(p->pid());
+    expectVerdictsAgree(a);
+    expectNoLockWaits(a, true);
+    const auto waits = waitsByTid(a);
+    const std::map<std::string, std::string> expected{
+        {"event", "Python threading.Condition.wait"},
+        {"queue", "Python threading.Condition.wait"},
+        {"simple", "Python queue.SimpleQueue.get"},
+        {"semaphore", "Python threading.Condition.wait"},
+        {"barrier", "Python threading.Condition.wait"},
+        {"condition", "Python threading.Condition.wait"}};
+    for (const auto& [name, kind] : expected) {
+      ASSERT_TRUE(waits.contains(p->tid(name))) << name << "\n" << a.text;
+      const auto& wait = waits.at(p->tid(name));
+      EXPECT_EQ(wait.first, "OBJECT_TYPE_CONDITION") << name << " " << wait.second;
+      EXPECT_TRUE(wait.second.starts_with(kind)) << name << " " << wait.second;
+    }
+    const auto& workers = p->report().at("workers");
+    ASSERT_EQ(workers.size(), 4U);
+    for (const auto& worker : workers) {
+      ASSERT_TRUE(waits.contains(worker.get<int>())) << a.text;
+      const auto& wait = waits.at(worker.get<int>());
+      EXPECT_EQ(wait.first, "OBJECT_TYPE_CONDITION") << wait.second;
+      EXPECT_TRUE(wait.second.starts_with("Python queue.SimpleQueue.get")) << wait.second;
+    }
+    EXPECT_EQ(a.text.find("whose owner is not recorded"), std::string::npos) << a.text;
+    EXPECT_EQ(a.text.find("Python lock"), std::string::npos) << a.text;
+  }
+}
+
+/// A Python program in which thread "first" holds `a` and wants `b`, thread "second" the other
+/// way round (KIND is RLock or Lock). Each reports where it blocks as Python itself sees it:
+/// its frames, innermost first, as [file, line, qualified name].
+const std::string kPythonAbba = R"(
+import json, os, sys, threading, time
+a, b = threading.KIND(), threading.KIND()
+ready = threading.Barrier(3)
+stacks = {}
+def frames(f, line):
+    out = []
+    while f is not None:
+        out.append([f.f_code.co_filename, line, f.f_code.co_qualname])
+        f = f.f_back
+        line = f.f_lineno if f is not None else 0
+    return out
+def first():
+    with a:
+        ready.wait()
+        stacks["first"] = frames(sys._getframe(), sys._getframe().f_lineno + 1)
+        with b: pass
+def second():
+    with b:
+        ready.wait()
+        stacks["second"] = frames(sys._getframe(), sys._getframe().f_lineno + 1)
+        with a: pass
+threads = [threading.Thread(target=f, name=f.__name__, daemon=True) for f in (first, second)]
+for t in threads: t.start()
+ready.wait()
+time.sleep(0.3)
+print(json.dumps({"pid": os.getpid(), "processes": {}, "stacks": stacks,
+                  "threads": {t.name: t.native_id for t in threads}}), flush=True)
+time.sleep(600)
+)";
+
+std::string pythonAbba(const std::string& kind) {
+  auto code = kPythonAbba;
+  code.replace(code.find("KIND"), 4, kind);
+  code.replace(code.find("KIND"), 4, kind);
+  return code;
+}
+
+TEST(RealPrograms, PythonRLockAbbaIsADeadlockWithThePythonFramesThePythonProgramSees) {
+  auto p = python(pythonAbba("RLock"), kDebianPython);
+  const auto a = analyzeUntil(p->pid(), deadlocked, {"--capture"});
+  expectVerdictsAgree(a);
+  ASSERT_EQ(deadlocks(a), 1U) << a.text;
+  std::set<int> in_cycle;
+  for (const auto& t : a.json.at("deadlocks")[0].at("threads"))
+    in_cycle.insert(t.at("tid").get<int>());
+  EXPECT_EQ(in_cycle, (std::set<int>{p->tid("first"), p->tid("second")})) << a.text;
+  const auto waits = waitsByTid(a);
+  for (const char* name : {"first", "second"}) {
+    const auto& wait = waits.at(p->tid(name));
+    EXPECT_EQ(wait.first, "OBJECT_TYPE_MUTEX") << wait.second;
+    EXPECT_TRUE(wait.second.starts_with("Python threading.RLock 0x")) << wait.second;
+  }
+  // The evidence of each thread carries its Python frames, as the program sees them itself.
+  std::set<int> checked;
+  for (const auto& c : a.json.value("captures", nlohmann::json::array())) {
+    const int tid = c.at("thread").value("tid", 0);
+    const std::string name = tid == p->tid("first") ? "first" : "second";
+    ASSERT_TRUE(c.contains("runtime_stack")) << c.dump(1);
+    EXPECT_EQ(c.at("runtime_stack").value("runtime", ""), "Python");
+    const auto& expected = p->report().at("stacks").at(name);
+    const auto& frames = c.at("runtime_stack").at("frames");
+    ASSERT_EQ(frames.size(), expected.size()) << c.dump(1) << "\n" << expected.dump();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      EXPECT_EQ(frames[i].value("file", ""), expected[i][0].get<std::string>()) << i;
+      EXPECT_EQ(frames[i].value("line", 0), expected[i][1].get<int>()) << i;
+      EXPECT_EQ(frames[i].value("function", ""), expected[i][2].get<std::string>()) << i;
+    }
+    checked.insert(tid);
+  }
+  EXPECT_EQ(checked, in_cycle) << a.json.dump();
+  EXPECT_NE(a.text.find("Python frames (the CPython interpreter's state"), std::string::npos)
+      << a.text;
+  EXPECT_NE(a.text.find("#0 first at <string>:"), std::string::npos) << a.text;
+}
+
+TEST(RealPrograms, PythonLockAbbaIsNamedAndCountedAsLocksWithoutOwner) {
+  // threading.Lock records no owner: the cycle cannot be seen, and the summary says so.
+  auto p = python(pythonAbba("Lock"), kDebianPython);
   const auto a = analyze(p->pid());
   expectVerdictsAgree(a);
-  int python_locks = 0;
-  for (const auto& [thread, wait] : expectNoLockWaits(a, false)) {
-    python_locks += wait.second.starts_with("Python lock") ? 1 : 0;
+  EXPECT_EQ(deadlocks(a), 0U);
+  const auto waits = waitsByTid(a);
+  for (const char* name : {"first", "second"}) {
+    const auto& wait = waits.at(p->tid(name));
+    EXPECT_EQ(wait.first, "OBJECT_TYPE_UNOWNED_LOCK") << wait.second;
+    EXPECT_TRUE(wait.second.starts_with("Python threading.Lock 0x")) << wait.second;
   }
-  EXPECT_GE(python_locks, 1) << a.text;
-  EXPECT_EQ(a.text.find("whose owner is not recorded"), std::string::npos) << a.text;
+  EXPECT_NE(a.text.find("0 deadlocks; 2 threads wait on locks whose owner is not recorded"),
+            std::string::npos)
+      << a.text;
+  EXPECT_EQ(a.text.find("Futex"), std::string::npos) << a.text;
+  // Where each waits, as its innermost Python frame says.
+  EXPECT_NE(a.text.find("innermost Python frame: first at <string>:" +
+                        std::to_string(p->report()["stacks"]["first"][0][1].get<int>())),
+            std::string::npos)
+      << a.text;
 }
 
 TEST(RealPrograms, APostgresBackendWaitingOnARowLockIsShownUnderItsTitle) {

@@ -392,6 +392,60 @@ time.sleep(3600)
   EXPECT_LE(threadDumpsIn((dir / "IdleBurstPool.safepoints").string()), 1 + seconds.count() / 10);
 }
 
+TEST(ServiceIncidents, APythonRLockAbbaIsOneDeadlockIncidentWithPythonFrames) {
+  Service service(R"([{"name": "python", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  // Debian's CPython 3.11; the tag is an argument the program ignores.
+  FixtureProcess abba(std::vector<std::string>{"/usr/bin/python3.11", "-c", R"(
+import json, os, threading, time
+a, b = threading.RLock(), threading.RLock()
+ready = threading.Barrier(3)
+def first():
+    with a:
+        ready.wait()
+        with b: pass
+def second():
+    with b:
+        ready.wait()
+        with a: pass
+threads = [threading.Thread(target=f, name=f.__name__, daemon=True) for f in (first, second)]
+for t in threads: t.start()
+ready.wait()
+print(json.dumps({"pid": os.getpid(), "processes": {},
+                  "threads": {t.name: t.native_id for t in threads}}), flush=True)
+time.sleep(600)
+)",
+                                               service.tag()},
+                      20s);
+  ASSERT_TRUE(waitFor([&] {
+    const auto found = service.deadlocksOf(abba.pid());
+    return !found.empty() && !found[0].value("evidence", json()).empty();
+  })) << service.logText();
+  std::this_thread::sleep_for(std::chrono::milliseconds(6 * kIntervalMs));
+  const auto found = service.deadlocksOf(abba.pid());
+  ASSERT_EQ(found.size(), 1U) << json(found).dump(1);
+  const auto& i = found[0];
+  EXPECT_EQ(i["state"], "INCIDENT_STATE_OPEN");
+  std::set<int> tids;
+  for (const auto& t : i["threads"]) tids.insert(t["tid"].get<int>());
+  EXPECT_EQ(tids, (std::set<int>{abba.tid("first"), abba.tid("second")}));
+  ASSERT_EQ(i["evidence"].size(), 2U) << i.dump(1);
+  for (const auto& e : i["evidence"]) {
+    ASSERT_TRUE(e.contains("runtime_stack")) << e.dump(1);
+    EXPECT_EQ(e["runtime_stack"]["runtime"], "Python");
+    const auto& frames = e["runtime_stack"]["frames"];
+    ASSERT_FALSE(frames.empty()) << e.dump(1);
+    const bool first = e["thread"]["tid"] == abba.tid("first");
+    EXPECT_EQ(frames[0]["function"], first ? "first" : "second") << e.dump(1);
+    EXPECT_EQ(frames[0]["file"], "<string>");
+    EXPECT_EQ(frames[0]["line"], first ? 8 : 12) << e.dump(1);
+  }
+  // No other incident: the threads of the cycle are not hangs of their own.
+  for (const auto& other : service.incidents()) {
+    EXPECT_EQ(other["kind"], "INCIDENT_KIND_DEADLOCK") << other.dump(1);
+  }
+}
+
 /// A program started through `bash -c '...; exec PROGRAM ...'`: bash first, then the program,
 /// in the same process. Reads its first line of output like FixtureProcess.
 class ExecedProcess {

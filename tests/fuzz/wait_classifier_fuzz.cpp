@@ -82,6 +82,24 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
     return out;
   }
 
+  const PythonState* pythonState() override {
+    if (!in_.flag()) return nullptr;
+    python_ = PythonState{};
+    if (in_.flag()) python_.error = in_.text(64);
+    python_.threads.resize(in_.below(4));
+    for (auto& thread : python_.threads) {
+      thread.thread_id = in_.take<std::uint64_t>();
+      thread.native_id = in_.take<std::int32_t>();
+      thread.frames.resize(in_.below(3));
+      for (auto& frame : thread.frames) {
+        frame.file = in_.text(64);
+        frame.function = in_.text(64);
+        frame.line = in_.take<std::uint32_t>();
+      }
+    }
+    return &python_;
+  }
+
   std::optional<std::string> readString(std::uint64_t /*addr*/) override {
     if (!in_.flag()) return std::nullopt;
     return in_.text(4096);
@@ -165,6 +183,7 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
   }
 
   fuzz::FuzzInput& in_;
+  PythonState python_;
   std::optional<std::vector<LockEntry>> locks_;
 };
 

@@ -16,7 +16,7 @@ struct Exact {
 
 constexpr std::string_view kPythonLock =
     "a CPython lock: threading.Lock and RLock, and every Condition, Event and queue wait, take "
-    "one; which this is, and who holds it, the thread's Python frames would tell (not read yet)";
+    "one; which this is, neither the object on the thread's stack nor its Python frames told";
 
 // glibc's entry points (exported, so every binary that uses them names them) and, where a
 // symbol table keeps them, the internal functions between them and the system call.
@@ -63,7 +63,8 @@ constexpr std::array kGlibc = {
     Exact{"__lll_lock_wait_private",
           {Role::kUnownedLock, "glibc internal lock (malloc, stdio or the dynamic loader)"}},
     // CPython's one lock type serves threading.Lock and RLock and every Condition, Event and
-    // queue wait: which one a thread is in needs its Python frames.
+    // queue wait: which one a thread is in, the object on its stack and its Python frames say
+    // (wait_classifier.cpp).
     Exact{"PyThread_acquire_lock_timed",
           {Role::kLockOrCondition, "Python lock", false, true, kPythonLock}},
     Exact{"PyThread_acquire_lock",

@@ -60,7 +60,8 @@ ModuleCache& moduleCache() {
   return cache;
 }
 
-/// Reads the sites among the function symbols of section `scn` (a symbol table).
+/// Reads the sites among the function symbols of section `scn` (a symbol table), and the
+/// anchors among its data symbols.
 void readSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ModuleSites& out) {
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (data == nullptr || shdr.sh_entsize == 0) return;
@@ -69,6 +70,13 @@ void readSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ModuleSites& out
     GElf_Sym sym;
     if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
     const auto type = GELF_ST_TYPE(sym.st_info);
+    if (type == STT_OBJECT && sym.st_shndx != SHN_UNDEF) {
+      const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+      for (const auto anchor : kAnchorSymbols) {
+        if (name != nullptr && anchor == name) out.anchors.emplace_back(anchor, sym.st_value);
+      }
+      continue;
+    }
     if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
         sym.st_size == 0) {
       continue;
@@ -407,6 +415,16 @@ std::shared_ptr<const CodeMap> CodeMap::recent(Pid pid, std::uint64_t start_time
   if (kept.size() >= kKept) kept.erase(kept.begin());
   kept.push_back({pid, start_time, now, map});
   return map;
+}
+
+std::optional<std::uint64_t> CodeMap::anchorAddress(std::string_view symbol) const {
+  // Every segment of a module is moved by the same bias, its data as its code.
+  for (const auto& m : mappings_) {
+    for (const auto& [name, vaddr] : m.module->anchors) {
+      if (name == symbol) return vaddr + m.bias;
+    }
+  }
+  return std::nullopt;
 }
 
 const CodeMap::Mapping* CodeMap::mappingOf(std::uint64_t address) const {

@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/ids.h"
@@ -26,6 +28,9 @@ struct ModuleSites {
   };
   std::vector<Range> ranges;  // sorted, not overlapping
   std::vector<Segment> segments;
+  /// The data symbols from which a runtime's state is read (kAnchorSymbols) that the file
+  /// defines, with their ELF virtual addresses.
+  std::vector<std::pair<std::string_view, std::uint64_t>> anchors;
 
   /// The call site at ELF virtual address `vaddr`; nullptr when there is none.
   [[nodiscard]] const CallSite* at(std::uint64_t vaddr) const;
@@ -42,6 +47,9 @@ struct FileMapping {
 /// The executable file mappings a maps file lists (where the kernel cannot be asked for them
 /// one by one, before Linux 6.11).
 [[nodiscard]] std::vector<FileMapping> executableFileMappings(std::string_view maps);
+
+/// The data symbols whose addresses a code map keeps: CPython's runtime state and version.
+inline constexpr std::string_view kAnchorSymbols[] = {"_PyRuntime", "Py_Version"};
 
 /// Reads the call sites of the ELF file open as `fd`; empty when it is no ELF file.
 [[nodiscard]] ModuleSites loadModuleSites(int fd);
@@ -61,6 +69,9 @@ class CodeMap {
   [[nodiscard]] const CallSite* siteAt(std::uint64_t address) const;
   /// Whether any module has a call site that refines a generic one.
   [[nodiscard]] bool hasRefiners() const { return refiners_; }
+  /// The run-time address of `symbol` (one of kAnchorSymbols) in the process's code; nullopt
+  /// when no module defines it.
+  [[nodiscard]] std::optional<std::uint64_t> anchorAddress(std::string_view symbol) const;
 
  private:
   struct Mapping {

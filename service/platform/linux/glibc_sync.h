@@ -69,6 +69,11 @@ enum class GlibcObject {
                                           std::uint32_t val, std::int32_t self_tid,
                                           const TidValidator& is_live, GlibcObject object);
 
+/// glibc x86-64 (2.34 on) struct pthread, which a pthread_t points to: its first word points to
+/// itself (the TLS ABI's thread control block), and the thread's TID is at kPthreadTidOffset
+/// (the word pthread_join waits on).
+inline constexpr std::size_t kPthreadTidOffset = 0x2d0;
+
 /// Bytes of a pthread_mutex_t that decodePriorityInheritanceMutex reads.
 inline constexpr std::size_t kMutexHeadSize = 20;
 

@@ -152,6 +152,25 @@ std::vector<std::uint64_t> ProcWaitLookup::parkedThreadRegisters(std::int32_t ti
   return out;
 }
 
+const PythonState* ProcWaitLookup::pythonState() {
+  if (!python_) {
+    (void)mayRefine();  // reads the code map when no call site has yet
+    PythonAnchors anchors;
+    anchors.runtime = code_->anchorAddress("_PyRuntime").value_or(0);
+    anchors.version = code_->anchorAddress("Py_Version").value_or(0);
+    if (anchors.runtime == 0 && anchors.version == 0) {
+      python_.emplace();
+    } else {
+      const MemoryReader read = [this](std::uint64_t addr, std::span<std::byte> out) {
+        return linux_platform::readMemory(pid_, addr, out) == MemoryAccess::kOk;
+      };
+      python_.emplace(
+          readPythonState(anchors, read, [this](std::int32_t tid) { return hasThread(tid); }));
+    }
+  }
+  return *python_ ? &**python_ : nullptr;
+}
+
 MemoryAccess ProcWaitLookup::readMemory(std::uint64_t addr, std::span<std::byte> out) {
   return linux_platform::readMemory(pid_, addr, out);
 }

@@ -49,6 +49,7 @@ class ProcWaitLookup final : public WaitLookup {
   [[nodiscard]] bool mayRefine() override;
   [[nodiscard]] std::vector<std::uint64_t> parkedThreadRegisters(std::int32_t tid,
                                                                  std::uint64_t parked_on) override;
+  [[nodiscard]] const PythonState* pythonState() override;
   [[nodiscard]] std::optional<std::string> readString(std::uint64_t addr) override;
   [[nodiscard]] std::optional<FdTarget> fdTarget(int fd) override;
   [[nodiscard]] std::optional<std::uint64_t> fdPosition(int fd) override;
@@ -78,6 +79,8 @@ class ProcWaitLookup final : public WaitLookup {
   std::shared_ptr<const CodeMap> code_;
   /// Stacks read ahead: the bytes read at each sp (as many as were mapped), sorted by sp.
   std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> stacks_;
+  /// The CPython interpreter's state, once asked for; empty inside when the process has none.
+  std::optional<std::optional<PythonState>> python_;
 };
 
 }  // namespace wctmon::linux_platform

@@ -17,6 +17,7 @@
 #include "platform/linux/glibc_sync.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/process_memory.h"
+#include "platform/linux/python_state.h"
 #include "platform/linux/task_reader.h"
 
 namespace wctmon::linux_platform {
@@ -55,6 +56,10 @@ class WaitLookup {
   /// no permission).
   [[nodiscard]] virtual std::vector<std::uint64_t> parkedThreadRegisters(
       std::int32_t tid, std::uint64_t parked_on) = 0;
+  /// The threads and frames of the process's CPython interpreter, read from its memory once per
+  /// lookup and only when asked (a thread waits in CPython's lock); nullptr when the process
+  /// runs no CPython. A state that could not be read says why.
+  [[nodiscard]] virtual const PythonState* pythonState() = 0;
   /// The NUL-terminated string at `addr` of the process's memory.
   [[nodiscard]] virtual std::optional<std::string> readString(std::uint64_t addr) = 0;
 
