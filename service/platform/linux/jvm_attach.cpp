@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "platform/linux/proc_text.h"
+#include "platform/linux/task_reader.h"
 #include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
@@ -213,7 +214,23 @@ Result<std::string> exchange(const std::string& socket_path, Clock::time_point d
   return answer.substr(eol + 1);
 }
 
-Result<JvmThreadDumpText> attachAs(Pid pid, const JvmAttachFacts& facts,
+/// SIGQUIT to the process started at `start_time`, through a pidfd taken before its start time is
+/// checked: the pid cannot pass to another process in between.
+std::optional<Error> signalQuit(Pid pid, std::uint64_t start_time) {
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid.value, 0)));
+  if (!pidfd.valid()) return makeError(ErrorCode::kNoSuchProcess, "the JVM has exited");
+  const auto stat = readProcessStat(pid);
+  if (!stat || stat->start_time != start_time) {
+    return makeError(ErrorCode::kNoSuchProcess, "the JVM has exited; its pid is another's now");
+  }
+  if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGQUIT, nullptr, 0) != 0) {
+    return makeError(ErrorCode::kAccessDenied,
+                     "cannot signal the JVM: " + std::string(std::strerror(errno)));
+  }
+  return std::nullopt;
+}
+
+Result<JvmThreadDumpText> attachAs(Pid pid, std::uint64_t start_time, const JvmAttachFacts& facts,
                                    std::chrono::milliseconds timeout) {
   if (auto refused = becomeTarget(facts)) return *refused;
   const auto start = Clock::now();
@@ -236,10 +253,7 @@ Result<JvmThreadDumpText> attachAs(Pid pid, const JvmAttachFacts& facts,
       return makeError(ErrorCode::kAccessDenied,
                        "cannot make the JVM's .attach_pid file in its working directory or /tmp");
     }
-    if (::kill(pid.value, SIGQUIT) != 0) {
-      return makeError(ErrorCode::kAccessDenied,
-                       "cannot signal the JVM: " + std::string(std::strerror(errno)));
-    }
+    if (auto failed = signalQuit(pid, start_time)) return *failed;
     out.started_listener = true;
     if (!awaitSocket(socket_path, facts.uid, deadline)) {
       return makeError(ErrorCode::kIo, "the JVM did not start its attach listener in " +
@@ -307,12 +321,13 @@ Result<JvmAttachFacts> readJvmAttachFacts(Pid pid) {
   return facts;
 }
 
-Result<JvmThreadDumpText> requestJvmThreadDump(Pid pid, const JvmAttachFacts& facts,
+Result<JvmThreadDumpText> requestJvmThreadDump(Pid pid, std::uint64_t start_time,
+                                               const JvmAttachFacts& facts,
                                                std::chrono::milliseconds timeout) {
   if (!facts.refusal.empty()) return makeError(ErrorCode::kUnsupported, facts.refusal);
   // A thread of its own: its credentials are dropped to the target's and die with it.
   std::optional<Result<JvmThreadDumpText>> result;
-  std::thread worker([&] { result.emplace(attachAs(pid, facts, timeout)); });
+  std::thread worker([&] { result.emplace(attachAs(pid, start_time, facts, timeout)); });
   worker.join();
   return std::move(*result);
 }

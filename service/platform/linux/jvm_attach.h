@@ -46,9 +46,12 @@ struct JvmThreadDumpText {
 /// JDK's tools do: through the `.java_pid<nspid>` socket in the target's own /tmp (via
 /// /proc/PID/root), first starting the JVM's attach listener with an `.attach_pid<nspid>` file
 /// and SIGQUIT when the socket is not there. It connects with the target's user and group, in a
-/// thread of its own whose credentials are dropped for it, and removes the file it made. Fails
-/// after `timeout` when the JVM does not answer.
-[[nodiscard]] Result<JvmThreadDumpText> requestJvmThreadDump(Pid pid, const JvmAttachFacts& facts,
+/// thread of its own whose credentials are dropped for it, and removes the file it made. The
+/// signal goes through a pidfd of the process started at `start_time` (its stat's start time), so
+/// that a pid reused since the sample is never signalled. Fails after `timeout` when the JVM does
+/// not answer.
+[[nodiscard]] Result<JvmThreadDumpText> requestJvmThreadDump(Pid pid, std::uint64_t start_time,
+                                                             const JvmAttachFacts& facts,
                                                              std::chrono::milliseconds timeout);
 
 }  // namespace wctmon::linux_platform

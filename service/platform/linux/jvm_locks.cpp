@@ -234,10 +234,10 @@ void JvmDumpState::recordFailure(std::string error, bool permanent, Clock::time_
 JvmLocks::JvmLocks(JvmDumpPolicy policy, DumpRequest request)
     : policy_(policy), request_(std::move(request)) {
   if (!request_) {
-    request_ = [](Pid pid) -> Result<JvmThreadDumpText> {
+    request_ = [](Pid pid, std::uint64_t start_time) -> Result<JvmThreadDumpText> {
       auto facts = readJvmAttachFacts(pid);
       if (!facts) return facts.error();
-      return requestJvmThreadDump(pid, *facts, kDumpTimeout);
+      return requestJvmThreadDump(pid, start_time, *facts, kDumpTimeout);
     };
   }
 }
@@ -300,7 +300,7 @@ void JvmLocks::apply(ProcessSample& process, bool on_demand) {
   }
 
   if (ask) {
-    auto answer = request_(process.pid);
+    auto answer = request_(process.pid, process.start_time);
     std::shared_ptr<const JavaDump> dump;
     if (answer) dump = std::make_shared<const JavaDump>(parseJavaThreadDump(answer->text));
     std::lock_guard lock(mutex_);

@@ -102,7 +102,7 @@ class JvmDumpState {
 class JvmLocks {
  public:
   /// Asks a JVM; replaced in tests.
-  using DumpRequest = std::function<Result<JvmThreadDumpText>(Pid)>;
+  using DumpRequest = std::function<Result<JvmThreadDumpText>(Pid, std::uint64_t start_time)>;
 
   explicit JvmLocks(JvmDumpPolicy policy = {}, DumpRequest request = {});
 
