@@ -1033,10 +1033,17 @@ TEST_F(EngineTest, ADeadlockHeldByADebuggerIsStillADeadlock) {
   ASSERT_EQ(analyzeUntil(pid, hasDeadlock).deadlocks.size(), 1U);
   const pid_t gdb = ::fork();
   if (gdb == 0) {
+    // A group of its own, and not the test's output: what gdb starts (its shell, the sleep) must
+    // neither outlive the test nor hold the test runner's pipe open.
+    ::setpgid(0, 0);
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
     ::execlp("gdb", "gdb", "-q", "-nx", "-batch", "-p", std::to_string(pid).c_str(), "-ex",
              "shell sleep 4", nullptr);
     _exit(127);
   }
+  ::setpgid(gdb, gdb);
   for (int i = 0; i < 200 && threadState(pid, a) != 't'; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
@@ -1050,7 +1057,7 @@ TEST_F(EngineTest, ADeadlockHeldByADebuggerIsStillADeadlock) {
   EXPECT_NE(c.nodes[1].detail.find("tracing stop by process " + std::to_string(gdb)),
             std::string::npos)
       << c.nodes[1].detail;
-  ::kill(gdb, SIGKILL);
+  ::kill(-gdb, SIGKILL);
   ::waitpid(gdb, nullptr, 0);
 }
 

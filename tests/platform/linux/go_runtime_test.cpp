@@ -35,7 +35,7 @@ class FakeMemory final : public GoMemory {
   void put(std::uint64_t addr, const void* data, std::size_t size) {
     auto& region = regions_[addr];
     region.resize(size);
-    std::memcpy(region.data(), data, size);
+    if (size != 0) std::memcpy(region.data(), data, size);
   }
   void put64(std::uint64_t addr, std::uint64_t v) { put(addr, &v, 8); }
   /// A region of `size` zero bytes, written later with poke.
