@@ -29,6 +29,14 @@ std::vector<Pid> ownerProcesses(const ProcessSample& process) {
   return out;
 }
 
+/// What runtimes know of their own threads, added to a process read: the Java-level locks of a
+/// HotSpot process, and, for analyses (which a person asks for; the monitor's periodic samples
+/// have no use for them and do not pay for reading them), a Go program's goroutines.
+void addRuntimeViews(ProcessSample& process, const SampleScope& scope, JvmLocks& jvm_locks) {
+  jvm_locks.apply(process, scope.on_demand);
+  if (scope.on_demand) applyGoRuntime(process);
+}
+
 /// Samples `pid` (reusing `cache` when given) and, with out_of_proc, the processes its waits
 /// lead to.
 Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* cache,
@@ -37,10 +45,7 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
   ProcessReader reader(context);
   auto first = cache != nullptr ? reader.readCached(pid, *cache, taskstats) : reader.read(pid);
   if (!first) return first.error();
-  jvm_locks.apply(*first, scope.on_demand);
-  // Goroutines are shown by analyses, which a person asks for; the monitor's periodic samples
-  // have no use for them and do not pay for reading them.
-  if (scope.on_demand) applyGoRuntime(*first);
+  addRuntimeViews(*first, scope, jvm_locks);
 
   Snapshot snapshot;
   std::set<Pid> seen{pid};
@@ -67,8 +72,7 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
       snapshot.warnings.push_back(process.error().message);
       continue;
     }
-    jvm_locks.apply(*process, scope.on_demand);
-    if (scope.on_demand) applyGoRuntime(*process);
+    addRuntimeViews(*process, scope, jvm_locks);
     enqueueOwners(*process);
     snapshot.processes.push_back(std::move(process).value());
   }
@@ -96,8 +100,7 @@ Result<Snapshot> sampleSystem(const SampleScope& scope, JvmLocks& jvm_locks) {
       if (process.error().code == ErrorCode::kAccessDenied) ++denied;
       continue;
     }
-    jvm_locks.apply(*process, scope.on_demand);
-    if (scope.on_demand) applyGoRuntime(*process);
+    addRuntimeViews(*process, scope, jvm_locks);
     snapshot.processes.push_back(std::move(process).value());
   }
   if (denied > 0) {
