@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -327,15 +328,7 @@ std::optional<std::vector<FileMapping>> queryExecutableMappings(int maps_fd) {
 
 /// The same from the maps text, for older kernels.
 std::vector<FileMapping> parseExecutableMappings(int maps_fd) {
-  std::string text;
-  std::array<char, 65536> buf{};
-  for (;;) {
-    const ssize_t n = ::read(maps_fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf.data(), static_cast<std::size_t>(n));
-  }
-  return executableFileMappings(text);
+  return executableFileMappings(readAll(maps_fd, std::numeric_limits<std::size_t>::max()));
 }
 
 }  // namespace

@@ -31,15 +31,7 @@ std::string procPath(Pid pid, std::string_view rest) {
 std::optional<std::string> readWholeFile(const std::string& path, std::size_t limit) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (out.size() < limit) {
-    const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf.data(), static_cast<std::size_t>(n));
-  }
-  return out;
+  return readAll(fd.get(), limit);
 }
 
 /// The value of `key:` in a status file: the text after the tab, to the end of its line.

@@ -141,6 +141,18 @@ std::optional<std::int64_t> readStatusField(int dirfd, const std::string& path,
   return parseStatusField(std::string_view(buf.data(), static_cast<std::size_t>(n)), key);
 }
 
+std::string readAll(int fd, std::size_t limit) {
+  std::string out;
+  std::array<char, 65536> buf{};
+  while (out.size() < limit) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
 std::optional<StatFields> parseStat(std::string_view text) {
   const auto open = text.find('(');
   const auto close = text.rfind(')');

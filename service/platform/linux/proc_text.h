@@ -15,6 +15,9 @@ namespace wctmon::linux_platform {
 /// Reads a small /proc file relative to `dirfd` into `buf`. Returns the byte count, or -errno.
 [[nodiscard]] long readSmallFile(int dirfd, const char* path, std::span<char> buf);
 
+/// Reads what is left of the file open as `fd`, up to about `limit` bytes (a whole read more).
+[[nodiscard]] std::string readAll(int fd, std::size_t limit);
+
 /// The fields of /proc/PID/task/TID/stat that wctmon uses.
 struct StatFields {
   std::string comm;
