@@ -210,7 +210,10 @@ WaitNode threadNode(const ThreadSample& sample, const ProcessSample* process) {
   node.status = sample.status;
   node.thread = sample.id;
   node.thread_name = sample.name;
-  if (process != nullptr) node.process_name = process->name;
+  if (process != nullptr) {
+    node.process_name = process->name;
+    node.process_title = process->title;
+  }
   node.wait_time = sample.wait_time;
   node.context_switches = sample.context_switches;
   return node;
@@ -221,7 +224,10 @@ WaitNode placeholderThreadNode(ThreadRef ref, ObjectStatus status, const Process
   node.type = ObjectType::kThread;
   node.status = status;
   node.thread = ref;
-  if (process != nullptr) node.process_name = process->name;
+  if (process != nullptr) {
+    node.process_name = process->name;
+    node.process_title = process->title;
+  }
   return node;
 }
 

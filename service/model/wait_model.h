@@ -96,6 +96,8 @@ struct WaitNode {
   ThreadRef thread;
   std::string thread_name;
   std::string process_name;
+  /// The title its process gave itself, when it rewrote its command line.
+  std::string process_title;
   std::optional<std::chrono::milliseconds> wait_time;
   std::optional<std::uint64_t> context_switches;
   // Object nodes.

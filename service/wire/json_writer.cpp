@@ -210,6 +210,7 @@ void writeNode(Json& j, const WaitNode& n) {
   const std::string_view none;
   j.field("thread_name", thread ? std::string_view(n.thread_name) : none);
   j.field("process_name", thread ? std::string_view(n.process_name) : none);
+  j.field("process_title", thread ? std::string_view(n.process_title) : none);
   if (thread && n.wait_time) {
     j.field64("wait_time_ms", static_cast<std::uint64_t>(n.wait_time->count()));
   }

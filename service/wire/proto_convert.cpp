@@ -25,6 +25,7 @@ void fill(const WaitNode& node, v1::WaitNode* out) {
     out->set_tid(node.thread.tid.value);
     out->set_thread_name(validUtf8(node.thread_name));
     out->set_process_name(validUtf8(node.process_name));
+    out->set_process_title(validUtf8(node.process_title));
     if (node.wait_time) out->set_wait_time_ms(static_cast<std::uint64_t>(node.wait_time->count()));
     if (node.context_switches) out->set_context_switches(*node.context_switches);
     return;
@@ -308,6 +309,7 @@ WaitNode fromProto(const v1::WaitNode& n) {
   out.thread = ThreadRef{Pid{n.pid()}, Tid{n.tid()}};
   out.thread_name = n.thread_name();
   out.process_name = n.process_name();
+  out.process_title = n.process_title();
   if (n.has_wait_time_ms()) out.wait_time = std::chrono::milliseconds(n.wait_time_ms());
   if (n.has_context_switches()) out.context_switches = n.context_switches();
   out.name = n.name();

@@ -16,7 +16,8 @@ std::string describe(const WaitNode& node, const WaitNode* next) {
   if (node.isThread()) {
     std::string s = threadLabel(node.thread);
     if (!node.thread_name.empty()) s += " " + node.thread_name;
-    if (!node.process_name.empty()) s += " (" + node.process_name + ")";
+    if (!node.process_name.empty())
+      s += " (" + withTitle(node.process_name, node.process_title) + ")";
     s += " " + std::string(toString(node.status));
     if (node.wait_time) s += " " + durationText(*node.wait_time);
     return s;

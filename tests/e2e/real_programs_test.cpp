@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "support/api_service.h"
+#include "support/postgres.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -880,41 +881,94 @@ TEST(RealPrograms, PythonLockAbbaIsNamedAndCountedAsLocksWithoutOwner) {
       << a.text;
 }
 
-TEST(RealPrograms, APostgresBackendWaitingOnARowLockIsShownUnderItsTitle) {
-  // A cluster of its own, run by the postgres user in the foreground of the script (it dies with
-  // it); one session holds a row, another waits for it.
+/// The chain that starts at thread `tid`, from an analysis's JSON.
+nlohmann::json chainOf(const Analysis& a, int tid) {
+  for (const auto& c : a.json.value("chains", nlohmann::json::array())) {
+    if (c.at("nodes").at(0).value("tid", 0) == tid) return c;
+  }
+  return {};
+}
+
+TEST(RealPrograms, APostgresRowLockWaitNamesTheTransactionAndTheBackendThatHoldsIt) {
+  // One session changes a row and stays idle in its transaction; another wants the same row.
+  // PostgreSQL's own tools (pg_locks, pg_blocking_pids) name the holder; so must the chain.
   testing::TempDir dir("postgres");
-  ASSERT_EQ(::chown(dir.path().c_str(), 0, 0), 0);
-  ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
-  const auto d = dir.path().string();
-  auto p = shell(
-      "set -e; bin=/usr/lib/postgresql/15/bin; as() { runuser -u postgres -- \"$@\"; }\n"
-      "as $bin/initdb -D " +
-      d +
-      "/data -A trust >/dev/null\n"
-      "as $bin/postgres -D " +
-      d + "/data -k " + d +
-      " -c listen_addresses= >/dev/null 2>&1 & for i in $(seq 100); do "
-      "psql -h " +
-      d +
-      " -U postgres -c 'select 1' postgres >/dev/null 2>&1 && break;"
-      " sleep 0.1; done\n"
-      "q() { psql -h " +
-      d +
-      " -U postgres -qAt postgres \"$@\"; }\n"
-      "q -c 'create table t(id int primary key, v int); insert into t values (1, 0)'\n"
-      "q -c 'begin; update t set v = 1 where id = 1; select pg_sleep(600)' & sleep 0.5\n"
-      "q -c 'update t set v = 2 where id = 1' & sleep 0.5\n"
-      "waiter=$(q -c \"select pid from pg_stat_activity where wait_event_type = 'Lock'\")\n"
-      "echo \"{\\\"pid\\\":$$,\\\"threads\\\":{},\\\"processes\\\":{\\\"waiter\\\":$waiter}}\"\n"
-      "wait");
-  const int waiter = p->child("waiter");
-  const auto a = analyze(waiter);
+  auto p = shell(testing::postgresScript(dir, "") +
+                 "q -c 'create table t(id int primary key, v int); insert into t values (1, 0)'\n"
+                 "(echo 'begin; update t set v = 1 where id = 1;'; sleep 600) | q &\n"
+                 "until [ -n \"$(q -c \"select pid from pg_stat_activity where state = 'idle in "
+                 "transaction'\")\" ]; do sleep 0.1; done\n"
+                 "q -c 'update t set v = 2 where id = 1' &\n"
+                 "waiter=$(waiters 1); holder=$(q -c \"select pg_blocking_pids($waiter)\" | tr -d "
+                 "'{}')\n"
+                 "echo \"{\\\"pid\\\":$$,\\\"threads\\\":{},\\\"processes\\\":"
+                 "{\\\"waiter\\\":$waiter,\\\"holder\\\":$holder}}\"\n"
+                 "wait");
+  const int waiter = p->child("waiter"), holder = p->child("holder");
+  const auto a = analyze(waiter, {"--out-of-proc"});
+  expectVerdictsAgree(a);
+  EXPECT_EQ(deadlocks(a), 0U) << a.text;
   EXPECT_NE(a.text.find("(postgres [postgres: postgres postgres [local] UPDATE waiting])"),
             std::string::npos)
       << a.text;
   EXPECT_EQ(a.json.value("process_title", ""),
             "postgres: postgres postgres [local] UPDATE waiting");
+  const auto chain = chainOf(a, waiter);
+  ASSERT_GE(chain["nodes"].size(), 3U) << a.text;
+  const auto& lock = chain["nodes"][1];
+  EXPECT_EQ(lock.value("object_type", ""), "OBJECT_TYPE_MUTEX") << lock.dump(1);
+  const auto name = lock.value("name", "");
+  EXPECT_TRUE(name.starts_with("PostgreSQL transaction ") && name.ends_with(" (ShareLock)"))
+      << name;
+  EXPECT_NE(lock.value("detail", "").find("update t set v = 2 where id = 1"), std::string::npos)
+      << lock.dump(1);
+  EXPECT_EQ(chain["nodes"][2].value("tid", 0), holder) << a.text;
+  // The holder waits for its client, idle in its transaction.
+  EXPECT_NE(a.text.find("idle in transaction"), std::string::npos) << a.text;
+}
+
+TEST(RealPrograms, APostgresDeadlockIsADeadlockThroughBothBackends) {
+  // PostgreSQL ends a deadlock itself once deadlock_timeout has passed (1 s by default); this
+  // one waits for ten minutes.
+  testing::TempDir dir("postgres");
+  auto p = shell(testing::postgresDeadlockScript(dir, ""));
+  const int first = p->child("first"), second = p->child("second");
+  const auto a = analyzeUntil(first, deadlocked, {"--out-of-proc"});
+  expectVerdictsAgree(a);
+  ASSERT_EQ(deadlocks(a), 1U) << a.text;
+  EXPECT_EQ(deadlockPids(a), (std::vector<int>{std::min(first, second), std::max(first, second)}))
+      << a.text;
+  EXPECT_NE(a.text.find("DEADLOCK #1 (across processes)"), std::string::npos) << a.text;
+  // Without following chains out of the process, the backend still names the one it waits for.
+  const auto alone = analyze(first);
+  EXPECT_EQ(chainOf(alone, first)["nodes"][2].value("tid", 0), second) << alone.text;
+}
+
+TEST(RealPrograms, APostgresServerThatAsksForAPasswordIsSaidToBeUnreadable) {
+  // A cluster with password authentication on its socket: the server is not asked with a
+  // guess, and the wait says which lock kind it is and why its holder is not known.
+  testing::TempDir dir("postgres");
+  const auto pw = (dir / "pw").string();
+  auto p = shell("echo secret >" + pw + "; chmod 644 " + pw + "; export PGPASSWORD=secret\n" +
+                 testing::postgresScript(dir, "", "-A scram-sha-256 --pwfile=" + pw) +
+                 "q -c 'create table t(id int primary key, v int); insert into t values (1, 0)'\n"
+                 "q -c 'begin; update t set v = 1 where id = 1; select pg_sleep(600)' &\n"
+                 "sleep 0.3; q -c 'update t set v = 2 where id = 1' &\n"
+                 "echo \"{\\\"pid\\\":$$,\\\"threads\\\":{},\\\"processes\\\":"
+                 "{\\\"waiter\\\":$(waiters 1)}}\"\n"
+                 "wait");
+  const int waiter = p->child("waiter");
+  const auto a = analyze(waiter);
+  expectVerdictsAgree(a);
+  const auto chain = chainOf(a, waiter);
+  ASSERT_GE(chain.value("nodes", nlohmann::json::array()).size(), 2U) << a.text;
+  const auto& lock = chain["nodes"][1];
+  EXPECT_EQ(lock.value("object_type", ""), "OBJECT_TYPE_UNOWNED_LOCK") << a.text;
+  EXPECT_EQ(lock.value("name", ""), "PostgreSQL lock") << a.text;
+  EXPECT_NE(lock.value("detail", "").find("asks user postgres for a password"), std::string::npos)
+      << a.text;
+  EXPECT_NE(a.text.find("1 thread waits on locks whose owner is not recorded"), std::string::npos)
+      << a.text;
 }
 
 TEST(RealPrograms, TheServiceItselfAGrpcAndAbslProcessHasNoLockWaitWhenIdle) {

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/postgres.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -339,6 +340,42 @@ public class ServicePool {
   // The threads stay where the first dump saw them: no dump after it pauses the JVM again.
   EXPECT_EQ(threadDumpsIn((dir / "ServiceAbba.safepoints").string()), 1);
   EXPECT_LE(threadDumpsIn((dir / "ServicePool.safepoints").string()), 1);
+}
+
+TEST(ServiceIncidents, APostgresDeadlockIsOneIncidentAndTheServerIsAskedOnce) {
+  // The cluster's name carries the tag into every title of its processes, which the target
+  // selects: the backends, the postmaster and its helpers (idle, so no hang). Each backend is a
+  // process: the target follows chains across them.
+  Service service(
+      R"([{"name": "pg", "cmdline": "TAG", "hang_threshold_ms": 1000, "out_of_proc": true}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  testing::TempDir dir("postgres");
+  FixtureProcess script(std::vector<std::string>{"bash", "-c",
+                                                 testing::postgresDeadlockScript(
+                                                     dir, "-c cluster_name=" + service.tag() +
+                                                              " -c log_connections=on")},
+                        30s);
+  const int first = script.child("first"), second = script.child("second");
+  ASSERT_TRUE(waitFor([&] { return !service.deadlocksOf(first).empty(); }, 30s))
+      << service.logText();
+  // Past the interval between asks: backends that have not run since are not asked about again.
+  std::this_thread::sleep_for(12s);
+  const auto found = service.deadlocksOf(first);
+  ASSERT_EQ(found.size(), 1U) << json(found).dump(1);
+  EXPECT_EQ(found[0]["state"], "INCIDENT_STATE_OPEN");
+  EXPECT_EQ(pidsOf(found[0]), (std::vector<int>{std::min(first, second), std::max(first, second)}));
+  EXPECT_NE(found[0].dump().find("PostgreSQL transaction"), std::string::npos) << found[0].dump(1);
+  for (const auto& i : service.incidents()) {
+    EXPECT_EQ(i["kind"], "INCIDENT_KIND_DEADLOCK") << "no hang beside the deadlock: " << i.dump(1);
+  }
+  const auto log = readFile((dir / "server.log").string());
+  std::size_t asks = 0;
+  for (auto at = log.find("application_name=wctmon"); at != std::string::npos;
+       at = log.find("application_name=wctmon", at + 1)) {
+    ++asks;
+  }
+  EXPECT_GE(asks, 1U) << log;
+  EXPECT_LE(asks, 2U) << log;
 }
 
 TEST(ServiceIncidents, IdleRuntimesAndTheServiceWatchingItselfOpenNoIncident) {

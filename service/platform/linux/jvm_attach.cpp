@@ -1,23 +1,20 @@
 #include "platform/linux/jvm_attach.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <thread>
-#include <vector>
 
 #include "platform/linux/proc_text.h"
 #include "platform/linux/task_reader.h"
 #include "platform/linux/unique_fd.h"
+#include "platform/linux/unix_stream.h"
 
 namespace wctmon::linux_platform {
 namespace {
@@ -26,48 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 std::string procPath(Pid pid, std::string_view rest) {
   return "/proc/" + std::to_string(pid.value) + "/" + std::string(rest);
-}
-
-std::optional<std::string> readWholeFile(const std::string& path, std::size_t limit) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return std::nullopt;
-  return readAll(fd.get(), limit);
-}
-
-/// The value of `key:` in a status file: the text after the tab, to the end of its line.
-std::string_view statusField(std::string_view status, std::string_view key) {
-  std::size_t at = 0;
-  while (at < status.size()) {
-    const auto eol = status.find('\n', at);
-    const auto line = status.substr(at, eol == std::string_view::npos ? eol : eol - at);
-    if (line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':') {
-      auto value = line.substr(key.size() + 1);
-      while (!value.empty() && (value.front() == '\t' || value.front() == ' ')) {
-        value.remove_prefix(1);
-      }
-      return value;
-    }
-    if (eol == std::string_view::npos) break;
-    at = eol + 1;
-  }
-  return {};
-}
-
-/// The n-th whitespace-separated number of `fields`; the last one for n < 0.
-std::optional<std::int64_t> numberAt(std::string_view fields, int n) {
-  std::vector<std::string_view> words;
-  std::size_t at = 0;
-  while (at < fields.size()) {
-    const auto start = fields.find_first_not_of(" \t", at);
-    if (start == std::string_view::npos) break;
-    const auto end = fields.find_first_of(" \t", start);
-    words.push_back(fields.substr(start, end == std::string_view::npos ? end : end - start));
-    at = end == std::string_view::npos ? fields.size() : end;
-  }
-  if (words.empty()) return std::nullopt;
-  const auto index = n < 0 ? words.size() - 1 : static_cast<std::size_t>(n);
-  if (index >= words.size()) return std::nullopt;
-  return parseInt(words[index]);
 }
 
 /// The options in the variables the JVM reads its options from, space-separated.
@@ -121,20 +76,6 @@ bool isSocketOf(const std::string& path, std::uint32_t uid) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == uid;
 }
 
-/// Drops this thread's credentials to the target's; only this thread's (the raw system calls,
-/// not glibc's, which would change every thread of the process).
-std::optional<Error> becomeTarget(const JvmAttachFacts& facts) {
-  if (::geteuid() == facts.uid && ::getegid() == facts.gid) return std::nullopt;
-  if (::syscall(SYS_setgroups, 0, nullptr) != 0 ||
-      ::syscall(SYS_setresgid, facts.gid, facts.gid, facts.gid) != 0 ||
-      ::syscall(SYS_setresuid, facts.uid, facts.uid, facts.uid) != 0) {
-    return makeError(ErrorCode::kAccessDenied, std::string("cannot take the JVM's user ") +
-                                                   std::to_string(facts.uid) +
-                                                   " to attach: " + std::strerror(errno));
-  }
-  return std::nullopt;
-}
-
 /// Waits for the JVM's attach socket after the SIGQUIT, backing off like the JDK's tools.
 bool awaitSocket(const std::string& path, std::uint32_t uid, Clock::time_point deadline) {
   auto pause = std::chrono::milliseconds(5);
@@ -147,53 +88,19 @@ bool awaitSocket(const std::string& path, std::uint32_t uid, Clock::time_point d
 }
 
 Result<std::string> exchange(const std::string& socket_path, Clock::time_point deadline) {
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd.valid()) return makeError(ErrorCode::kIo, "cannot make a socket");
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof(address.sun_path)) {
-    return makeError(ErrorCode::kInvalidArgument, "attach socket path too long");
-  }
-  std::memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  // A Unix socket connects at once or not at all.
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    return makeError(ErrorCode::kIo, "cannot connect to the JVM's attach socket: " +
-                                         std::string(std::strerror(errno)));
-  }
+  auto stream = UnixStream::connect(socket_path, "the JVM's attach socket", deadline);
+  if (!stream) return stream.error();
   // Protocol 1: the version, the command and three arguments, each ended by a NUL.
   static constexpr char kRequestBytes[] = "1\0threaddump\0-l\0\0\0";
-  static constexpr std::string_view kRequest(kRequestBytes, sizeof(kRequestBytes) - 1);
-  const auto remaining = [&] {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    return static_cast<int>(std::max<std::int64_t>(0, left.count()));
-  };
-  std::size_t sent = 0;
-  while (sent < kRequest.size()) {
-    pollfd p{fd.get(), POLLOUT, 0};
-    if (::poll(&p, 1, remaining()) <= 0) {
-      return makeError(ErrorCode::kIo, "the JVM did not take the request in time");
-    }
-    const ssize_t n =
-        ::send(fd.get(), kRequest.data() + sent, kRequest.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (n <= 0) return makeError(ErrorCode::kIo, "the JVM closed its attach socket");
-    sent += static_cast<std::size_t>(n);
+  if (auto failed = stream->sendAll(std::string_view(kRequestBytes, sizeof(kRequestBytes) - 1))) {
+    return *failed;
   }
   std::string answer;
   constexpr std::size_t kMaxAnswer = 64 * 1024 * 1024;
-  std::array<char, 65536> buf{};
   for (;;) {
-    pollfd p{fd.get(), POLLIN, 0};
-    const int ready = ::poll(&p, 1, remaining());
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0)
-      return makeError(ErrorCode::kIo, "the JVM did not finish its thread dump in time");
-    const ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (n < 0) return makeError(ErrorCode::kIo, "reading the thread dump failed");
-    if (n == 0) break;
-    answer.append(buf.data(), static_cast<std::size_t>(n));
+    auto more = stream->receive(answer);
+    if (!more) return more.error();
+    if (!*more) break;
     if (answer.size() > kMaxAnswer) return makeError(ErrorCode::kIo, "thread dump over 64 MiB");
   }
   // The answer starts with the operation's result code on a line of its own.
@@ -224,7 +131,6 @@ std::optional<Error> signalQuit(Pid pid, std::uint64_t start_time) {
 
 Result<JvmThreadDumpText> attachAs(Pid pid, std::uint64_t start_time, const JvmAttachFacts& facts,
                                    std::chrono::milliseconds timeout) {
-  if (auto refused = becomeTarget(facts)) return *refused;
   const auto start = Clock::now();
   const auto deadline = start + timeout;
   const auto nspid = std::to_string(facts.namespace_pid);
@@ -288,10 +194,10 @@ Result<JvmAttachFacts> readJvmAttachFacts(Pid pid) {
   if (!status)
     return makeError(ErrorCode::kNoSuchProcess, "no process " + std::to_string(pid.value));
   JvmAttachFacts facts;
-  const auto nspid = numberAt(statusField(*status, "NSpid"), -1);
-  const auto uid = numberAt(statusField(*status, "Uid"), 1);
-  const auto gid = numberAt(statusField(*status, "Gid"), 1);
-  const auto caught = statusField(*status, "SigCgt");
+  const auto nspid = numberAt(statusValue(*status, "NSpid"), -1);
+  const auto uid = numberAt(statusValue(*status, "Uid"), 1);
+  const auto gid = numberAt(statusValue(*status, "Gid"), 1);
+  const auto caught = statusValue(*status, "SigCgt");
   if (!nspid || !uid || !gid || caught.empty()) {
     return makeError(ErrorCode::kIo,
                      "cannot read the status of process " + std::to_string(pid.value));
@@ -317,11 +223,8 @@ Result<JvmThreadDumpText> requestJvmThreadDump(Pid pid, std::uint64_t start_time
                                                const JvmAttachFacts& facts,
                                                std::chrono::milliseconds timeout) {
   if (!facts.refusal.empty()) return makeError(ErrorCode::kUnsupported, facts.refusal);
-  // A thread of its own: its credentials are dropped to the target's and die with it.
-  std::optional<Result<JvmThreadDumpText>> result;
-  std::thread worker([&] { result.emplace(attachAs(pid, start_time, facts, timeout)); });
-  worker.join();
-  return std::move(*result);
+  return runAs<JvmThreadDumpText>(Credentials{facts.uid, facts.gid}, "the JVM's",
+                                  [&] { return attachAs(pid, start_time, facts, timeout); });
 }
 
 }  // namespace wctmon::linux_platform

@@ -13,6 +13,7 @@
 #include "core/completion.h"
 #include "platform/linux/go_runtime.h"
 #include "platform/linux/jvm_locks.h"
+#include "platform/linux/pg_locks.h"
 #include "platform/linux/process_reader.h"
 #include "platform/linux/task_reader.h"
 
@@ -29,23 +30,37 @@ std::vector<Pid> ownerProcesses(const ProcessSample& process) {
   return out;
 }
 
+}  // namespace
+
+/// What runtimes know of their own threads, kept across samples and sessions.
+struct RuntimeViews {
+  /// The Java-level locks of HotSpot processes, from their thread dumps.
+  JvmLocks jvm;
+  /// The lock waits of PostgreSQL backends, from their servers' lock tables.
+  PgLocks postgres;
+};
+
+namespace {
+
 /// What runtimes know of their own threads, added to a process read: the Java-level locks of a
-/// HotSpot process, and, for analyses (which a person asks for; the monitor's periodic samples
-/// have no use for them and do not pay for reading them), a Go program's goroutines.
-void addRuntimeViews(ProcessSample& process, const SampleScope& scope, JvmLocks& jvm_locks) {
-  jvm_locks.apply(process, scope.on_demand);
+/// HotSpot process, the lock a PostgreSQL backend waits for and, for analyses (which a person
+/// asks for; the monitor's periodic samples have no use for them and do not pay for reading
+/// them), a Go program's goroutines.
+void addRuntimeViews(ProcessSample& process, const SampleScope& scope, RuntimeViews& views) {
+  views.jvm.apply(process, scope.on_demand);
+  views.postgres.apply(process, scope.on_demand);
   if (scope.on_demand) applyGoRuntime(process);
 }
 
 /// Samples `pid` (reusing `cache` when given) and, with out_of_proc, the processes its waits
 /// lead to.
 Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* cache,
-                               TaskstatsClient* taskstats, JvmLocks& jvm_locks) {
+                               TaskstatsClient* taskstats, RuntimeViews& views) {
   SampleContext context;
   ProcessReader reader(context);
   auto first = cache != nullptr ? reader.readCached(pid, *cache, taskstats) : reader.read(pid);
   if (!first) return first.error();
-  addRuntimeViews(*first, scope, jvm_locks);
+  addRuntimeViews(*first, scope, views);
 
   Snapshot snapshot;
   std::set<Pid> seen{pid};
@@ -72,14 +87,14 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
       snapshot.warnings.push_back(process.error().message);
       continue;
     }
-    addRuntimeViews(*process, scope, jvm_locks);
+    addRuntimeViews(*process, scope, views);
     enqueueOwners(*process);
     snapshot.processes.push_back(std::move(process).value());
   }
   return snapshot;
 }
 
-Result<Snapshot> sampleSystem(const SampleScope& scope, JvmLocks& jvm_locks) {
+Result<Snapshot> sampleSystem(const SampleScope& scope, RuntimeViews& views) {
   SampleContext context;
   ProcessReader reader(context);
   Snapshot snapshot;
@@ -100,7 +115,7 @@ Result<Snapshot> sampleSystem(const SampleScope& scope, JvmLocks& jvm_locks) {
       if (process.error().code == ErrorCode::kAccessDenied) ++denied;
       continue;
     }
-    addRuntimeViews(*process, scope, jvm_locks);
+    addRuntimeViews(*process, scope, views);
     snapshot.processes.push_back(std::move(process).value());
   }
   if (denied > 0) {
@@ -109,7 +124,7 @@ Result<Snapshot> sampleSystem(const SampleScope& scope, JvmLocks& jvm_locks) {
   return snapshot;
 }
 
-std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads, JvmLocks& jvm_locks) {
+std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads, RuntimeViews& views) {
   std::map<Pid, std::vector<Tid>> by_process;
   for (const auto& t : threads) by_process[t.pid].push_back(t.tid);
   SampleContext context;
@@ -127,8 +142,9 @@ std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads, Jv
       }
       continue;
     }
-    // The same thread dump as the sample's, for the threads that did not move since.
-    jvm_locks.apply(*process, /*on_demand=*/false);
+    // The same answers as the sample's, for the threads that did not move since.
+    views.jvm.apply(*process, /*on_demand=*/false);
+    views.postgres.apply(*process, /*on_demand=*/false);
     for (auto& t : process->threads) out.push_back(std::move(t));
   }
   return out;
@@ -139,7 +155,7 @@ struct SessionState {
   /// 0 for a system session.
   Pid pid;
   std::shared_ptr<TaskstatsClient> taskstats;
-  std::shared_ptr<JvmLocks> jvm_locks;
+  std::shared_ptr<RuntimeViews> views;
   OperationSlot slot;
   /// Used by one read at a time (the slot sees to it); absent for a system session.
   std::unique_ptr<ThreadCache> cache;
@@ -149,13 +165,13 @@ struct SessionState {
   std::uint64_t samples = 0;
 
   Result<Snapshot> sample(const SampleScope& scope) {
-    if (cache == nullptr) return sampleSystem(scope, *jvm_locks);
+    if (cache == nullptr) return sampleSystem(scope, *views);
     // The cache is filled from the second sample on: filling it (a kept-open descriptor per
     // thread) costs more than a plain read, which a one-shot analysis would pay for nothing.
-    if (samples++ == 0) return sampleProcess(pid, scope, nullptr, nullptr, *jvm_locks);
+    if (samples++ == 0) return sampleProcess(pid, scope, nullptr, nullptr, *views);
     if (!kernel) kernel = ProcessReader::isKernelThread(pid);
     return sampleProcess(pid, scope, *kernel ? nullptr : cache.get(),
-                         taskstats->available() ? taskstats.get() : nullptr, *jvm_locks);
+                         taskstats->available() ? taskstats.get() : nullptr, *views);
   }
 };
 
@@ -199,7 +215,7 @@ class LinuxWaitChainSession final : public WaitChainSession {
       auto result =
           completion->completed()
               ? Result<std::vector<ThreadSample>>(cancelledError("re-read"))
-              : Result<std::vector<ThreadSample>>(resampleThreads(threads, *state->jvm_locks));
+              : Result<std::vector<ThreadSample>>(resampleThreads(threads, *state->views));
       state->slot.end();
       completion->completeFromWork(std::move(result));
     });
@@ -222,13 +238,13 @@ class LinuxWaitChainSession final : public WaitChainSession {
 LinuxWaitChainSource::LinuxWaitChainSource(Executor work)
     : work_(std::move(work)),
       taskstats_(std::make_shared<TaskstatsClient>()),
-      jvm_locks_(std::make_shared<JvmLocks>()) {}
+      views_(std::make_shared<RuntimeViews>()) {}
 
 Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::open(Pid pid) {
   auto state = std::make_shared<SessionState>();
   state->pid = pid;
   state->taskstats = taskstats_;
-  state->jvm_locks = jvm_locks_;
+  state->views = views_;
   state->cache = std::make_unique<ThreadCache>();
   return std::unique_ptr<WaitChainSession>(
       std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));
@@ -237,7 +253,7 @@ Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::open(Pid pid) {
 Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::openSystem() {
   auto state = std::make_shared<SessionState>();
   state->taskstats = taskstats_;
-  state->jvm_locks = jvm_locks_;
+  state->views = views_;
   return std::unique_ptr<WaitChainSession>(
       std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));
 }

@@ -7,7 +7,7 @@
 #include "platform/linux/taskstats.h"
 
 namespace wctmon::linux_platform {
-class JvmLocks;
+struct RuntimeViews;
 }
 
 namespace wctmon::linux_platform {
@@ -31,8 +31,8 @@ class LinuxWaitChainSource final : public WaitChainSource {
  private:
   Executor work_;
   std::shared_ptr<TaskstatsClient> taskstats_;
-  /// The Java-level locks of HotSpot processes, from their thread dumps, kept across sessions.
-  std::shared_ptr<JvmLocks> jvm_locks_;
+  /// What runtimes (the JVM, PostgreSQL) say of their threads, kept across sessions.
+  std::shared_ptr<RuntimeViews> views_;
 };
 
 }  // namespace wctmon::linux_platform

@@ -119,18 +119,33 @@ std::string processTitle(std::string_view text) {
   return out;
 }
 
-std::optional<std::int64_t> parseStatusField(std::string_view status, std::string_view key) {
+std::string_view statusValue(std::string_view status, std::string_view key) {
   while (!status.empty()) {
     const auto nl = status.find('\n');
     auto line = status.substr(0, nl);
     if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ':') {
       line.remove_prefix(key.size() + 1);
-      return parseInt(nextToken(line));
+      while (!line.empty() && (line.front() == '\t' || line.front() == ' ')) line.remove_prefix(1);
+      return line;
     }
     if (nl == std::string_view::npos) break;
     status.remove_prefix(nl + 1);
   }
-  return std::nullopt;
+  return {};
+}
+
+std::optional<std::int64_t> numberAt(std::string_view fields, int n) {
+  std::optional<std::int64_t> last;
+  for (int i = 0;; ++i) {
+    const auto word = nextToken(fields);
+    if (word.empty()) return n < 0 ? last : std::nullopt;
+    if (i == n) return parseInt(word);
+    if (n < 0) last = parseInt(word);
+  }
+}
+
+std::optional<std::int64_t> parseStatusField(std::string_view status, std::string_view key) {
+  return numberAt(statusValue(status, key), 0);
 }
 
 std::optional<std::int64_t> readStatusField(int dirfd, const std::string& path,
@@ -151,6 +166,14 @@ std::string readAll(int fd, std::size_t limit) {
     out.append(buf.data(), static_cast<std::size_t>(n));
   }
   return out;
+}
+
+std::optional<std::string> readWholeFile(const std::string& path, std::size_t limit) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  auto text = readAll(fd, limit);
+  ::close(fd);
+  return text;
 }
 
 std::optional<StatFields> parseStat(std::string_view text) {

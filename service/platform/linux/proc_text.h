@@ -18,6 +18,9 @@ namespace wctmon::linux_platform {
 /// Reads what is left of the file open as `fd`, up to about `limit` bytes (a whole read more).
 [[nodiscard]] std::string readAll(int fd, std::size_t limit);
 
+/// The file at `path`, up to about `limit` bytes; nullopt when it cannot be opened.
+[[nodiscard]] std::optional<std::string> readWholeFile(const std::string& path, std::size_t limit);
+
 /// The fields of /proc/PID/task/TID/stat that wctmon uses.
 struct StatFields {
   std::string comm;
@@ -84,6 +87,14 @@ struct LockEntry {
 
 /// The "pos:" value of an fdinfo file (the file offset).
 [[nodiscard]] std::optional<std::uint64_t> parseFdinfoPos(std::string_view text);
+
+/// The value of a "Key:\tvalue" line of a /proc status file, blanks before it skipped; empty
+/// when there is no such line.
+[[nodiscard]] std::string_view statusValue(std::string_view status, std::string_view key);
+
+/// The n-th whitespace-separated number of `fields` ("Uid:" has four); the last one for n < 0
+/// ("NSpid:" ends with the pid the innermost namespace gives).
+[[nodiscard]] std::optional<std::int64_t> numberAt(std::string_view fields, int n);
 
 /// The integer value of a "Key:\tvalue" line of a /proc status file ("Tgid", "TracerPid").
 [[nodiscard]] std::optional<std::int64_t> parseStatusField(std::string_view status,

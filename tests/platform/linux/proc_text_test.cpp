@@ -104,6 +104,18 @@ TEST(ProcText, StatusFields) {
   EXPECT_FALSE(parseStatusField(status, "Name").has_value());
 }
 
+TEST(ProcText, StatusValuesWithSeveralNumbers) {
+  const std::string_view status =
+      "Uid:\t0\t26\t26\t26\nNSpid:\t4242\t7\nSigCgt:\t0000000000004a02\n";
+  EXPECT_EQ(statusValue(status, "SigCgt"), "0000000000004a02");
+  EXPECT_EQ(statusValue(status, "Gid"), "");
+  EXPECT_EQ(numberAt(statusValue(status, "Uid"), 1), 26);
+  EXPECT_EQ(numberAt(statusValue(status, "NSpid"), -1), 7) << "the innermost namespace's pid";
+  EXPECT_EQ(numberAt(statusValue(status, "NSpid"), 0), 4242);
+  EXPECT_FALSE(numberAt(statusValue(status, "NSpid"), 2).has_value());
+  EXPECT_FALSE(numberAt("", -1).has_value());
+}
+
 TEST(ProcText, FdinfoFlagsAreOctal) {
   EXPECT_EQ(parseFdinfoFlags("pos:\t0\nflags:\t02000001\nmnt_id:\t15\n"), 02000001U);
   EXPECT_FALSE(parseFdinfoFlags("pos:\t0\n").has_value());
