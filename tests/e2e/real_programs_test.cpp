@@ -944,6 +944,38 @@ TEST(RealPrograms, APostgresDeadlockIsADeadlockThroughBothBackends) {
   EXPECT_EQ(chainOf(alone, first)["nodes"][2].value("tid", 0), second) << alone.text;
 }
 
+/// Our pids of the processes whose title (command line) starts with `prefix` and ends with
+/// `suffix`, sorted.
+std::vector<int> pidsTitled(const std::string& prefix, const std::string& suffix) {
+  std::vector<int> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto title = testing::readFile((entry.path() / "cmdline").string());
+    title = title.substr(0, title.find('\0'));
+    if (title.starts_with(prefix) && title.ends_with(suffix)) out.push_back(std::stoi(name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(RealPrograms, APostgresDeadlockInAPidNamespaceOfItsOwnNamesOurPids) {
+  // As in a container: the server numbers its backends in its own namespace, and pg_locks says
+  // those numbers.
+  testing::TempDir dir("postgres");
+  const auto cluster = "ns-" + dir.name();
+  testing::FixtureProcess p(
+      std::vector<std::string>{"unshare", "-p", "-f", "--mount-proc", "bash", "-c",
+                               testing::postgresDeadlockScript(dir, "-c cluster_name=" + cluster)},
+      30s);
+  const auto backends = pidsTitled("postgres: " + cluster + ": ", "UPDATE waiting");
+  ASSERT_EQ(backends.size(), 2U);
+  EXPECT_NE(backends[0], p.child("first")) << "the script says the namespace's pids";
+  const auto a = analyzeUntil(backends[0], deadlocked, {"--out-of-proc"});
+  ASSERT_EQ(deadlocks(a), 1U) << a.text;
+  EXPECT_EQ(deadlockPids(a), backends) << a.text;
+}
+
 TEST(RealPrograms, APostgresServerThatAsksForAPasswordIsSaidToBeUnreadable) {
   // A cluster with password authentication on its socket: the server is not asked with a
   // guess, and the wait says which lock kind it is and why its holder is not known.

@@ -414,6 +414,16 @@ time.sleep(3600)
 )",
                                                  service.tag()},
                         20s);
+  // A PostgreSQL server with a session idle and one idle in its transaction: both backends wait
+  // for their clients.
+  FixtureProcess postgres(
+      std::vector<std::string>{"bash", "-c",
+                               testing::postgresScript(dir, "-c cluster_name=" + service.tag()) +
+                                   "(echo 'select 1;'; sleep 3600) | q >/dev/null &\n"
+                                   "(echo 'begin; select 1;'; sleep 3600) | q >/dev/null &\n"
+                                   "echo '{\"pid\":'$$',\"threads\":{},\"processes\":{}}'\n"
+                                   "wait"},
+      30s);
   ASSERT_TRUE(waitFor([&] {
     const auto log = service.logText();
     return log.find("for target \"self\"") != std::string::npos &&
