@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "support/api_service.h"
-#include "support/postgres.h"
+#include "support/programs.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -43,23 +43,7 @@ std::unique_ptr<FixtureProcess> python(const std::string& code,
 /// Debian's CPython 3.11, whose interpreter state wctmon reads.
 constexpr const char* kDebianPython = "/usr/bin/python3.11";
 
-/// Builds `source` (a program of another language, compiled by `compile` into `binary` in a
-/// temporary directory) and runs `run`, which prints its report line the same way.
-std::unique_ptr<FixtureProcess> built(const std::string& file, const std::string& source,
-                                      const std::string& compile, const std::string& run) {
-  static testing::TempDir dir("wctmon-real");
-  const auto path = dir / file;
-  {
-    std::ofstream out(path);
-    out << source;
-  }
-  const auto result = runCommand({"bash", "-c", "cd " + dir.path().string() + " && " + compile});
-  EXPECT_EQ(result.exit_code, 0) << result.err;
-  return std::make_unique<FixtureProcess>(
-      std::vector<std::string>{"bash", "-c", "cd " + dir.path().string() + " && exec " + run}, 30s);
-}
-
-/// Runs a shell script the same way.
+/// Runs a shell script that prints its report line the same way.
 std::unique_ptr<FixtureProcess> shell(const std::string& script) {
   return std::make_unique<FixtureProcess>(std::vector<std::string>{"bash", "-c", script}, 20s);
 }
@@ -290,7 +274,7 @@ std::map<std::string, std::pair<std::string, std::string>> expectNoLockWaits(con
 
 TEST(RealPrograms, RustMutexAbbaIsNamedAndCountedAsLocksWithoutOwner) {
   // Debian's rustc (1.63): std::sync::Mutex is a futex word that records no owner.
-  auto p = built("abba.rs", R"(
+  auto p = testing::builtProgram("abba.rs", R"(
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 fn tid() -> String {
@@ -313,7 +297,7 @@ fn main() {
     a.join().unwrap(); b.join().unwrap();
 }
 )",
-                 "/usr/bin/rustc -O -o abba abba.rs", "./abba");
+                                 "/usr/bin/rustc -O -o abba abba.rs", "./abba");
   const auto a = analyze(p->pid());
   expectVerdictsAgree(a);
   const auto waits = waitsByThread(a);
@@ -326,15 +310,6 @@ fn main() {
             std::string::npos)
       << a.text;
   EXPECT_EQ(a.text.find("Futex"), std::string::npos) << a.text;
-}
-
-/// A Go program, built with Debian's Go (1.19) into `name` (with `flags`) and run.
-std::unique_ptr<FixtureProcess> go(const std::string& name, const std::string& source,
-                                   const std::string& flags = "") {
-  return built(name + ".go", source,
-               "GOCACHE=$PWD/.gocache GOPATH=$PWD/.gopath go build " + flags + " -o " + name + " " +
-                   name + ".go",
-               "./" + name);
 }
 
 /// The Go program `a` shows for its process, or null.
@@ -364,7 +339,7 @@ bool hasFrame(const nlohmann::json& goroutine, const std::string& function) {
 TEST(RealPrograms, GoMutexAbbaBetweenGoroutinesIsNamedWithFramesAndCounted) {
   // Goroutines are not OS threads: the OS threads idle in the Go scheduler say nothing, the
   // runtime's goroutine list says which goroutine waits on what, from where.
-  auto p = go("abba", R"(
+  auto p = testing::goProgram("abba", R"(
 package main
 
 import (
@@ -442,7 +417,7 @@ func main() {
 }
 
 TEST(RealPrograms, AnIdleGoHttpServerHasNoLockWaitNorHangCandidate) {
-  auto p = go("server", R"(
+  auto p = testing::goProgram("server", R"(
 package main
 
 import (
@@ -494,7 +469,7 @@ func main() {
 }
 
 TEST(RealPrograms, AStrippedGoProgramIsSaidToBeOneWhoseGoroutinesAreNotVisible) {
-  auto p = go("stripped", R"(
+  auto p = testing::goProgram("stripped", R"(
 package main
 
 import (
@@ -513,7 +488,7 @@ func main() {
 	time.Sleep(600 * time.Second)
 }
 )",
-              "-ldflags=-s");
+                              "-ldflags=-s");
   const auto a = analyze(p->pid());
   expectVerdictsAgree(a);
   const auto* program = goProgramOf(a);
@@ -531,8 +506,8 @@ func main() {
 /// class, `as` a command that runs it as another user: "setpriv --reuid=nobody ...").
 std::unique_ptr<FixtureProcess> java(const std::string& name, const std::string& source,
                                      const std::string& options = "", const std::string& as = "") {
-  return built(name + ".java", source, "javac " + name + ".java && chmod -R a+rX .",
-               as + " java -Xss512k " + options + " -cp . " + name);
+  return testing::builtProgram(name + ".java", source, "javac " + name + ".java && chmod -R a+rX .",
+                               as + " java -Xss512k " + options + " -cp . " + name);
 }
 
 /// Line `marker` is on in `source`, counting from 1.

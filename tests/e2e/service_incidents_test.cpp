@@ -19,7 +19,7 @@
 #include <sstream>
 #include <thread>
 
-#include "support/postgres.h"
+#include "support/programs.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 

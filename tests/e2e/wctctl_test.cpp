@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/api_service.h"
+#include "support/programs.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -287,6 +288,59 @@ TEST(Wctctl, AnalyzeOfADeadlockExitsThreeAndDrawsTheCycle) {
   const auto gone = wctctl(service, {"analyze", "4194304"});
   EXPECT_EQ(gone.exit_code, kError);
   EXPECT_TRUE(oneErrorLine(gone, service.unixTarget() + ": "));
+}
+
+TEST(Wctctl, AnalyzeOfAGoProgramNamesItsGoroutinesWaitingOnLocks) {
+  // The service's Analyze reads a Go program's goroutines as `wctmon analyze` does: its OS
+  // threads idle in the scheduler say nothing of them.
+  ApiService service;
+  auto abba = testing::goProgram("wctctl_abba", R"(
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+var m1, m2 sync.Mutex
+
+func lockBoth(a, b *sync.Mutex, ready *sync.WaitGroup) {
+	a.Lock()
+	ready.Done()
+	ready.Wait()
+	b.Lock()
+}
+
+func main() {
+	var ready sync.WaitGroup
+	ready.Add(2)
+	go lockBoth(&m1, &m2, &ready)
+	go lockBoth(&m2, &m1, &ready)
+	time.Sleep(300 * time.Millisecond)
+	fmt.Printf("{\"pid\":%d,\"threads\":{},\"processes\":{}}\n", os.Getpid())
+	time.Sleep(600 * time.Second)
+}
+)");
+  const auto pid = std::to_string(abba->pid());
+  CommandResult text;
+  waitFor(
+      [&] {
+        text = wctctl(service, {"analyze", pid});
+        return text.out.find("2 goroutines wait on locks whose owner is not recorded") !=
+               std::string::npos;
+      },
+      10s, 200ms);
+  EXPECT_EQ(text.exit_code, kOk) << text.err;
+  EXPECT_NE(text.out.find("0 deadlocks; 2 goroutines wait on locks whose owner is not recorded"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("waits on sync.Mutex.Lock (semacquire)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" main.lockBoth+0x"), std::string::npos) << text.out;
+  const auto result = parsed(wctctl(service, {"analyze", pid, "-o", "json"}));
+  ASSERT_EQ(result.value("go_programs", json::array()).size(), 1U) << result.dump(1);
+  EXPECT_EQ(result["go_programs"][0].value("pid", 0), abba->pid());
 }
 
 TEST(Wctctl, TokensDecideWhoMayAskWhat) {

@@ -1,9 +1,32 @@
-#include "support/postgres.h"
+#include "support/programs.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <fstream>
+
 namespace wctmon::testing {
+
+std::unique_ptr<FixtureProcess> builtProgram(const std::string& file, const std::string& source,
+                                             const std::string& compile, const std::string& run) {
+  static TempDir dir("wctmon-real");
+  std::ofstream(dir / file) << source;
+  const auto result = runCommand({"bash", "-c", "cd " + dir.path().string() + " && " + compile});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  return std::make_unique<FixtureProcess>(
+      std::vector<std::string>{"bash", "-c", "cd " + dir.path().string() + " && exec " + run},
+      std::chrono::seconds(30));
+}
+
+std::unique_ptr<FixtureProcess> goProgram(const std::string& name, const std::string& source,
+                                          const std::string& flags) {
+  return builtProgram(name + ".go", source,
+                      "GOCACHE=$PWD/.gocache GOPATH=$PWD/.gopath go build " + flags + " -o " +
+                          name + " " + name + ".go",
+                      "./" + name);
+}
 
 std::string postgresScript(const TempDir& dir, const std::string& settings,
                            const std::string& initdb_options) {
