@@ -7,8 +7,10 @@ namespace {
 
 /// Protocol 3.0: major version in the high 16 bits.
 constexpr std::uint32_t kProtocolVersion = 3U << 16;
-/// No answer of ours comes near this; a longer length is a stream out of step.
+/// No answer of ours comes near these; a longer message is a stream out of step, and a longer
+/// answer is not read to its end.
 constexpr std::uint32_t kMaxMessage = 16U << 20;
+constexpr std::size_t kMaxAnswer = 64U << 20;
 /// AuthenticationOk; every other authentication request asks for something we do not send.
 constexpr std::uint32_t kAuthenticationOk = 0;
 /// The SQLSTATE of a database that does not exist.
@@ -54,7 +56,7 @@ std::string_view errorField(std::string_view body, char code) {
 /// One connection to a server, from the startup message to the end of the query.
 class Session {
  public:
-  Session(UnixStream stream) : stream_(std::move(stream)) {}
+  explicit Session(UnixStream stream) : stream_(std::move(stream)) {}
 
   /// Sends the startup message and reads up to ReadyForQuery.
   std::optional<Error> start(const PgEndpoint& endpoint) {
@@ -95,11 +97,16 @@ class Session {
   Result<std::vector<PgRow>> query(std::string_view sql) {
     if (auto failed = stream_.sendAll(pgQueryMessage(sql))) return *failed;
     std::vector<PgRow> rows;
+    std::size_t answered = 0;
     std::optional<Error> error;
     for (;;) {
       auto m = receive();
       if (!m) return m.error();
       if (m->type == 'D') {
+        answered += m->body.size();
+        if (answered > kMaxAnswer) {
+          return makeError(ErrorCode::kIo, "the PostgreSQL server's answer is over 64 MiB");
+        }
         auto row = parsePgDataRow(m->body);
         if (!row) return row.error();
         rows.push_back(std::move(row).value());
