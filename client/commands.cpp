@@ -111,8 +111,9 @@ int runStatus(Session& session) {
   // Long values (an alert route's reason) wrap at word boundaries under their column: 80 in all.
   constexpr std::size_t kKeyWidth = 14;
   constexpr std::size_t kValueWidth = 80 - kKeyWidth;
-  const auto row = [&](const char* key, const std::string& value) {
-    std::string line = key + std::string(kKeyWidth - std::string_view(key).size(), ' ');
+  const auto row = [&](std::string_view key, const std::string& value) {
+    std::string line(key);
+    line.resize(std::max(kKeyWidth, key.size() + 1), ' ');
     std::size_t used = 0;
     std::istringstream words(value);
     for (std::string word; words >> word;) {
@@ -137,6 +138,14 @@ int runStatus(Session& session) {
   // The route says why when alerts are not delivered.
   row("alerts", s.alerts().configured() + (s.alerts().delivers() ? " (" : ": ") +
                     s.alerts().route() + (s.alerts().delivers() ? ")" : ""));
+  for (const auto& sink : s.alerts().sinks()) {
+    std::string line = std::to_string(sink.delivered()) + " delivered, " +
+                       std::to_string(sink.failed()) + " failed, " +
+                       std::to_string(sink.dropped()) + " dropped, " +
+                       std::to_string(sink.queued()) + " queued";
+    if (!sink.last_error().empty()) line += " (last failure: " + sink.last_error() + ")";
+    row("  " + sink.name(), line);
+  }
   row("targets", std::to_string(s.targets()));
   row("watching",
       countOf(s.watched_processes(), "process") + ", " + countOf(s.watched_threads(), "thread"));

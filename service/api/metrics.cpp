@@ -76,6 +76,20 @@ class Metrics::Figures final : public prometheus::Collectable {
         one(d(stats.store_writes_dropped)));
     add("wctmon_alerts_suppressed_total", "Alerts not sent because of the per-target rate limit.",
         MetricType::Counter, one(d(stats.alerts_suppressed)));
+    const auto bySink = [&](auto figure) {
+      std::vector<std::pair<ClientMetric::Label, double>> values;
+      for (const auto& s : facts.alert_sinks) values.push_back({{"sink", s.name}, d(figure(s))});
+      return values;
+    };
+    add("wctmon_alerts_delivered_total", "Alerts each sink delivered.", MetricType::Counter,
+        bySink([](const AlertRouter::SinkStats& s) { return s.delivered; }));
+    add("wctmon_alerts_failed_total", "Alerts a sink could not deliver (the log refused them).",
+        MetricType::Counter, bySink([](const AlertRouter::SinkStats& s) { return s.failed; }));
+    add("wctmon_alerts_dropped_total",
+        "Alerts dropped unsent because the sink's queue was full (a sink that is stuck).",
+        MetricType::Counter, bySink([](const AlertRouter::SinkStats& s) { return s.dropped; }));
+    add("wctmon_alerts_queued", "Alerts waiting for each sink.", MetricType::Gauge,
+        bySink([](const AlertRouter::SinkStats& s) { return s.queued; }));
     add("wctmon_targets", "Targets configured or added at run time.", MetricType::Gauge,
         one(d(stats.targets)));
     add("wctmon_watched_processes", "Processes watched now.", MetricType::Gauge,

@@ -152,6 +152,15 @@ grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext*
   alerts->set_configured(facts.alerts_configured);
   alerts->set_route(facts.alerts_route);
   alerts->set_delivers(facts.alerts_deliver);
+  for (const auto& s : facts.alert_sinks) {
+    auto* sink = alerts->add_sinks();
+    sink->set_name(s.name);
+    sink->set_delivered(s.delivered);
+    sink->set_failed(s.failed);
+    sink->set_dropped(s.dropped);
+    sink->set_queued(static_cast<std::uint32_t>(s.queued));
+    sink->set_last_error(wire::validUtf8(s.last_error));
+  }
   response->set_targets(static_cast<std::uint32_t>(stats.targets));
   response->set_watched_processes(static_cast<std::uint32_t>(stats.watched));
   response->set_watched_threads(stats.watched_threads);

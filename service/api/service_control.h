@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/alert_router.h"
+
 namespace wctmon::api {
 
 /// What the API reports of the service that runs it, beyond the monitor's own counters.
@@ -20,6 +22,8 @@ struct ServiceFacts {
   std::string alerts_configured;
   std::string alerts_route;
   bool alerts_deliver = false;
+  /// What each alert sink did so far.
+  std::vector<AlertRouter::SinkStats> alert_sinks;
   std::uint64_t samples_skipped = 0;
   std::uint64_t samples_overdue = 0;
   std::chrono::microseconds last_sample{0};

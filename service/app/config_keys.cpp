@@ -13,7 +13,11 @@ std::string showValue(bool v) { return v ? "true" : "false"; }
 std::string showValue(const std::string& v) { return "\"" + v + "\""; }
 std::string showValue(std::chrono::milliseconds v) { return std::to_string(v.count()) + " ms"; }
 std::string showValue(std::chrono::hours v) { return std::to_string(v.count()) + " h"; }
-std::string showValue(AlertSinkKind v) { return std::string(alertSinkName(v)); }
+std::string showValue(const std::vector<Config::AlertSinkConfig>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + std::string(alertSinkName(s.type));
+  return out.empty() ? "none" : out;
+}
 std::string showValue(const std::vector<ObjectType>& v) {
   std::string out = "[";
   for (const auto type : v) out += (out.size() > 1 ? ", " : "") + waitTypeKey(type);
@@ -75,7 +79,7 @@ constexpr std::array kKeys{
     key<&C::capture, &C::Capture::min_interval>("capture.min_interval_ms", kLive),
     key<&C::retention, &C::Retention::max_age>("retention.max_age_hours", kLive),
     key<&C::retention, &C::Retention::max_incidents>("retention.max_incidents", kLive),
-    key<&C::alerts, &C::Alerts::sink>("alerts.sink", kLive),
+    key<&C::alerts, &C::Alerts::sinks>("alerts.sinks", kLive),
     key<&C::alerts, &C::Alerts::window>("alerts.window_ms", kLive),
     key<&C::alerts, &C::Alerts::max_per_window>("alerts.max_per_window", kLive),
     key<&C::log, &C::Log::level>("log.level", kLive),

@@ -11,6 +11,7 @@
 #include "api/server.h"
 #include "app/config_keys.h"
 #include "app/logging.h"
+#include "core/alert_router.h"
 #include "core/monitor.h"
 #include "platform/platform_factory.h"
 #include "platform/service_factory.h"
@@ -19,6 +20,18 @@
 #include "store/state_lock.h"
 
 namespace wctmon::app {
+namespace {
+
+/// The configured alert sinks and where they deliver, in words for the status.
+struct AlertRoutes {
+  /// "journald, syslog"; "none".
+  std::string configured;
+  std::string description;
+  /// Whether every sink delivers somewhere.
+  bool delivered = true;
+};
+
+}  // namespace
 
 /// Everything start() builds. Members are released in reverse order: the scheduler, the
 /// monitor, the platform's pieces, the pool, the store, and the log last.
@@ -32,15 +45,15 @@ struct Service::Running {
   std::unique_ptr<WaitChainSource> source;
   std::unique_ptr<ThreadInspector> inspector;
   std::unique_ptr<ProcessCatalog> catalog;
-  std::unique_ptr<SystemAlertSink> alerts;
+  /// Every alert goes through it to each configured sink.
+  std::unique_ptr<AlertRouter> alerts;
   SystemClock clock;
   std::unique_ptr<Monitor> monitor;
   std::unique_ptr<Scheduler> scheduler;
   std::chrono::system_clock::time_point started_at;
-  /// Where alerts go, as chosen at start and at the last reload.
-  AlertRoute alert_route;
-  /// The sink the configuration asked for, as of the same start or reload (Service::mutex_).
-  AlertSinkKind alert_sink = AlertSinkKind::kJournald;
+  /// The sinks the configuration asked for and where each delivers, as chosen at start and at
+  /// the last reload (Service::mutex_).
+  AlertRoutes alert_routes;
   std::unique_ptr<Control> control;
   /// Declared last: released first, while everything their calls use is still there (a scrape
   /// reads the API's watcher count).
@@ -69,9 +82,10 @@ class Service::Control final : public api::ServiceControl {
     {
       // Not the monitor's configuration: a status read takes no lock of the monitor's.
       std::lock_guard lock(service_.mutex_);
-      f.alerts_configured = alertSinkName(running_.alert_sink);
-      f.alerts_route = running_.alert_route.description;
-      f.alerts_deliver = running_.alert_route.delivered;
+      f.alerts_configured = running_.alert_routes.configured;
+      f.alerts_route = running_.alert_routes.description;
+      f.alerts_deliver = running_.alert_routes.delivered;
+      f.alert_sinks = running_.alerts->stats();
       if (!service_.restart_note_.empty()) f.restart_needed = service_.restart_keys_;
     }
     const auto stats = running_.scheduler->stats();
@@ -137,14 +151,32 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-/// Says where alerts go, at start and at each reload: an alert that nothing takes is never lost
-/// silently.
-void logAlertRoute(const AlertRoute& route) {
-  if (route.delivered) {
-    spdlog::info("{}", route.description);
-  } else {
-    spdlog::warn("{}", route.description);
+/// Chooses where each configured sink delivers (the system logs may have come up or gone away
+/// since the last time) and says so in the log, at start and at each reload: an alert that
+/// nothing takes is never lost silently.
+std::pair<std::vector<AlertRouter::Route>, AlertRoutes> routeAlerts(
+    const std::vector<Config::AlertSinkConfig>& sinks) {
+  std::vector<AlertRouter::Route> routes;
+  AlertRoutes said;
+  for (const auto& s : sinks) {
+    std::shared_ptr<SystemAlertSink> sink = makeAlertSink();
+    const auto route = sink->route(s.type);
+    const std::string name(alertSinkName(s.type));
+    said.configured += (said.configured.empty() ? "" : ", ") + name;
+    said.description += (said.description.empty() ? "" : "; ") + route.description;
+    said.delivered = said.delivered && route.delivered;
+    if (route.delivered) {
+      spdlog::info("{}", route.description);
+    } else {
+      spdlog::warn("{}", route.description);
+    }
+    routes.push_back({name, std::move(sink), s.queue});
   }
+  if (sinks.empty()) {
+    said = {"none", "alerts are off (alerts.sinks is empty)", true};
+    spdlog::info("{}", said.description);
+  }
+  return {std::move(routes), std::move(said)};
 }
 
 void sendServiceAlert(AlertSink& sink, AlertKind kind, AlertSeverity severity, std::string message,
@@ -154,7 +186,7 @@ void sendServiceAlert(AlertSink& sink, AlertKind kind, AlertSeverity severity, s
   a.severity = severity;
   a.message = std::move(message);
   a.fields = std::move(fields);
-  sink.send(a);
+  (void)sink.send(a);
 }
 
 /// Creates the state directory, naming a file in the way (mkdir over a file says "File
@@ -241,10 +273,9 @@ Status Service::start(const std::filesystem::path& config_path) {
     r->source = makeWaitChainSource(r->pool->work());
     r->inspector = makeThreadInspector();
     r->catalog = makeProcessCatalog();
-    r->alerts = makeAlertSink();
-    r->alert_route = r->alerts->route(config.alerts.sink);
-    r->alert_sink = config.alerts.sink;
-    logAlertRoute(r->alert_route);
+    auto [routes, said] = routeAlerts(config.alerts.sinks);
+    r->alerts = std::make_unique<AlertRouter>(std::move(routes));
+    r->alert_routes = std::move(said);
     r->monitor = std::make_unique<Monitor>(
         Monitor::Dependencies{*r->source, r->inspector.get(), *r->catalog, r->store.get(),
                               r->alerts.get(), r->clock, r->pool->work()},
@@ -386,12 +417,11 @@ ReloadReport Service::reload() {
   // Whatever changed, the alert route is chosen again: the system log may have come up or gone
   // away since the last time.
   r->monitor->reconfigure(plan.next);
-  auto route = r->alerts->route(plan.next.alerts.sink);
-  logAlertRoute(route);
+  auto [routes, said] = routeAlerts(plan.next.alerts.sinks);
+  r->alerts->replaceRoutes(std::move(routes));
   {
     std::lock_guard lock(mutex_);
-    r->alert_route = std::move(route);
-    r->alert_sink = plan.next.alerts.sink;
+    r->alert_routes = std::move(said);
   }
   r->scheduler->setOptions(discoveryInterval(plan.next), plan.next.sampling.deadline);
 
@@ -446,6 +476,11 @@ void Service::stop(std::string_view reason) {
   sendServiceAlert(*r.alerts, AlertKind::kServiceStopped, AlertSeverity::kInfo,
                    "wctmon service stopped",
                    {{"REASON", reason.empty() ? std::string("stopped") : std::string(reason)}});
+  // Delivered before the process may end, also when the rest cannot be released below.
+  if (!r.alerts->flush(AlertRouter::kDrainTimeout)) {
+    spdlog::warn("not every alert was delivered within {} ms of stopping",
+                 AlertRouter::kDrainTimeout.count());
+  }
   spdlog::info("wctmon service stopped");
   std::unique_ptr<Running> released;
   {

@@ -277,6 +277,61 @@ class ObjectReader {
   bool ok_ = false;
 };
 
+/// alerts.sinks, a list of sinks ({"type": "journald", "queue": 1000}, or "journald" for short),
+/// or alerts.sink, the one sink of earlier versions ("none": no alerts).
+void readAlertSinks(ObjectReader& r, std::vector<Config::AlertSinkConfig>& out) {
+  const bool listed = r.find("sinks") != nullptr;
+  std::string single;
+  if (r.string("sink", single)) {
+    if (listed) {
+      r.fail(r.child("sink"), "give alerts.sinks or alerts.sink (its one-sink form), not both");
+      return;
+    }
+    r.choice("sink", single, {"journald", "syslog", "eventlog", "none"});
+    if (const auto kind = alertSinkFromName(single)) {
+      out.clear();
+      if (*kind != AlertSinkKind::kNone) out.push_back({*kind});
+    }
+    return;
+  }
+  const json* list = r.find("sinks");
+  if (list == nullptr) return;
+  if (!list->is_array()) {
+    r.fail(r.child("sinks"), "must be an array of sinks, not " + typeName(*list));
+    return;
+  }
+  std::vector<Config::AlertSinkConfig> sinks;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto& item = (*list)[i];
+    const std::string where = r.child("sinks") + "/" + std::to_string(i);
+    Config::AlertSinkConfig sink;
+    std::string type;
+    if (item.is_string()) {
+      type = item.get<std::string>();
+    } else {
+      ObjectReader s(item, where, r.errors());
+      if (!s.ok()) continue;
+      s.unsignedValue("queue", sink.queue, 1, 1'000'000);
+      if (!s.string("type", type)) {
+        if (!item.contains("type")) s.fail(where, "needs a type: journald, syslog or eventlog");
+        continue;
+      }
+    }
+    const auto kind = alertSinkFromName(type);
+    if (!kind || *kind == AlertSinkKind::kNone) {
+      r.fail(where, "unknown alert sink type \"" + type + "\" (journald, syslog or eventlog)");
+      continue;
+    }
+    sink.type = *kind;
+    if (std::any_of(sinks.begin(), sinks.end(), [&](const auto& s) { return s.type == *kind; })) {
+      r.fail(where, "the sink " + type + " is listed twice");
+      continue;
+    }
+    sinks.push_back(sink);
+  }
+  out = std::move(sinks);
+}
+
 void readTarget(const json& j, const std::string& pointer, const Config& defaults,
                 TargetConfig& target, std::vector<ConfigError>& errors) {
   ObjectReader r(j, pointer, errors);
@@ -492,9 +547,7 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   }
   if (const json* a = root.find("alerts")) {
     ObjectReader r(*a, "/alerts", errors);
-    std::string sink(alertSinkName(c.alerts.sink));
-    r.choice("sink", sink, {"journald", "syslog", "eventlog", "none"});
-    c.alerts.sink = alertSinkFromName(sink).value_or(c.alerts.sink);
+    readAlertSinks(r, c.alerts.sinks);
     r.milliseconds("window_ms", c.alerts.window, 1000);
     r.unsignedValue("max_per_window", c.alerts.max_per_window, 1, 100000);
   }

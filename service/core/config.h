@@ -109,8 +109,18 @@ struct Config {
     friend bool operator==(const Retention&, const Retention&) = default;
   } retention;
 
+  /// One place alerts go (an entry of alerts.sinks).
+  struct AlertSinkConfig {
+    AlertSinkKind type = AlertSinkKind::kJournald;
+    /// How many alerts may wait for it; beyond, the oldest are dropped (and counted).
+    std::size_t queue = 1000;
+
+    friend bool operator==(const AlertSinkConfig&, const AlertSinkConfig&) = default;
+  };
+
   struct Alerts {
-    AlertSinkKind sink = platformDefaults().alert_sink;
+    /// Every alert goes to each of them; none: alerts are off.
+    std::vector<AlertSinkConfig> sinks{{platformDefaults().alert_sink}};
     /// At most `max_per_window` alerts per target in each window.
     std::chrono::milliseconds window{60000};
     unsigned max_per_window = 10;

@@ -427,10 +427,10 @@ void Monitor::apply(Effect& effect) {
     const auto whole = std::make_shared<const Incident>(incident);
     if (effect.alert) {
       effect.alert->incident = whole;
-      deps_.alerts->send(*effect.alert);
+      (void)deps_.alerts->send(*effect.alert);
     }
     if (effect.capture) {
-      if (auto failed = captureFailedAlert(whole)) deps_.alerts->send(*failed);
+      if (auto failed = captureFailedAlert(whole)) (void)deps_.alerts->send(*failed);
     }
   }
 }
@@ -543,7 +543,7 @@ void Monitor::sendStoreAlert(AlertKind kind, AlertSeverity severity, std::string
   a.severity = severity;
   a.message = std::move(message);
   if (!reason.empty()) a.fields.emplace_back("REASON", std::move(reason));
-  deps_.alerts->send(a);
+  (void)deps_.alerts->send(a);
 }
 
 std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {

@@ -46,9 +46,11 @@ json schema() {
   return json::parse(in);
 }
 
-/// Every leaf key of the schema, dotted ("sampling.threads"); an array (targets) is one key.
+/// Every leaf key of the schema, dotted ("sampling.threads"); an array (targets) is one key. A
+/// deprecated key (alerts.sink) is another form of one of them.
 void leafKeys(const json& node, const std::string& prefix, std::map<std::string, json>& out) {
   for (const auto& [name, child] : node.at("properties").items()) {
+    if (child.value("deprecated", false)) continue;
     const auto key = prefix.empty() ? name : prefix + "." + name;
     if (child.value("type", "") == "object" && child.contains("properties")) {
       leafKeys(child, key, out);
@@ -83,6 +85,8 @@ json otherValue(const json& node) {
     if (node.contains("examples")) return node.at("examples").back();
     return node.value("pattern", "") == "^/" ? "/tmp/elsewhere" : "other";
   }
+  // An array whose items take several forms (alerts.sinks): its last example.
+  if (type == "array" && node.contains("examples")) return node.at("examples").back();
   if (type == "array") {
     const auto& items = node.at("items");
     // Strings (api.listen): the schema's last example, which no default holds.
@@ -216,7 +220,7 @@ TEST(ConfigKeys, ValuesAreShownForTheLog) {
   EXPECT_EQ(shown["state_dir"], "/srv/wctmon");
   EXPECT_EQ(shown["sampling.interval_ms"], "1000 ms");
   EXPECT_EQ(shown["log.level"], "\"info\"");
-  EXPECT_EQ(shown["alerts.sink"], "journald");
+  EXPECT_EQ(shown["alerts.sinks"], "journald");
   EXPECT_EQ(shown["targets"], "0 target(s)");
 }
 

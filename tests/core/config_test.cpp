@@ -24,7 +24,7 @@ TEST(Config, EmptyObjectGivesEveryDefault) {
   EXPECT_EQ(c.sampling.threads, 0U);
   EXPECT_EQ(c.detection.hang_threshold, std::chrono::seconds(30));
   EXPECT_EQ(c.detection.ignore_waits, defaultIgnoredWaits());
-  EXPECT_EQ(c.alerts.sink, platformDefaults().alert_sink);
+  EXPECT_EQ(c.alerts.sinks, std::vector<Config::AlertSinkConfig>{{platformDefaults().alert_sink}});
   EXPECT_EQ(c.log.level, "info");
   EXPECT_TRUE(c.targets.empty());
 }
@@ -82,6 +82,18 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
   EXPECT_EQ(errorsOf(R"({"alerts": {"sink": "email"}})"),
             std::vector<std::string>{
                 "/alerts/sink: must be one of journald, syslog, eventlog, none (got \"email\")"});
+  EXPECT_EQ(errorsOf(R"({"alerts": {"sink": "syslog", "sinks": ["journald"]}})"),
+            std::vector<std::string>{
+                "/alerts/sink: give alerts.sinks or alerts.sink (its one-sink form), not both"});
+  EXPECT_EQ(errorsOf(R"({"alerts": {"sinks": "journald"}})"),
+            std::vector<std::string>{"/alerts/sinks: must be an array of sinks, not a string"});
+  EXPECT_EQ(errorsOf(R"({"alerts": {"sinks": ["journald", {"type": "smtp"}, {"queue": 5},
+                                                 "journald", {"type": "syslog", "queue": 0}]}})"),
+            (std::vector<std::string>{
+                "/alerts/sinks/1: unknown alert sink type \"smtp\" (journald, syslog or eventlog)",
+                "/alerts/sinks/2: needs a type: journald, syslog or eventlog",
+                "/alerts/sinks/3: the sink journald is listed twice",
+                "/alerts/sinks/4/queue: must be an integer from 1 to 1000000 (got 0)"}));
   EXPECT_EQ(errorsOf(R"({"targets": {}})"),
             std::vector<std::string>{"/targets: must be an array of targets, not an object"});
   EXPECT_EQ(
@@ -100,6 +112,19 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
                 "/targets/0/ignore_waits/1: must be a wait type name, not a number"}));
   EXPECT_EQ(errorsOf("[]"), std::vector<std::string>{"/: must be an object, not an array"});
   EXPECT_EQ(errorsOf("{\"a/b\": 1}"), std::vector<std::string>{"/a~1b: unknown key"});
+}
+
+TEST(Config, AlertSinksAreAListOfTypesOrObjectsAndTheOneSinkFormStillReads) {
+  const auto listed =
+      parseConfig(R"({"alerts": {"sinks": ["journald", {"type": "syslog", "queue": 50}]}})");
+  ASSERT_TRUE(listed.config) << listed.errors.front().toString();
+  EXPECT_EQ(listed.config->alerts.sinks,
+            (std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kJournald, 1000},
+                                                  {AlertSinkKind::kSyslog, 50}}));
+  EXPECT_TRUE(parseConfig(R"({"alerts": {"sinks": []}})").config->alerts.sinks.empty());
+  EXPECT_EQ(parseConfig(R"({"alerts": {"sink": "syslog"}})").config->alerts.sinks,
+            std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kSyslog}});
+  EXPECT_TRUE(parseConfig(R"({"alerts": {"sink": "none"}})").config->alerts.sinks.empty());
 }
 
 TEST(Config, AKeyGivenTwiceIsRefusedWhereverItIs) {
@@ -227,7 +252,8 @@ TEST(Config, TheShippedDefaultConfigIsValid) {
   // The Windows service's (installed by the MSI): the Event Log, the state directory by default.
   const auto windows = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.windows.json");
   ASSERT_TRUE(windows.errors.empty()) << windows.errors.front().toString();
-  EXPECT_EQ(windows.config->alerts.sink, AlertSinkKind::kEventLog);
+  EXPECT_EQ(windows.config->alerts.sinks,
+            std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kEventLog}});
   EXPECT_EQ(windows.config->state_dir, platformDefaults().state_dir);
   EXPECT_FALSE(windows.config->log.console);  // no console under the SCM
 }

@@ -205,6 +205,23 @@ class SyslogSocket {
   }
   [[nodiscard]] const std::vector<std::string>& lines() const { return lines_; }
 
+  /// Fills the socket's queue as a daemon that stopped reading leaves it: the next line sent
+  /// blocks (syslog(3) sends and waits) until lineWith() reads again.
+  void fill() {
+    const int client = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    check(client >= 0, "socket");
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strcpy(address.sun_path, "/dev/log");
+    check(::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0,
+          "connect /dev/log");
+    const std::string filler = "<13>filler";
+    while (::send(client, filler.data(), filler.size(), MSG_DONTWAIT) > 0) {
+    }
+    check(errno == EAGAIN, "fill /dev/log");
+    ::close(client);
+  }
+
  private:
   int fd_ = -1;
   std::vector<std::string> lines_;
@@ -222,13 +239,15 @@ class ServiceDir {
   ServiceDir(const ServiceDir&) = delete;
   ServiceDir& operator=(const ServiceDir&) = delete;
 
+  /// `sink` is one sink's name, or a JSON list of sinks.
   void write(const std::string& sink) const {
+    const auto alerts =
+        sink.starts_with("[") ? R"("sinks": )" + sink : R"("sink": ")" + sink + "\"";
     std::ofstream(config())
         << R"({"state_dir": ")" << (dir_ / "state").string()
         << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {"listen": ["unix:)"
-        << (dir_ / "api.sock").string()
-        << R"("]}, "sampling": {"interval_ms": 300}, "alerts": {"sink": ")" << sink
-        << R"("}, "targets": [{"name": "alert-fixtures", "cmdline": ")" << tag_
+        << (dir_ / "api.sock").string() << R"("]}, "sampling": {"interval_ms": 300}, "alerts": {)"
+        << alerts << R"(}, "targets": [{"name": "alert-fixtures", "cmdline": ")" << tag_
         << R"(", "hang_threshold_ms": 1000}]})";
   }
   [[nodiscard]] std::unique_ptr<FixtureProcess> fixture(const std::string& scenario,
@@ -399,13 +418,44 @@ TEST(Alerts, DeadlockHangAndResolvedReachARealJournaldWithEveryDocumentedField) 
   EXPECT_EQ(stopped.value("SYSLOG_IDENTIFIER", ""), "wctmon") << stopped.dump();
 }
 
+TEST(Alerts, TwoSinksEachGetEveryAlertAndASyslogThatStopsReadingHoldsUpNoOneElse) {
+  PrivateMounts mounts;
+  mounts.privateDev();
+  Journald journald;
+  SyslogSocket syslog;
+  syslog.fill();
+  ServiceDir dir(R"(["journald", {"type": "syslog", "queue": 100}])");
+  Service service(dir);
+  EXPECT_NE(dir.logText().find("alerts go to journald (/run/systemd/journal/socket)"),
+            std::string::npos)
+      << dir.logText();
+  EXPECT_NE(dir.logText().find("alerts go to syslog (/dev/log)"), std::string::npos)
+      << dir.logText();
+  // While syslog(3) waits on the full socket: the deadlock is stored and journald has its alert.
+  auto fx = dir.fixture("mutex-abba");
+  ASSERT_TRUE(waitFor([&] { return !dir.incidents(fx->pid(), "DEADLOCK").empty(); }))
+      << dir.logText();
+  const auto pid = std::to_string(fx->pid());
+  EXPECT_FALSE(journalEntry(kStartedId, "_PID", std::to_string(service.pid())).empty());
+  EXPECT_FALSE(journalEntry(kDeadlockId, "WCTMON_PID", pid).empty());
+  for (const auto& line : syslog.lines()) {
+    EXPECT_EQ(line.find("wctmon["), std::string::npos) << "syslog read nothing yet: " << line;
+  }
+  // Ten seconds on, the daemon reads again, and gets every alert, in order.
+  std::this_thread::sleep_for(10s);
+  EXPECT_NE(syslog.lineWith({"wctmon[", std::string("MESSAGE_ID=") + kStartedId}, 10s), "");
+  EXPECT_NE(
+      syslog.lineWith({"wctmon[", std::string("MESSAGE_ID=") + kDeadlockId, "PID=" + pid}, 10s),
+      "");
+}
+
 TEST(Alerts, WithoutJournaldTheyGoToSyslogAndTheServiceSaysSo) {
   PrivateMounts mounts;
   mounts.privateDev();
   SyslogSocket syslog;
   ServiceDir dir("journald");
   Service service(dir);
-  EXPECT_NE(dir.logText().find("alerts go to syslog (/dev/log): alerts.sink is journald, but "
+  EXPECT_NE(dir.logText().find("alerts go to syslog (/dev/log): sink journald, but "
                                "journald is not running here"),
             std::string::npos)
       << dir.logText();
@@ -442,7 +492,7 @@ TEST(Alerts, WithNeitherTheServiceSaysOnceThatAlertsAreLostAndARouteFoundAtReloa
   ASSERT_TRUE(waitFor([&] { return !dir.incidents(fx->pid(), "DEADLOCK").empty(); }))
       << dir.logText();
   const std::string lost =
-      "alerts are NOT delivered: alerts.sink is journald, but neither journald "
+      "alerts are NOT delivered: sink journald, but neither journald "
       "(/run/systemd/journal/socket) nor syslog (/dev/log) is running here";
   EXPECT_EQ(occurrences(dir.logText(), lost), 1U) << dir.logText();
   EXPECT_NE(dir.logText().find("warning " + lost), std::string::npos) << dir.logText();
@@ -469,16 +519,16 @@ TEST(Alerts, SyslogAskedForWithoutDevLogIsSaidAndJournaldTakesThemWhenRunning) {
   ServiceDir dir("syslog");
   {
     Service service(dir);
-    EXPECT_EQ(occurrences(dir.logText(),
-                          "warning alerts are NOT delivered: alerts.sink is syslog, but neither"),
-              1U)
+    EXPECT_EQ(
+        occurrences(dir.logText(), "warning alerts are NOT delivered: sink syslog, but neither"),
+        1U)
         << dir.logText();
     EXPECT_EQ(service.stop(SIGTERM), 0);
   }
   Journald journald;
   Service service(dir);
-  EXPECT_NE(dir.logText().find("alerts go to journald (/run/systemd/journal/socket): alerts.sink "
-                               "is syslog, but nothing listens on /dev/log"),
+  EXPECT_NE(dir.logText().find("alerts go to journald (/run/systemd/journal/socket): sink syslog, "
+                               "but nothing listens on /dev/log"),
             std::string::npos)
       << dir.logText();
   const auto started = journalEntry(kStartedId, "_PID", std::to_string(service.pid()));
@@ -491,9 +541,10 @@ TEST(Alerts, TheEventLogAskedForOnLinuxIsJournaldAndTheStartSaysWhichVersionAndC
   Journald journald;
   ServiceDir dir("eventlog");
   Service service(dir);
-  EXPECT_NE(dir.logText().find("alerts go to journald (/run/systemd/journal/socket): alerts.sink "
-                               "is eventlog, which is Windows's"),
-            std::string::npos)
+  EXPECT_NE(
+      dir.logText().find("alerts go to journald (/run/systemd/journal/socket): sink eventlog, "
+                         "which is Windows's"),
+      std::string::npos)
       << dir.logText();
   const auto started = journalEntry(kStartedId, "_PID", std::to_string(service.pid()));
   EXPECT_EQ(started.value("WCTMON_VERSION", ""), WCTMON_VERSION) << started.dump();

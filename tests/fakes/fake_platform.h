@@ -27,7 +27,10 @@ class FakeProcessCatalog final : public ProcessCatalog {
 /// Collects the alerts it is sent.
 class FakeAlertSink final : public AlertSink {
  public:
-  void send(const Alert& alert) override { sent.push_back(alert); }
+  Status send(const Alert& alert) override {
+    sent.push_back(alert);
+    return std::monostate{};
+  }
   std::vector<Alert> sent;
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/incident.h"
+#include "model/result.h"
 
 namespace wctmon {
 
@@ -54,12 +55,14 @@ struct Alert {
 /// The stable 128-bit id (32 hex digits) of each alert kind, as journald's MESSAGE_ID.
 [[nodiscard]] const char* messageId(AlertKind kind);
 
-/// Where alerts go: journald or syslog on Linux, the Event Log on Windows. Called from one
-/// thread at a time.
+/// Where alerts go: journald or syslog on Linux, the Event Log on Windows, and the router that
+/// fans them out to those (AlertRouter). A sink behind the router is called by the router's
+/// thread for that sink only, one alert at a time, and may block; the router's send() is called
+/// from any thread and never blocks. Fails when the alert was not delivered (why, in a line).
 class AlertSink {
  public:
   virtual ~AlertSink() = default;
-  virtual void send(const Alert& alert) = 0;
+  virtual Status send(const Alert& alert) = 0;
 };
 
 }  // namespace wctmon

@@ -73,7 +73,7 @@ AlertDestination chooseAlertDestination(AlertSinkKind wanted, bool journald, boo
   return AlertDestination::kNowhere;
 }
 
-void JournaldAlertSink::send(const Alert& alert) {
+Status JournaldAlertSink::send(const Alert& alert) {
   std::vector<std::string> fields;
   fields.push_back("MESSAGE=" + alert.message);
   fields.push_back(std::string("MESSAGE_ID=") + messageId(alert.kind));
@@ -84,20 +84,41 @@ void JournaldAlertSink::send(const Alert& alert) {
   std::vector<iovec> iov;
   iov.reserve(fields.size());
   for (auto& f : fields) iov.push_back(iovec{f.data(), f.size()});
-  ::sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
+  const int sent = ::sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
+  if (sent < 0) {
+    return makeError(ErrorCode::kIo,
+                     std::string("journald refused the entry: ") + std::strerror(-sent));
+  }
+  return std::monostate{};
 }
 
-SyslogAlertSink::SyslogAlertSink() { ::openlog("wctmon", LOG_PID | LOG_NDELAY, LOG_DAEMON); }
+namespace {
 
-SyslogAlertSink::~SyslogAlertSink() { ::closelog(); }
+/// syslog(3)'s connection is one per process: opened by the first sink, closed by the last.
+std::mutex syslog_users_mutex;
+int syslog_users = 0;
 
-void SyslogAlertSink::send(const Alert& alert) {
+}  // namespace
+
+SyslogAlertSink::SyslogAlertSink() {
+  std::lock_guard lock(syslog_users_mutex);
+  if (syslog_users++ == 0) ::openlog("wctmon", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+SyslogAlertSink::~SyslogAlertSink() {
+  std::lock_guard lock(syslog_users_mutex);
+  if (--syslog_users == 0) ::closelog();
+}
+
+Status SyslogAlertSink::send(const Alert& alert) {
   std::string line = alert.message;
   line += std::string(" [MESSAGE_ID=") + messageId(alert.kind);
   if (!alert.target.empty()) line += " TARGET=" + alert.target;
   for (const auto& [name, value] : alert.fields) line += " " + name + "=" + value;
   line += "]";
+  // syslog(3) says nothing of a line that did not get through.
   ::syslog(priorityOf(alert.severity), "%s", line.c_str());
+  return std::monostate{};
 }
 
 AlertRoute SystemLogAlertSink::route(AlertSinkKind kind) {
@@ -116,7 +137,7 @@ AlertRoute SystemLogAlertSink::route(AlertSinkKind kind) {
   if (kind == AlertSinkKind::kNone) return {"alerts are off (alerts.sink: none)", true};
   const std::string journald_at = std::string("journald (") + kJournaldSocket + ")";
   const std::string syslog_at = std::string("syslog (") + kSyslogSocket + ")";
-  const std::string asked = std::string("alerts.sink is ") + nameOf(kind);
+  const std::string asked = "sink " + nameOf(kind);
   switch (destination) {
     case AlertDestination::kJournald:
       if (kind == AlertSinkKind::kJournald) return {"alerts go to " + journald_at, true};
@@ -138,18 +159,17 @@ AlertRoute SystemLogAlertSink::route(AlertSinkKind kind) {
           false};
 }
 
-void SystemLogAlertSink::send(const Alert& alert) {
+Status SystemLogAlertSink::send(const Alert& alert) {
   std::lock_guard lock(mutex_);
   switch (destination_) {
     case AlertDestination::kJournald:
-      journald_.send(alert);
-      return;
+      return journald_.send(alert);
     case AlertDestination::kSyslog:
-      syslog_->send(alert);
-      return;
+      return syslog_->send(alert);
     case AlertDestination::kNowhere:
-      return;
+      break;
   }
+  return makeError(ErrorCode::kUnsupported, "neither journald nor syslog is running here");
 }
 
 }  // namespace wctmon::linux_platform

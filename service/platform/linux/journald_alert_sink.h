@@ -16,7 +16,7 @@ inline constexpr const char* kSyslogSocket = "/dev/log";
 /// Alerts as structured journal entries (MESSAGE_ID, PRIORITY, WCTMON_* fields).
 class JournaldAlertSink final : public AlertSink {
  public:
-  void send(const Alert& alert) override;
+  Status send(const Alert& alert) override;
 };
 
 /// Alerts as syslog lines, for systems without journald.
@@ -26,7 +26,7 @@ class SyslogAlertSink final : public AlertSink {
   ~SyslogAlertSink() override;
   SyslogAlertSink(const SyslogAlertSink&) = delete;
   SyslogAlertSink& operator=(const SyslogAlertSink&) = delete;
-  void send(const Alert& alert) override;
+  Status send(const Alert& alert) override;
 };
 
 /// Where alerts end up.
@@ -45,7 +45,7 @@ enum class AlertDestination { kJournald, kSyslog, kNowhere };
 class SystemLogAlertSink final : public SystemAlertSink {
  public:
   [[nodiscard]] AlertRoute route(AlertSinkKind kind) override;
-  void send(const Alert& alert) override;
+  Status send(const Alert& alert) override;
 
  private:
   std::mutex mutex_;

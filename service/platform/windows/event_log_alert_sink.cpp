@@ -155,8 +155,7 @@ AlertRoute EventLogAlertSink::route(AlertSinkKind kind) {
   }
   std::string description = "alerts go to the Event Log (Application, source wctmon)";
   if (kind != AlertSinkKind::kEventLog) {
-    description +=
-        std::string(": alerts.sink is ") + std::string(alertSinkName(kind)) + ", which is Linux's";
+    description += std::string(": sink ") + std::string(alertSinkName(kind)) + ", which is Linux's";
   }
   if (!sourceRegistered()) {
     description +=
@@ -166,19 +165,23 @@ AlertRoute EventLogAlertSink::route(AlertSinkKind kind) {
   return {description, true};
 }
 
-void EventLogAlertSink::send(const Alert& alert) {
+Status EventLogAlertSink::send(const Alert& alert) {
   const auto record = eventRecord(alert);
   std::vector<const wchar_t*> strings;
   strings.reserve(record.strings.size());
   for (const auto& s : record.strings) strings.push_back(s.c_str());
   std::lock_guard lock(mutex_);
-  if (!on_) return;
-  // A failure (the log full and not overwriting, say) cannot be alerted about; the incident is
-  // in the store either way.
-  ::ReportEventW(source_, record.type, record.category, record.id, nullptr,
-                 static_cast<WORD>(strings.size()), static_cast<DWORD>(record.data.size()),
-                 strings.data(),
-                 record.data.empty() ? nullptr : const_cast<char*>(record.data.data()));
+  if (!on_) return makeError(ErrorCode::kUnsupported, "the Event Log takes no alerts here");
+  // A failure (the log full and not overwriting, say) is counted against this sink; the incident
+  // is in the store either way.
+  if (!::ReportEventW(source_, record.type, record.category, record.id, nullptr,
+                      static_cast<WORD>(strings.size()), static_cast<DWORD>(record.data.size()),
+                      strings.data(),
+                      record.data.empty() ? nullptr : const_cast<char*>(record.data.data()))) {
+    return makeError(ErrorCode::kIo,
+                     "the Event Log refused the event: " + lastErrorText(::GetLastError()));
+  }
+  return std::monostate{};
 }
 
 }  // namespace wctmon::windows_platform

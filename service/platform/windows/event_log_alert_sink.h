@@ -46,7 +46,7 @@ class EventLogAlertSink final : public SystemAlertSink {
   /// another was asked for, and when the source is not registered here (the events are kept,
   /// but Event Viewer cannot show their text until it is).
   [[nodiscard]] AlertRoute route(AlertSinkKind kind) override;
-  void send(const Alert& alert) override;
+  Status send(const Alert& alert) override;
 
  private:
   std::mutex mutex_;

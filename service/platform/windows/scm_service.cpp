@@ -98,7 +98,7 @@ void reportFailure(const std::string& reason) {
   alert.severity = AlertSeverity::kError;
   alert.message = "wctmon service failed: " + reason;
   alert.fields = {{"REASON", reason}};
-  sink.send(alert);
+  (void)sink.send(alert);
 }
 
 DWORD WINAPI controlHandler(DWORD control, DWORD /*type*/, LPVOID /*data*/, LPVOID context) {

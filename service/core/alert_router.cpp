@@ -1,0 +1,188 @@
+#include "core/alert_router.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
+namespace wctmon {
+
+/// One sink's queue and the thread that delivers from it. The thread owns the worker with the
+/// router: a worker stuck in its sink when the router goes outlives it safely.
+class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
+ public:
+  explicit Worker(Route route) : route_(std::move(route)) {}
+
+  void start() {
+    thread_ = std::thread([self = shared_from_this()] { self->run(); });
+  }
+
+  void push(const Alert& alert) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      if (queue_.size() >= route_.queue_limit) {
+        queue_.pop_front();
+        ++stats_.dropped;
+        ++done_;
+      }
+      queue_.push_back(alert);
+      ++pushed_;
+    }
+    wake_.notify_all();
+  }
+
+  /// Waits until what was pushed so far is done, up to `deadline`.
+  bool awaitDone(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mutex_);
+    const auto target = pushed_;
+    return done_cv_.wait_until(lock, deadline, [&] { return done_ >= target; });
+  }
+
+  /// Delivers what is queued, then ends its thread.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+  }
+
+  /// Joins the thread once it has ended by `deadline`; otherwise leaves it to end on its own
+  /// (it holds this worker) and counts what it will not deliver as dropped.
+  void finish(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mutex_);
+    const bool ended = done_cv_.wait_until(lock, deadline, [&] { return ended_; });
+    if (!ended) {
+      stats_.dropped += queue_.size();
+      queue_.clear();
+      lock.unlock();
+      thread_.detach();
+      return;
+    }
+    lock.unlock();
+    thread_.join();
+  }
+
+  [[nodiscard]] bool ended() const {
+    std::lock_guard lock(mutex_);
+    return ended_;
+  }
+
+  [[nodiscard]] SinkStats stats() const {
+    std::lock_guard lock(mutex_);
+    auto out = stats_;
+    out.name = route_.name;
+    out.queued = queue_.size();
+    return out;
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) break;
+      const Alert alert = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      const auto sent = route_.sink->send(alert);
+      lock.lock();
+      if (sent) {
+        ++stats_.delivered;
+      } else {
+        ++stats_.failed;
+        stats_.last_error = sent.error().message;
+      }
+      ++done_;
+      done_cv_.notify_all();
+    }
+    ended_ = true;
+    done_cv_.notify_all();
+  }
+
+  const Route route_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_cv_;
+  std::deque<Alert> queue_;
+  /// Alerts pushed and alerts done with (delivered, failed or dropped from the front).
+  std::uint64_t pushed_ = 0;
+  std::uint64_t done_ = 0;
+  bool stopping_ = false;
+  bool ended_ = false;
+  SinkStats stats_;
+  std::thread thread_;
+};
+
+std::vector<std::shared_ptr<AlertRouter::Worker>> AlertRouter::startWorkers(
+    std::vector<Route> routes) {
+  std::vector<std::shared_ptr<Worker>> out;
+  for (auto& r : routes) {
+    auto worker = std::make_shared<Worker>(std::move(r));
+    worker->start();
+    out.push_back(std::move(worker));
+  }
+  return out;
+}
+
+AlertRouter::AlertRouter(std::vector<Route> routes) : workers_(startWorkers(std::move(routes))) {}
+
+AlertRouter::~AlertRouter() {
+  std::vector<std::shared_ptr<Worker>> all;
+  {
+    std::lock_guard lock(mutex_);
+    all = std::move(workers_);
+    all.insert(all.end(), retired_.begin(), retired_.end());
+    retired_.clear();
+  }
+  for (const auto& w : all) w->stop();
+  const auto deadline = std::chrono::steady_clock::now() + kDrainTimeout;
+  for (const auto& w : all) w->finish(deadline);
+}
+
+Status AlertRouter::send(const Alert& alert) {
+  std::lock_guard lock(mutex_);
+  for (const auto& w : workers_) w->push(alert);
+  return std::monostate{};
+}
+
+void AlertRouter::replaceRoutes(std::vector<Route> routes) {
+  auto fresh = startWorkers(std::move(routes));
+  std::vector<std::shared_ptr<Worker>> old;
+  std::vector<std::shared_ptr<Worker>> drained;
+  {
+    std::lock_guard lock(mutex_);
+    old = std::exchange(workers_, std::move(fresh));
+    // Those replaced before that have delivered all they had are joined now.
+    const auto at =
+        std::partition(retired_.begin(), retired_.end(), [](const auto& w) { return !w->ended(); });
+    drained.assign(at, retired_.end());
+    retired_.erase(at, retired_.end());
+    retired_.insert(retired_.end(), old.begin(), old.end());
+  }
+  for (const auto& w : old) w->stop();
+  for (const auto& w : drained) w->finish(std::chrono::steady_clock::now());
+}
+
+bool AlertRouter::flush(std::chrono::milliseconds timeout) {
+  std::vector<std::shared_ptr<Worker>> all;
+  {
+    std::lock_guard lock(mutex_);
+    all = workers_;
+    all.insert(all.end(), retired_.begin(), retired_.end());
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool done = true;
+  for (const auto& w : all) done = w->awaitDone(deadline) && done;
+  return done;
+}
+
+std::vector<AlertRouter::SinkStats> AlertRouter::stats() const {
+  std::lock_guard lock(mutex_);
+  std::vector<SinkStats> out;
+  for (const auto& w : workers_) out.push_back(w->stats());
+  return out;
+}
+
+}  // namespace wctmon

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/ports/alert_sink.h"
+
+namespace wctmon {
+
+/// Alerts delivered to every configured sink, each from a bounded queue and a thread of its own:
+/// a sink that is slow or stuck (a syslog daemon that stopped reading, a web hook that does not
+/// answer) delays neither the other sinks nor the sender (the monitor's effects, the store).
+class AlertRouter final : public AlertSink {
+ public:
+  /// One destination: its name in the log, the status and the metrics ("journald"), the sink,
+  /// and how many alerts may wait for it (the oldest are dropped beyond).
+  struct Route {
+    std::string name;
+    std::shared_ptr<AlertSink> sink;
+    std::size_t queue_limit = 1000;
+  };
+
+  /// What one sink did so far.
+  struct SinkStats {
+    std::string name;
+    std::uint64_t delivered = 0;
+    std::uint64_t failed = 0;
+    /// Dropped unsent: its queue was full, or it was still stuck when the router stopped.
+    std::uint64_t dropped = 0;
+    std::size_t queued = 0;
+    /// Why its last failed delivery failed; empty when none failed.
+    std::string last_error;
+  };
+
+  /// How long a router that stops (or a sink that is replaced) waits for what is queued.
+  static constexpr std::chrono::milliseconds kDrainTimeout{2000};
+
+  explicit AlertRouter(std::vector<Route> routes = {});
+  /// Delivers what is queued, up to kDrainTimeout; a sink still stuck then is left to finish on
+  /// its own (its thread keeps what it uses).
+  ~AlertRouter() override;
+  AlertRouter(const AlertRouter&) = delete;
+  AlertRouter& operator=(const AlertRouter&) = delete;
+
+  /// Queues `alert` for every sink and returns at once: never blocks on a sink.
+  Status send(const Alert& alert) override;
+
+  /// Sends to `routes` from now on; the sinks replaced deliver what they have queued, on their
+  /// own threads.
+  void replaceRoutes(std::vector<Route> routes);
+
+  /// Waits until every sink has delivered what was queued before the call, at most `timeout`;
+  /// whether they all did.
+  bool flush(std::chrono::milliseconds timeout);
+
+  [[nodiscard]] std::vector<SinkStats> stats() const;
+
+ private:
+  class Worker;
+  static std::vector<std::shared_ptr<Worker>> startWorkers(std::vector<Route> routes);
+
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<Worker>> workers_;
+  /// Replaced ones, until they have drained.
+  std::vector<std::shared_ptr<Worker>> retired_;
+};
+
+}  // namespace wctmon
