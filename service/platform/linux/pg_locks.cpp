@@ -384,12 +384,12 @@ void PgLocks::apply(ProcessSample& process, bool on_demand) {
   const auto seconds = [](std::chrono::milliseconds ms) {
     return std::to_string(ms.count() / 1000) + " s";
   };
-  w.detail = "its title says it waits for a lock; " +
-             (state.error().empty()
-                  ? "the server's lock table is asked once a backend has waited " +
-                        seconds(policy_.min_wait) + ", at most once per " +
-                        seconds(policy_.min_interval)
-                  : "the server's lock table cannot be read: " + state.error());
+  w.detail =
+      "its title says it waits for a lock; " +
+      (state.error().empty()
+           ? "the server's lock table is asked once a backend has waited " +
+                 seconds(policy_.min_wait) + ", at most once per " + seconds(policy_.min_interval)
+           : "the server's lock table cannot be read: " + state.error());
   backend->wait = std::move(w);
 }
 
