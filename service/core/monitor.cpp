@@ -47,7 +47,12 @@ Monitor::Monitor(Dependencies deps, Config config)
       analyzer_(deps_.inspector),  // on-demand analyses capture when asked; samples never ask
       config_(std::move(config)),
       tracker_(deps.clock),
-      limiter_(deps.clock, config_.alerts.window, config_.alerts.max_per_window) {
+      limiter_(deps.clock, config_.alerts.window, config_.alerts.max_per_window),
+      recorder_(
+          {deps_.store, deps_.alerts, deps_.clock, [this] {
+             std::lock_guard lock(mutex_);
+             return IncidentRecorder::Live{tracker_.openIncidents(), runtime_targets_, last_id_};
+           }}) {
   if (deps_.store != nullptr) {
     if (auto last = deps_.store->lastId()) {
       last_id_ = *last;
@@ -63,16 +68,7 @@ Monitor::Monitor(Dependencies deps, Config config)
   rebuildMatcher();
 }
 
-Monitor::~Monitor() {
-  if (deps_.store == nullptr || pending_writes_.empty()) return;
-  writeStore(/*force=*/true);
-  if (!pending_writes_.empty()) {
-    spdlog::error(
-        "{} incident change(s) could not be written to the store before the monitor "
-        "stopped",
-        pending_writes_.size());
-  }
-}
+Monitor::~Monitor() = default;
 
 void Monitor::rebuildMatcher() {
   auto all = config_.targets;
@@ -149,7 +145,7 @@ Monitor::Discovery Monitor::discover() {
   }
   counters_.watched = watched_.size();
   lock.unlock();
-  if (deps_.store != nullptr) {
+  if (recorder_.hasStore()) {
     // The store's check: its file still there, and the writes it could not take retried, at each
     // discovery, in the order of the effects.
     std::lock_guard effects(effects_mutex_);
@@ -390,7 +386,7 @@ void Monitor::drainEffects() {
       batch = std::move(effects_.front());
       effects_.pop_front();
     }
-    if (batch.empty()) writeStore(/*force=*/false);  // the check queued by discover()
+    if (batch.empty()) recorder_.checkStore();  // the check queued by discover()
     for (auto& effect : batch) {
       apply(effect);
       --counters_.pending_effects;
@@ -403,7 +399,7 @@ void Monitor::apply(Effect& effect) {
   if (effect.capture) {
     // Recorded and told first, the evidence after: a capture stops the threads one by one and
     // unwinds their stacks (a few hundred milliseconds), and the incident must not wait for it.
-    record(incident, effect.type);
+    recorder_.record(incident, effect.type);
     incident.evidence = deps_.inspector->capture(evidenceThreads(incident));
     attachRuntimeStacks(incident.evidence, effect.runtime_stacks);
     evidence_[incident.id] = incident.evidence;
@@ -414,14 +410,14 @@ void Monitor::apply(Effect& effect) {
       tracker_.attachEvidence(incident, incident.evidence);
       publishOpenIncidents();
     }
-    record(incident, IncidentEvent::Type::kUpdated);
+    recorder_.record(incident, IncidentEvent::Type::kUpdated);
   } else {
     if (auto it = evidence_.find(incident.id); it != evidence_.end() && incident.evidence.empty()) {
       // Decided before the capture had reached the tracker's copy.
       incident.evidence = it->second;
     }
     if (effect.type == IncidentEvent::Type::kResolved) evidence_.erase(incident.id);
-    record(incident, effect.type);
+    recorder_.record(incident, effect.type);
   }
   if (deps_.alerts != nullptr) {
     const auto whole = std::make_shared<const Incident>(incident);
@@ -433,117 +429,6 @@ void Monitor::apply(Effect& effect) {
       if (auto failed = captureFailedAlert(whole)) (void)deps_.alerts->send(*failed);
     }
   }
-}
-
-void Monitor::record(const Incident& incident, IncidentEvent::Type type) {
-  if (deps_.store != nullptr) {
-    if (auto dropped = pending_writes_.push(incident, type == IncidentEvent::Type::kOpened)) {
-      ++counters_.store_writes_dropped;
-      if (!drop_reported_) {
-        drop_reported_ = true;
-        spdlog::error(
-            "{} incident changes wait for the store, as many as are kept: the oldest are dropped "
-            "from now on (first incident {}); a record dropped while open is resolved at the next "
-            "start",
-            pending_writes_.capacity(), *dropped);
-      }
-    }
-    writeStore(/*force=*/false);
-  }
-  feed_.publish({type, incident});
-}
-
-void Monitor::writeStore(bool force) {
-  // While the store fails, the waiting writes are tried again at most once a second (at a
-  // discovery, or with a new change), not once per change.
-  const auto now = deps_.clock.steadyNow();
-  if (store_failing_ && !force && now - last_store_attempt_ < kStoreRetryInterval) {
-    counters_.pending_writes = pending_writes_.size();
-    return;
-  }
-  last_store_attempt_ = now;
-  const auto current = deps_.store->ensureCurrent();
-  if (!current) {
-    storeFailed(current.error());
-  } else {
-    if (!current->empty()) storeRemade(*current);
-    const auto flushed = pending_writes_.flush(*deps_.store, [this](const Error& refused) {
-      spdlog::error("{}", refused.message);
-      ++counters_.store_errors;
-    });
-    if (!flushed) {
-      storeFailed(flushed.error());
-    } else if (store_failing_) {
-      store_failing_ = false;
-      drop_reported_ = false;
-      spdlog::info(
-          "the incident store takes writes again: every waiting incident change is written");
-      sendStoreAlert(AlertKind::kStoreRecovered, AlertSeverity::kInfo,
-                     "the incident store takes writes again; every incident change that waited "
-                     "is written",
-                     "");
-    }
-  }
-  counters_.pending_writes = pending_writes_.size();
-}
-
-void Monitor::storeFailed(const Error& error) {
-  ++counters_.store_errors;
-  if (store_failing_) {
-    spdlog::debug("{}", error.message);
-    return;
-  }
-  // Once per outage, however many incidents it holds back.
-  store_failing_ = true;
-  spdlog::error(
-      "{}; incident changes wait in memory (at most {} incidents) and are written when the store "
-      "takes them again",
-      error.message, pending_writes_.capacity());
-  sendStoreAlert(AlertKind::kStoreFault, AlertSeverity::kError,
-                 "incidents cannot be written: " + error.message +
-                     "; they wait in memory and are written when the store takes them again",
-                 error.message);
-}
-
-void Monitor::storeRemade(const std::string& what) {
-  std::vector<Incident> open;
-  std::vector<TargetConfig> targets;
-  std::int64_t last_id = 0;
-  {
-    std::lock_guard lock(mutex_);
-    open = tracker_.openIncidents();
-    targets = runtime_targets_;
-    last_id = last_id_;
-  }
-  // Ids are never given twice, even by the service's next start on the new file.
-  if (auto kept = deps_.store->keepIdsAbove(last_id); !kept) {
-    spdlog::error("{}", kept.error().message);
-  }
-  // The open incidents (with their evidence) and the runtime targets go into the new file, so
-  // that nothing live is lost; resolved ones were in the file that went.
-  for (const auto& incident : open) (void)pending_writes_.push(incident, /*is_new=*/true);
-  for (const auto& target : targets) {
-    if (auto put = deps_.store->putTarget(target); !put) spdlog::error("{}", put.error().message);
-  }
-  spdlog::error(
-      "{}: a new incident store was made there; {} open incident(s) and {} runtime "
-      "target(s) are written to it again",
-      what, open.size(), targets.size());
-  sendStoreAlert(AlertKind::kStoreFault, AlertSeverity::kError,
-                 what + ": a new incident store was made there, with the " +
-                     std::to_string(open.size()) + " open incident(s)",
-                 what);
-}
-
-void Monitor::sendStoreAlert(AlertKind kind, AlertSeverity severity, std::string message,
-                             std::string reason) {
-  if (deps_.alerts == nullptr) return;
-  Alert a;
-  a.kind = kind;
-  a.severity = severity;
-  a.message = std::move(message);
-  if (!reason.empty()) a.fields.emplace_back("REASON", std::move(reason));
-  (void)deps_.alerts->send(a);
 }
 
 std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {
@@ -705,9 +590,9 @@ MonitorStats Monitor::stats() const {
   s.watched_threads = counters_.watched_threads;
   s.incidents_resolved = counters_.incidents_resolved;
   s.captures = counters_.captures;
-  s.store_errors = counters_.store_errors;
-  s.pending_writes = counters_.pending_writes;
-  s.store_writes_dropped = counters_.store_writes_dropped;
+  s.store_errors = recorder_.counters().store_errors;
+  s.pending_writes = recorder_.counters().pending_writes;
+  s.store_writes_dropped = recorder_.counters().store_writes_dropped;
   s.alerts_suppressed = counters_.alerts_suppressed;
   s.watched = counters_.watched;
   s.targets = counters_.targets;
@@ -745,7 +630,7 @@ void Monitor::adoptStoredIncidents() {
     if (!open->incidents.empty())
       spdlog::info("{} incident(s) were open when the service stopped", open->incidents.size());
     for (const auto& i : open->incidents) last_id_ = std::max(last_id_, i.id);
-    feed_.seed(open->incidents);
+    recorder_.feed().seed(open->incidents);
     handle(tracker_.adopt(open->incidents));
     publishOpenIncidents();
   }

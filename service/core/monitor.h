@@ -17,8 +17,8 @@
 #include "core/config.h"
 #include "core/executor.h"
 #include "core/incident_feed.h"
+#include "core/incident_recorder.h"
 #include "core/incident_tracker.h"
-#include "core/pending_writes.h"
 #include "core/ports/alert_sink.h"
 #include "core/ports/clock.h"
 #include "core/ports/incident_repository.h"
@@ -87,12 +87,6 @@ struct MonitorStats {
 /// so that status reads and the health check never wait on the platform or the disk.
 class Monitor {
  public:
-  /// How many incidents' changes wait for a store that cannot take them (a full disk): about
-  /// 10 KiB each with their evidence, 10 MiB at most.
-  static constexpr std::size_t kMaxPendingWrites = 1000;
-  /// How often a failing store is tried again (at a discovery or with a new change).
-  static constexpr std::chrono::seconds kStoreRetryInterval{1};
-
   struct Dependencies {
     WaitChainSource& source;
     ThreadInspector* inspector;
@@ -106,8 +100,6 @@ class Monitor {
   };
 
   Monitor(Dependencies deps, Config config);
-  /// Tries once more to write the incident changes that wait for the store, and says how many
-  /// are lost when it cannot (their open records are resolved at the next start).
   ~Monitor();
   Monitor(const Monitor&) = delete;
   Monitor& operator=(const Monitor&) = delete;
@@ -161,7 +153,7 @@ class Monitor {
   [[nodiscard]] std::shared_ptr<const std::vector<Incident>> openIncidents() const;
   [[nodiscard]] MonitorStats stats() const;
   /// The incidents as they are recorded (after their store write), for live followers.
-  [[nodiscard]] IncidentFeed& feed() { return feed_; }
+  [[nodiscard]] IncidentFeed& feed() { return recorder_.feed(); }
   [[nodiscard]] Config config() const;
 
   /// Applies the retention settings to the store.
@@ -198,19 +190,6 @@ class Monitor {
   void runEffects();
   void drainEffects();
   void apply(Effect& effect);
-  /// Writes `incident` to the store (or queues it while the store fails) and publishes it to
-  /// the feed as `type`. Effects only.
-  void record(const Incident& incident, IncidentEvent::Type type);
-  /// Writes the waiting incident changes to the store, once it is checked to be in place; while
-  /// it fails, at most once per kStoreRetryInterval unless `force`. Effects only.
-  void writeStore(bool force);
-  /// The store failed: said once (log and alert) until it takes writes again.
-  void storeFailed(const Error& error);
-  /// The store's file went (`what`) and a new one was made: the open incidents and the runtime
-  /// targets are written to it again; said in the log and an alert.
-  void storeRemade(const std::string& what);
-  void sendStoreAlert(AlertKind kind, AlertSeverity severity, std::string message,
-                      std::string reason);
   void rebuildMatcher();
   /// Takes a process that is no longer watched out of the thread count; with the lock held.
   void forgetThreads(const WatchedProcess& process);
@@ -243,9 +222,6 @@ class Monitor {
     std::atomic<std::uint64_t> watched_threads{0};
     std::atomic<std::uint64_t> incidents_resolved{0};
     std::atomic<std::uint64_t> captures{0};
-    std::atomic<std::uint64_t> store_errors{0};
-    std::atomic<std::size_t> pending_writes{0};
-    std::atomic<std::uint64_t> store_writes_dropped{0};
     std::atomic<std::uint64_t> alerts_suppressed{0};
     std::atomic<std::size_t> watched{0};
     std::atomic<std::size_t> targets{0};
@@ -265,14 +241,10 @@ class Monitor {
   /// Evidence captured per incident id, for records rewritten before the tracker's copy has it.
   /// Used by the effects only, one at a time.
   std::map<std::int64_t, std::vector<ThreadCapture>> evidence_;
-  /// Incident changes the store has not taken yet, and whether it is failing (said once) and the
-  /// queue's overflow was said. Used by the effects only, one at a time.
-  PendingWrites pending_writes_{kMaxPendingWrites};
-  bool store_failing_ = false;
-  bool drop_reported_ = false;
-  Clock::SteadyTimePoint last_store_attempt_{};
 
-  IncidentFeed feed_;
+  /// Where the effects record incidents (the store, the feed). Last: its last write at the end
+  /// reads what is live from the members above.
+  IncidentRecorder recorder_;
 };
 
 }  // namespace wctmon

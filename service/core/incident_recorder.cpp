@@ -1,0 +1,125 @@
+#include "core/incident_recorder.h"
+
+#include <spdlog/spdlog.h>
+
+namespace wctmon {
+
+IncidentRecorder::~IncidentRecorder() {
+  if (deps_.store == nullptr || pending_writes_.empty()) return;
+  writeStore(/*force=*/true);
+  if (!pending_writes_.empty()) {
+    spdlog::error(
+        "{} incident change(s) could not be written to the store before the monitor "
+        "stopped",
+        pending_writes_.size());
+  }
+}
+
+void IncidentRecorder::record(const Incident& incident, IncidentEvent::Type type) {
+  if (deps_.store != nullptr) {
+    if (auto dropped = pending_writes_.push(incident, type == IncidentEvent::Type::kOpened)) {
+      ++counters_.store_writes_dropped;
+      if (!drop_reported_) {
+        drop_reported_ = true;
+        spdlog::error(
+            "{} incident changes wait for the store, as many as are kept: the oldest are dropped "
+            "from now on (first incident {}); a record dropped while open is resolved at the next "
+            "start",
+            pending_writes_.capacity(), *dropped);
+      }
+    }
+    writeStore(/*force=*/false);
+  }
+  feed_.publish({type, incident});
+}
+
+void IncidentRecorder::checkStore() {
+  if (deps_.store != nullptr) writeStore(/*force=*/false);
+}
+
+void IncidentRecorder::writeStore(bool force) {
+  // While the store fails, the waiting writes are tried again at most once a second (at a
+  // discovery, or with a new change), not once per change.
+  const auto now = deps_.clock.steadyNow();
+  if (store_failing_ && !force && now - last_store_attempt_ < kStoreRetryInterval) {
+    counters_.pending_writes = pending_writes_.size();
+    return;
+  }
+  last_store_attempt_ = now;
+  const auto current = deps_.store->ensureCurrent();
+  if (!current) {
+    storeFailed(current.error());
+  } else {
+    if (!current->empty()) storeRemade(*current);
+    const auto flushed = pending_writes_.flush(*deps_.store, [this](const Error& refused) {
+      spdlog::error("{}", refused.message);
+      ++counters_.store_errors;
+    });
+    if (!flushed) {
+      storeFailed(flushed.error());
+    } else if (store_failing_) {
+      store_failing_ = false;
+      drop_reported_ = false;
+      spdlog::info(
+          "the incident store takes writes again: every waiting incident change is written");
+      sendStoreAlert(AlertKind::kStoreRecovered, AlertSeverity::kInfo,
+                     "the incident store takes writes again; every incident change that waited "
+                     "is written",
+                     "");
+    }
+  }
+  counters_.pending_writes = pending_writes_.size();
+}
+
+void IncidentRecorder::storeFailed(const Error& error) {
+  ++counters_.store_errors;
+  if (store_failing_) {
+    spdlog::debug("{}", error.message);
+    return;
+  }
+  // Once per outage, however many incidents it holds back.
+  store_failing_ = true;
+  spdlog::error(
+      "{}; incident changes wait in memory (at most {} incidents) and are written when the store "
+      "takes them again",
+      error.message, pending_writes_.capacity());
+  sendStoreAlert(AlertKind::kStoreFault, AlertSeverity::kError,
+                 "incidents cannot be written: " + error.message +
+                     "; they wait in memory and are written when the store takes them again",
+                 error.message);
+}
+
+void IncidentRecorder::storeRemade(const std::string& what) {
+  const auto live = deps_.live();
+  // Ids are never given twice, even by the service's next start on the new file.
+  if (auto kept = deps_.store->keepIdsAbove(live.last_id); !kept) {
+    spdlog::error("{}", kept.error().message);
+  }
+  // The open incidents (with their evidence) and the runtime targets go into the new file, so
+  // that nothing live is lost; resolved ones were in the file that went.
+  for (const auto& incident : live.open) (void)pending_writes_.push(incident, /*is_new=*/true);
+  for (const auto& target : live.runtime_targets) {
+    if (auto put = deps_.store->putTarget(target); !put) spdlog::error("{}", put.error().message);
+  }
+  spdlog::error(
+      "{}: a new incident store was made there; {} open incident(s) and {} runtime "
+      "target(s) are written to it again",
+      what, live.open.size(), live.runtime_targets.size());
+  sendStoreAlert(AlertKind::kStoreFault, AlertSeverity::kError,
+                 what + ": a new incident store was made there, with the " +
+                     std::to_string(live.open.size()) + " open incident(s)",
+                 what);
+}
+
+void IncidentRecorder::sendStoreAlert(AlertKind kind, AlertSeverity severity, std::string message,
+                                      std::string reason) {
+  if (deps_.alerts == nullptr) return;
+  Alert a;
+  a.kind = kind;
+  a.severity = severity;
+  a.message = std::move(message);
+  if (!reason.empty()) a.fields.emplace_back("REASON", std::move(reason));
+  (void)deps_.alerts->send(a);
+}
+
+}  // namespace wctmon

@@ -1,0 +1,93 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/incident_feed.h"
+#include "core/incident_tracker.h"
+#include "core/pending_writes.h"
+#include "core/ports/alert_sink.h"
+#include "core/ports/clock.h"
+#include "core/ports/incident_repository.h"
+
+namespace wctmon {
+
+/// Where decided incident changes go, in the order they were decided: the store, and then the
+/// feed of live followers. While the store fails (a full disk), the changes wait in memory and
+/// are written when it takes them again; when its file went (deleted, replaced), a new one is
+/// made with what is live. Each outage and recovery is said once, in the log and an alert. Used
+/// by one thread at a time (the monitor's effects); its counters are read from any thread.
+class IncidentRecorder {
+ public:
+  /// How many incidents' changes wait for a store that cannot take them: about 10 KiB each with
+  /// their evidence, 10 MiB at most.
+  static constexpr std::size_t kMaxPendingWrites = 1000;
+  /// How often a failing store is tried again (at a discovery or with a new change).
+  static constexpr std::chrono::seconds kStoreRetryInterval{1};
+
+  /// What is live, written again into a store made anew: the open incidents, the runtime
+  /// targets, and the last id given (the new file gives none up to it).
+  struct Live {
+    std::vector<Incident> open;
+    std::vector<TargetConfig> runtime_targets;
+    std::int64_t last_id = 0;
+  };
+
+  struct Dependencies {
+    IncidentRepository* store;  // nullptr: incidents are kept in memory only
+    AlertSink* alerts;          // nullptr: no alerts
+    const Clock& clock;
+    std::function<Live()> live;
+  };
+
+  struct Counters {
+    std::atomic<std::uint64_t> store_errors{0};
+    /// Incidents whose latest change waits for the store, and changes dropped because too
+    /// many waited.
+    std::atomic<std::size_t> pending_writes{0};
+    std::atomic<std::uint64_t> store_writes_dropped{0};
+  };
+
+  explicit IncidentRecorder(Dependencies deps) : deps_(std::move(deps)) {}
+  /// Tries once more to write what waits for the store, and says how many changes are lost
+  /// when it cannot (their open records are resolved at the next start).
+  ~IncidentRecorder();
+  IncidentRecorder(const IncidentRecorder&) = delete;
+  IncidentRecorder& operator=(const IncidentRecorder&) = delete;
+
+  /// Writes `incident` to the store (or keeps it waiting while the store fails) and publishes
+  /// it to the feed as `type`.
+  void record(const Incident& incident, IncidentEvent::Type type);
+  /// Checks that the store's file is still in place and retries what waits for it (at most once
+  /// per kStoreRetryInterval while it fails).
+  void checkStore();
+
+  [[nodiscard]] bool hasStore() const { return deps_.store != nullptr; }
+  [[nodiscard]] IncidentFeed& feed() { return feed_; }
+  [[nodiscard]] const Counters& counters() const { return counters_; }
+
+ private:
+  void writeStore(bool force);
+  /// The store failed: said once (log and alert) until it takes writes again.
+  void storeFailed(const Error& error);
+  /// The store's file went (`what`) and a new one was made: what is live is written to it again;
+  /// said in the log and an alert.
+  void storeRemade(const std::string& what);
+  void sendStoreAlert(AlertKind kind, AlertSeverity severity, std::string message,
+                      std::string reason);
+
+  Dependencies deps_;
+  PendingWrites pending_writes_{kMaxPendingWrites};
+  bool store_failing_ = false;
+  /// Whether the overflow of the waiting changes was said (once per outage).
+  bool drop_reported_ = false;
+  Clock::SteadyTimePoint last_store_attempt_{};
+  Counters counters_;
+  IncidentFeed feed_;
+};
+
+}  // namespace wctmon

@@ -1,0 +1,94 @@
+// The recorder on its own: incident changes into a store that fails, comes back and is deleted,
+// and onto the feed, in the order they came.
+#include "core/incident_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes/fake_clock.h"
+#include "fakes/fake_incident_repository.h"
+#include "fakes/fake_platform.h"
+
+namespace wctmon {
+namespace {
+
+using namespace std::chrono_literals;
+
+class IncidentRecorderTest : public ::testing::Test {
+ protected:
+  IncidentRecorder::Live live_;
+  testing::FakeClock clock_;
+  testing::FakeIncidentRepository store_;
+  testing::FakeAlertSink alerts_;
+  IncidentRecorder recorder_{{&store_, &alerts_, clock_, [this] { return live_; }}};
+
+  static Incident incident(std::int64_t id, IncidentState state = IncidentState::kOpen) {
+    Incident i;
+    i.id = id;
+    i.state = state;
+    i.summary = "deadlock " + std::to_string(id);
+    return i;
+  }
+  std::vector<AlertKind> alertKinds() const {
+    std::vector<AlertKind> out;
+    for (const auto& a : alerts_.sent) out.push_back(a.kind);
+    return out;
+  }
+};
+
+TEST_F(IncidentRecorderTest, ChangesReachTheStoreAndThenTheFeedInTheirOrder) {
+  std::vector<std::pair<IncidentEvent::Type, std::int64_t>> seen;
+  auto subscription =
+      recorder_.feed().subscribe([](const auto&) {},
+                                 [&](const auto& event) {
+                                   // Stored before it is told.
+                                   EXPECT_TRUE(store_.get(event->incident.id)->has_value());
+                                   seen.emplace_back(event->type, event->incident.id);
+                                 });
+  recorder_.record(incident(1), IncidentEvent::Type::kOpened);
+  recorder_.record(incident(2), IncidentEvent::Type::kOpened);
+  recorder_.record(incident(1, IncidentState::kResolved), IncidentEvent::Type::kResolved);
+  EXPECT_EQ(seen, (std::vector<std::pair<IncidentEvent::Type, std::int64_t>>{
+                      {IncidentEvent::Type::kOpened, 1},
+                      {IncidentEvent::Type::kOpened, 2},
+                      {IncidentEvent::Type::kResolved, 1}}));
+  EXPECT_EQ(store_.get(1)->value().state, IncidentState::kResolved);
+  EXPECT_TRUE(alerts_.sent.empty());
+}
+
+TEST_F(IncidentRecorderTest, AFailingStoreIsSaidOnceRetriedOnceASecondAndWrittenWhenItRecovers) {
+  store_.failWrites(true);
+  recorder_.record(incident(1), IncidentEvent::Type::kOpened);
+  for (int i = 0; i < 10; ++i) {
+    clock_.advance(100ms);
+    recorder_.checkStore();
+  }
+  EXPECT_EQ(alertKinds(), std::vector<AlertKind>{AlertKind::kStoreFault});
+  EXPECT_EQ(recorder_.counters().store_errors, 2U);  // at 0 and after 1 s
+  EXPECT_EQ(recorder_.counters().pending_writes, 1U);
+  store_.failWrites(false);
+  clock_.advance(1s);
+  recorder_.checkStore();
+  EXPECT_TRUE(store_.get(1)->has_value());
+  EXPECT_EQ(recorder_.counters().pending_writes, 0U);
+  EXPECT_EQ(alertKinds(),
+            (std::vector<AlertKind>{AlertKind::kStoreFault, AlertKind::kStoreRecovered}));
+}
+
+TEST_F(IncidentRecorderTest, AStoreDeletedIsMadeAgainWithWhatIsLive) {
+  recorder_.record(incident(1), IncidentEvent::Type::kOpened);
+  recorder_.record(incident(2), IncidentEvent::Type::kOpened);
+  TargetConfig db;
+  db.name = "db";
+  db.exe = "postgres";
+  live_ = {{incident(2)}, {db}, 2};
+  store_.deleteFile();
+  recorder_.checkStore();
+  EXPECT_FALSE(store_.get(1)->has_value()) << "resolved or not, it was in the file that went";
+  EXPECT_TRUE(store_.get(2)->has_value());
+  ASSERT_EQ(store_.targets(Config{})->size(), 1U);
+  EXPECT_EQ(store_.lastId().value(), 2);
+  EXPECT_EQ(alertKinds(), std::vector<AlertKind>{AlertKind::kStoreFault});
+}
+
+}  // namespace
+}  // namespace wctmon
