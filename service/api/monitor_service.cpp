@@ -195,8 +195,8 @@ grpc::ServerUnaryReactor* MonitorService::ListTargets(grpc::CallbackServerContex
                                                       const v1::ListTargetsRequest* /*request*/,
                                                       v1::ListTargetsResponse* response) {
   if (auto* refused = refuse(context, Role::kReader)) return refused;
-  const auto runtime = deps_.monitor.runtimeTargets();
-  for (const auto& t : deps_.monitor.targets()) {
+  const auto runtime = deps_.monitor.targets().runtime();
+  for (const auto& t : deps_.monitor.targets().all()) {
     const bool added = std::any_of(runtime.begin(), runtime.end(),
                                    [&](const TargetConfig& r) { return r.name == t.name; });
     *response->add_targets() = toProto(t, added);
@@ -213,7 +213,7 @@ grpc::ServerUnaryReactor* MonitorService::AddTarget(grpc::CallbackServerContext*
   return onPool(context, [this, target = request->target(), response] {
     auto parsed = targetOf(target, deps_.monitor.config());
     if (!parsed) return toGrpcStatus(parsed.error());
-    if (auto added = deps_.monitor.addTarget(*parsed); !added) {
+    if (auto added = deps_.monitor.targets().add(*parsed); !added) {
       return toGrpcStatus(added.error());
     }
     spdlog::info("target \"{}\" added through the API", parsed->name);
@@ -227,7 +227,7 @@ grpc::ServerUnaryReactor* MonitorService::RemoveTarget(grpc::CallbackServerConte
                                                        v1::RemoveTargetResponse* /*response*/) {
   if (auto* refused = refuse(context, Role::kAdmin)) return refused;
   return onPool(context, [this, name = request->name()] {
-    auto removed = deps_.monitor.removeTarget(name);
+    auto removed = deps_.monitor.targets().remove(name);
     if (!removed) return toGrpcStatus(removed.error());
     if (!*removed) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND,

@@ -46,12 +46,13 @@ Monitor::Monitor(Dependencies deps, Config config)
     : deps_(std::move(deps)),
       analyzer_(deps_.inspector),  // on-demand analyses capture when asked; samples never ask
       config_(std::move(config)),
+      targets_(deps_.store, config_),
       tracker_(deps.clock),
       limiter_(deps.clock, config_.alerts.window, config_.alerts.max_per_window),
       recorder_(
           {deps_.store, deps_.alerts, deps_.clock, [this] {
              std::lock_guard lock(mutex_);
-             return IncidentRecorder::Live{tracker_.openIncidents(), runtime_targets_, last_id_};
+             return IncidentRecorder::Live{tracker_.openIncidents(), targets_.runtime(), last_id_};
            }}) {
   if (deps_.store != nullptr) {
     if (auto last = deps_.store->lastId()) {
@@ -59,32 +60,15 @@ Monitor::Monitor(Dependencies deps, Config config)
     } else {
       spdlog::error("{}", last.error().message);
     }
-    if (auto targets = deps_.store->targets(config_)) {
-      runtime_targets_ = std::move(targets).value();
-    } else {
-      spdlog::warn("cannot read runtime targets: {}", targets.error().message);
-    }
   }
-  rebuildMatcher();
 }
 
 Monitor::~Monitor() = default;
 
-void Monitor::rebuildMatcher() {
-  auto all = config_.targets;
-  all.insert(all.end(), runtime_targets_.begin(), runtime_targets_.end());
-  counters_.targets = all.size();
-  matcher_ = std::make_unique<TargetMatcher>(std::move(all));
-}
-
 Monitor::Discovery Monitor::discover() {
-  bool with_cmdline = false;
-  {
-    std::lock_guard lock(mutex_);
-    with_cmdline = matcher_->needsCmdline();
-  }
+  const auto matcher = targets_.matcher();
   // The slow part, outside the lock: samples go on while the process list is read.
-  const auto processes = deps_.catalog.list(with_cmdline);
+  const auto processes = deps_.catalog.list(matcher->needsCmdline());
 
   std::unique_lock lock(mutex_);
   Discovery out;
@@ -92,7 +76,7 @@ Monitor::Discovery Monitor::discover() {
   std::set<ProcessIdentity> matching;
   for (const auto& p : processes) {
     alive.insert(p.identity);
-    const TargetConfig* target = matcher_->match(p);
+    const TargetConfig* target = matcher->match(p);
     if (target == nullptr) continue;
     matching.insert(p.identity);
     auto it = watched_.find(p.identity);
@@ -480,49 +464,10 @@ std::optional<Alert> Monitor::captureFailedAlert(std::shared_ptr<const Incident>
 }
 
 void Monitor::reconfigure(Config config) {
-  // Runtime targets take what they do not set themselves from the configuration's defaults:
-  // read them again against the new ones (outside the lock: a store read).
-  std::optional<std::vector<TargetConfig>> runtime;
-  if (deps_.store != nullptr) {
-    if (auto targets = deps_.store->targets(config)) {
-      runtime = std::move(targets).value();
-    } else {
-      spdlog::warn("cannot read runtime targets: {}", targets.error().message);
-    }
-  }
+  targets_.reconfigure(config);
   std::lock_guard lock(mutex_);
-  if (runtime) runtime_targets_ = std::move(*runtime);
   config_ = std::move(config);
   limiter_.setLimits(config_.alerts.window, config_.alerts.max_per_window);
-  rebuildMatcher();
-}
-
-Status Monitor::addTarget(const TargetConfig& target) {
-  std::lock_guard lock(mutex_);
-  if (deps_.store != nullptr) {
-    if (auto s = deps_.store->putTarget(target); !s) return s;
-  }
-  std::erase_if(runtime_targets_, [&](const TargetConfig& t) { return t.name == target.name; });
-  runtime_targets_.push_back(target);
-  rebuildMatcher();
-  return std::monostate{};
-}
-
-Result<bool> Monitor::removeTarget(const std::string& name) {
-  std::lock_guard lock(mutex_);
-  if (deps_.store != nullptr) {
-    auto removed = deps_.store->removeTarget(name);
-    if (!removed) return removed;
-  }
-  const auto erased =
-      std::erase_if(runtime_targets_, [&](const TargetConfig& t) { return t.name == name; });
-  rebuildMatcher();
-  return erased > 0;
-}
-
-std::vector<TargetConfig> Monitor::runtimeTargets() const {
-  std::lock_guard lock(mutex_);
-  return runtime_targets_;
 }
 
 WaitChainAnalyzer::Cancel Monitor::asyncAnalyzeProcess(Pid pid, AnalyzeOptions options,
@@ -535,11 +480,6 @@ WaitChainAnalyzer::Cancel Monitor::asyncAnalyzeProcess(Pid pid, AnalyzeOptions o
   }
   return analyzer_.asyncAnalyze(std::shared_ptr<WaitChainSession>(std::move(*session)),
                                 std::move(options), std::move(executor), std::move(done));
-}
-
-std::vector<TargetConfig> Monitor::targets() const {
-  std::lock_guard lock(mutex_);
-  return matcher_->targets();
 }
 
 std::vector<WatchedProcess> Monitor::watched() const {
@@ -595,7 +535,7 @@ MonitorStats Monitor::stats() const {
   s.store_writes_dropped = recorder_.counters().store_writes_dropped;
   s.alerts_suppressed = counters_.alerts_suppressed;
   s.watched = counters_.watched;
-  s.targets = counters_.targets;
+  s.targets = targets_.matcher()->targets().size();
   s.pending_effects = counters_.pending_effects;
   return s;
 }

@@ -25,7 +25,7 @@
 #include "core/ports/process_catalog.h"
 #include "core/ports/thread_inspector.h"
 #include "core/ports/wait_chain_source.h"
-#include "core/target_matcher.h"
+#include "core/target_registry.h"
 
 namespace wctmon {
 
@@ -135,14 +135,9 @@ class Monitor {
   /// Installs a new configuration (targets, thresholds); the next discovery applies it.
   void reconfigure(Config config);
 
-  /// Adds or replaces a runtime target; persisted in the store.
-  [[nodiscard]] Status addTarget(const TargetConfig& target);
-  /// Removes a runtime target; false when there was none by that name.
-  [[nodiscard]] Result<bool> removeTarget(const std::string& name);
-
-  [[nodiscard]] std::vector<TargetConfig> targets() const;
-  /// The targets added at run time (part of targets()).
-  [[nodiscard]] std::vector<TargetConfig> runtimeTargets() const;
+  /// The targets, of the file and added at run time; a change applies at the next discovery.
+  [[nodiscard]] TargetRegistry& targets() { return targets_; }
+  [[nodiscard]] const TargetRegistry& targets() const { return targets_; }
   [[nodiscard]] std::vector<WatchedProcess> watched() const;
   [[nodiscard]] std::optional<WatchedProcess> watchedProcess(const ProcessIdentity& process) const;
   /// The sampling interval of a watched process (cheaper than watchedProcess()).
@@ -190,7 +185,6 @@ class Monitor {
   void runEffects();
   void drainEffects();
   void apply(Effect& effect);
-  void rebuildMatcher();
   /// Takes a process that is no longer watched out of the thread count; with the lock held.
   void forgetThreads(const WatchedProcess& process);
 
@@ -199,8 +193,7 @@ class Monitor {
 
   mutable std::mutex mutex_;  // the decision lock
   Config config_;
-  std::vector<TargetConfig> runtime_targets_;
-  std::unique_ptr<TargetMatcher> matcher_;
+  TargetRegistry targets_;
   std::map<ProcessIdentity, WatchedProcess> watched_;
   IncidentTracker tracker_;
   AlertRateLimiter limiter_;
@@ -224,7 +217,6 @@ class Monitor {
     std::atomic<std::uint64_t> captures{0};
     std::atomic<std::uint64_t> alerts_suppressed{0};
     std::atomic<std::size_t> watched{0};
-    std::atomic<std::size_t> targets{0};
     std::atomic<std::size_t> pending_effects{0};
   };
   Counters counters_;

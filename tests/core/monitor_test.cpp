@@ -431,14 +431,14 @@ TEST_F(MonitorTest, RuntimeTargetsAreAddedRemovedAndPersisted) {
     EXPECT_TRUE(monitor->discover().added.empty());
     std::vector<ConfigError> errors;
     auto target = parseTarget(R"({"name": "w", "exe": "worker"})", monitor->config(), errors);
-    ASSERT_TRUE(monitor->addTarget(*target).ok());
+    ASSERT_TRUE(monitor->targets().add(*target).ok());
     EXPECT_EQ(monitor->discover().added.size(), 1U);
   }
   auto monitor = makeMonitor(configWith("[]"));
   EXPECT_EQ(monitor->discover().added.size(), 1U);  // registered before the restart
-  EXPECT_EQ(*monitor->removeTarget("w"), true);
+  EXPECT_EQ(*monitor->targets().remove("w"), true);
   EXPECT_EQ(monitor->discover().removed.size(), 1U);
-  EXPECT_EQ(*monitor->removeTarget("w"), false);
+  EXPECT_EQ(*monitor->targets().remove("w"), false);
 }
 
 /// Processes 10 ("alpha") and 20 ("beta") each hold a file lock the other waits for; the sample
