@@ -26,20 +26,6 @@ std::vector<ThreadRef> evidenceThreads(const Incident& incident) {
   return out;
 }
 
-/// The structured fields of an alert about `i` (journald's WCTMON_*, the Event Log's strings).
-std::vector<std::pair<std::string, std::string>> incidentFields(const Incident& i) {
-  std::string pids;
-  for (const auto& p : i.processes) {
-    pids += (pids.empty() ? "" : " ") + std::to_string(p.identity.pid.value);
-  }
-  return {{"INCIDENT_ID", std::to_string(i.id)},
-          {"INCIDENT_KIND", toString(i.kind)},
-          {"PID", std::to_string(i.process.pid.value)},
-          {"PROCESS", i.process_name},
-          {"PIDS", pids.empty() ? std::to_string(i.process.pid.value) : pids},
-          {"THREADS", threadList(i.threads)}};
-}
-
 }  // namespace
 
 Monitor::Monitor(Dependencies deps, Config config)
@@ -48,7 +34,7 @@ Monitor::Monitor(Dependencies deps, Config config)
       config_(std::move(config)),
       targets_(deps_.store, config_),
       tracker_(deps.clock),
-      limiter_(deps.clock, config_.alerts.window, config_.alerts.max_per_window),
+      alerts_(deps.clock, config_.alerts),
       recorder_(
           {deps_.store, deps_.alerts, deps_.clock, [this] {
              std::lock_guard lock(mutex_);
@@ -319,7 +305,7 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
       spdlog::info("{} incident resolved ({}): {}", toString(incident.kind), incident.resolution,
                    incident.summary);
     }
-    effect.alert = alertFor(event);
+    if (deps_.alerts != nullptr) effect.alert = alerts_.forEvent(event);
     effect.incident = std::move(incident);
     batch.push_back(std::move(effect));
   }
@@ -410,64 +396,16 @@ void Monitor::apply(Effect& effect) {
       (void)deps_.alerts->send(*effect.alert);
     }
     if (effect.capture) {
-      if (auto failed = captureFailedAlert(whole)) (void)deps_.alerts->send(*failed);
+      if (auto failed = alerts_.forFailedCapture(whole)) (void)deps_.alerts->send(*failed);
     }
   }
-}
-
-std::optional<Alert> Monitor::alertFor(const IncidentEvent& event) {
-  if (deps_.alerts == nullptr || event.type == IncidentEvent::Type::kUpdated) return std::nullopt;
-  const auto& i = event.incident;
-  Alert a;
-  a.target = i.target;
-  if (event.type == IncidentEvent::Type::kOpened) {
-    a.kind =
-        i.kind == IncidentKind::kDeadlock ? AlertKind::kDeadlockDetected : AlertKind::kHangDetected;
-    a.severity =
-        i.kind == IncidentKind::kDeadlock ? AlertSeverity::kCritical : AlertSeverity::kError;
-    a.message = i.summary;
-  } else {
-    a.kind = AlertKind::kIncidentResolved;
-    a.severity = AlertSeverity::kInfo;
-    a.message = std::string(toString(i.kind)) + " resolved (" + i.resolution + "): " + i.summary;
-  }
-  a.fields = incidentFields(i);
-  if (!limiter_.admit(a)) {
-    counters_.alerts_suppressed = limiter_.suppressed();
-    return std::nullopt;
-  }
-  return a;
-}
-
-std::optional<Alert> Monitor::captureFailedAlert(std::shared_ptr<const Incident> incident) {
-  const auto& evidence = incident->evidence;
-  if (std::any_of(evidence.begin(), evidence.end(),
-                  [](const ThreadCapture& c) { return c.captured; })) {
-    return std::nullopt;
-  }
-  Alert a;
-  a.kind = AlertKind::kCaptureFailed;
-  a.severity = AlertSeverity::kWarning;
-  a.target = incident->target;
-  const std::string why = evidence.empty() ? "no thread to capture" : evidence.front().error;
-  a.message = "no evidence of incident " + std::to_string(incident->id) + " could be captured (" +
-              why + "): " + incident->summary;
-  a.fields = incidentFields(*incident);
-  a.fields.emplace_back("REASON", why);
-  a.incident = std::move(incident);
-  std::lock_guard lock(mutex_);  // the limiter is the decisions'
-  if (!limiter_.admit(a)) {
-    counters_.alerts_suppressed = limiter_.suppressed();
-    return std::nullopt;
-  }
-  return a;
 }
 
 void Monitor::reconfigure(Config config) {
   targets_.reconfigure(config);
   std::lock_guard lock(mutex_);
   config_ = std::move(config);
-  limiter_.setLimits(config_.alerts.window, config_.alerts.max_per_window);
+  alerts_.setLimits(config_.alerts);
 }
 
 WaitChainAnalyzer::Cancel Monitor::asyncAnalyzeProcess(Pid pid, AnalyzeOptions options,
@@ -533,7 +471,7 @@ MonitorStats Monitor::stats() const {
   s.store_errors = recorder_.counters().store_errors;
   s.pending_writes = recorder_.counters().pending_writes;
   s.store_writes_dropped = recorder_.counters().store_writes_dropped;
-  s.alerts_suppressed = counters_.alerts_suppressed;
+  s.alerts_suppressed = alerts_.suppressed();
   s.watched = counters_.watched;
   s.targets = targets_.matcher()->targets().size();
   s.pending_effects = counters_.pending_effects;

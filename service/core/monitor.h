@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/alert_rate_limiter.h"
 #include "core/analyzer.h"
 #include "core/config.h"
 #include "core/executor.h"
+#include "core/incident_alerts.h"
 #include "core/incident_feed.h"
 #include "core/incident_recorder.h"
 #include "core/incident_tracker.h"
@@ -174,10 +174,6 @@ class Monitor {
   /// those of the sample the events come from, if any.
   void handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads = {});
   [[nodiscard]] bool shouldCapture(const Incident& incident);
-  [[nodiscard]] std::optional<Alert> alertFor(const IncidentEvent& event);
-  /// The alert saying that no evidence of `incident` could be taken, when none could (and the
-  /// target's rate allows); called without the lock.
-  [[nodiscard]] std::optional<Alert> captureFailedAlert(std::shared_ptr<const Incident> incident);
   /// Records one finished analysis; returns whether the process is still watched.
   [[nodiscard]] bool record(const ProcessIdentity& process, const TargetConfig& target,
                             Result<Analysis> analysis);
@@ -196,7 +192,7 @@ class Monitor {
   TargetRegistry targets_;
   std::map<ProcessIdentity, WatchedProcess> watched_;
   IncidentTracker tracker_;
-  AlertRateLimiter limiter_;
+  IncidentAlerts alerts_;
   /// When each watched process was last captured (steady: an NTP step must not allow a second).
   std::map<ProcessIdentity, Clock::SteadyTimePoint> last_capture_;
   /// Ids are given here, where incidents are decided, so that no decision waits for the store.
@@ -215,7 +211,6 @@ class Monitor {
     std::atomic<std::uint64_t> watched_threads{0};
     std::atomic<std::uint64_t> incidents_resolved{0};
     std::atomic<std::uint64_t> captures{0};
-    std::atomic<std::uint64_t> alerts_suppressed{0};
     std::atomic<std::size_t> watched{0};
     std::atomic<std::size_t> pending_effects{0};
   };

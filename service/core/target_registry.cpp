@@ -5,7 +5,9 @@
 namespace wctmon {
 
 TargetRegistry::TargetRegistry(IncidentRepository* store, const Config& config)
-    : store_(store), file_(config.targets), runtime_(readRuntime(config).value_or(std::vector<TargetConfig>{})) {
+    : store_(store),
+      file_(config.targets),
+      runtime_(readRuntime(config).value_or(std::vector<TargetConfig>{})) {
   rebuild();
 }
 

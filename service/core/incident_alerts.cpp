@@ -1,0 +1,82 @@
+#include "core/incident_alerts.h"
+
+#include <algorithm>
+#include <string>
+
+#include "model/format.h"
+
+namespace wctmon {
+namespace {
+
+/// The structured fields of an alert about `i` (journald's WCTMON_*, the Event Log's strings).
+std::vector<std::pair<std::string, std::string>> incidentFields(const Incident& i) {
+  std::string pids;
+  for (const auto& p : i.processes) {
+    pids += (pids.empty() ? "" : " ") + std::to_string(p.identity.pid.value);
+  }
+  return {{"INCIDENT_ID", std::to_string(i.id)},
+          {"INCIDENT_KIND", toString(i.kind)},
+          {"PID", std::to_string(i.process.pid.value)},
+          {"PROCESS", i.process_name},
+          {"PIDS", pids.empty() ? std::to_string(i.process.pid.value) : pids},
+          {"THREADS", threadList(i.threads)}};
+}
+
+}  // namespace
+
+void IncidentAlerts::setLimits(const Config::Alerts& limits) {
+  std::lock_guard lock(mutex_);
+  limiter_.setLimits(limits.window, limits.max_per_window);
+}
+
+std::optional<Alert> IncidentAlerts::forEvent(const IncidentEvent& event) {
+  if (event.type == IncidentEvent::Type::kUpdated) return std::nullopt;
+  const auto& i = event.incident;
+  Alert a;
+  a.target = i.target;
+  if (event.type == IncidentEvent::Type::kOpened) {
+    a.kind =
+        i.kind == IncidentKind::kDeadlock ? AlertKind::kDeadlockDetected : AlertKind::kHangDetected;
+    a.severity =
+        i.kind == IncidentKind::kDeadlock ? AlertSeverity::kCritical : AlertSeverity::kError;
+    a.message = i.summary;
+  } else {
+    a.kind = AlertKind::kIncidentResolved;
+    a.severity = AlertSeverity::kInfo;
+    a.message = std::string(toString(i.kind)) + " resolved (" + i.resolution + "): " + i.summary;
+  }
+  a.fields = incidentFields(i);
+  return admitted(std::move(a));
+}
+
+std::optional<Alert> IncidentAlerts::forFailedCapture(std::shared_ptr<const Incident> incident) {
+  const auto& evidence = incident->evidence;
+  if (std::any_of(evidence.begin(), evidence.end(),
+                  [](const ThreadCapture& c) { return c.captured; })) {
+    return std::nullopt;
+  }
+  Alert a;
+  a.kind = AlertKind::kCaptureFailed;
+  a.severity = AlertSeverity::kWarning;
+  a.target = incident->target;
+  const std::string why = evidence.empty() ? "no thread to capture" : evidence.front().error;
+  a.message = "no evidence of incident " + std::to_string(incident->id) + " could be captured (" +
+              why + "): " + incident->summary;
+  a.fields = incidentFields(*incident);
+  a.fields.emplace_back("REASON", why);
+  a.incident = std::move(incident);
+  return admitted(std::move(a));
+}
+
+std::uint64_t IncidentAlerts::suppressed() const {
+  std::lock_guard lock(mutex_);
+  return limiter_.suppressed();
+}
+
+std::optional<Alert> IncidentAlerts::admitted(Alert alert) {
+  std::lock_guard lock(mutex_);
+  if (!limiter_.admit(alert)) return std::nullopt;
+  return alert;
+}
+
+}  // namespace wctmon

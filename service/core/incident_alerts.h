@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "core/alert_rate_limiter.h"
+#include "core/config.h"
+#include "core/incident_tracker.h"
+#include "core/ports/alert_sink.h"
+#include "core/ports/clock.h"
+
+namespace wctmon {
+
+/// The alerts incidents raise: what each says (its kind, severity, message and fields) and how
+/// many a target may raise per window. Thread-safe.
+class IncidentAlerts {
+ public:
+  IncidentAlerts(const Clock& clock, const Config::Alerts& limits)
+      : limiter_(clock, limits.window, limits.max_per_window) {}
+
+  void setLimits(const Config::Alerts& limits);
+
+  /// The alert of an incident's opening or resolution, when its target's rate allows; none for
+  /// an update.
+  [[nodiscard]] std::optional<Alert> forEvent(const IncidentEvent& event);
+  /// The alert saying that no evidence of `incident` could be taken, when none could and its
+  /// target's rate allows.
+  [[nodiscard]] std::optional<Alert> forFailedCapture(std::shared_ptr<const Incident> incident);
+
+  /// Alerts held back by the rate limit so far.
+  [[nodiscard]] std::uint64_t suppressed() const;
+
+ private:
+  [[nodiscard]] std::optional<Alert> admitted(Alert alert);
+
+  mutable std::mutex mutex_;
+  AlertRateLimiter limiter_;
+};
+
+}  // namespace wctmon
