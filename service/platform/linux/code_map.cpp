@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -143,6 +144,7 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
     std::uint64_t size;
   };
   std::vector<Code> segments;
+  constexpr auto kAnywhere = std::numeric_limits<std::uint64_t>::max();
   for (std::size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD ||
@@ -153,19 +155,41 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
     segments.push_back({reinterpret_cast<const unsigned char*>(image + phdr.p_offset), phdr.p_vaddr,
                         phdr.p_filesz});
   }
-  // Calls and jumps with a 32-bit displacement in [begin, end) of `code`: (from, target).
+  // Calls and jumps with a 32-bit displacement in [begin, end) of `code` whose target is in
+  // [low, high]: (from, target). Their opcode bytes (E8, E9) are looked for eight at a time: they
+  // are common in code (in displacements and immediates too) but not in every eight bytes, and
+  // a test of each byte alone is a branch the processor mispredicts at every one of them.
   const auto forEachBranch = [](const Code& code, std::uint64_t begin, std::uint64_t end,
-                                const auto& visit) {
-    constexpr unsigned char kCallRel32 = 0xE8;
-    constexpr unsigned char kJmpRel32 = 0xE9;
+                                std::uint64_t low, std::uint64_t high, const auto& visit) {
+    constexpr unsigned char kJmpRel32 = 0xE9;  // and 0xE8, call rel32
+    constexpr std::uint64_t kOnes = 0x0101010101010101;
+    constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7F;
     const auto first = std::max(begin, code.vaddr) - code.vaddr;
     const auto last = std::min(end, code.vaddr + code.size) - code.vaddr;
-    for (std::uint64_t at = first; at + 5 <= last; ++at) {
-      if (code.bytes[at] != kCallRel32 && code.bytes[at] != kJmpRel32) continue;
+    if (first + 5 > last) return;
+    const auto stop = last - 4;  // the first offset where no whole instruction fits
+    const auto branchAt = [&](std::uint64_t offset) {
       std::int32_t rel = 0;
-      std::memcpy(&rel, code.bytes + at + 1, sizeof(rel));
-      const std::uint64_t from = code.vaddr + at;
-      visit(from, from + 5 + static_cast<std::uint64_t>(std::int64_t{rel}));
+      std::memcpy(&rel, code.bytes + offset + 1, sizeof(rel));
+      const std::uint64_t from = code.vaddr + offset;
+      const std::uint64_t target = from + 5 + static_cast<std::uint64_t>(std::int64_t{rel});
+      if (target - low <= high - low) visit(from, target);
+    };
+    auto offset = first;
+    for (; offset + 8 <= stop; offset += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, code.bytes + offset, sizeof(word));
+      // A byte of `zero` is 0 where the byte of `word` is E8 or E9; a byte of `found` then has
+      // its top bit set exactly there, and no other bit.
+      const std::uint64_t zero = (word | kOnes) ^ (kOnes * kJmpRel32);
+      for (auto found = ~(((zero & kLow7) + kLow7) | zero | kLow7); found != 0;
+           found &= found - 1) {
+        const auto byte = static_cast<std::uint64_t>(std::countr_zero(found)) / 8;
+        branchAt(offset + (std::endian::native == std::endian::little ? byte : 7 - byte));
+      }
+    }
+    for (; offset < stop; ++offset) {
+      if ((code.bytes[offset] | 1U) == kJmpRel32) branchAt(offset);
     }
   };
   // First the functions the sites themselves branch to, found in the sites' own code (a few
@@ -175,12 +199,13 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
   for (const auto& code : segments) {
     for (const auto& range : out.ranges) {
       if (range.end <= code.vaddr || range.begin >= code.vaddr + code.size) continue;
-      forEachBranch(code, range.begin, range.end, [&](std::uint64_t, std::uint64_t target) {
-        if (target != range.begin && std::binary_search(starts.begin(), starts.end(), target) &&
-            out.at(target) == nullptr) {
-          candidates.push_back(target);
-        }
-      });
+      forEachBranch(
+          code, range.begin, range.end, 0, kAnywhere, [&](std::uint64_t, std::uint64_t target) {
+            if (target != range.begin && std::binary_search(starts.begin(), starts.end(), target) &&
+                out.at(target) == nullptr) {
+              candidates.push_back(target);
+            }
+          });
     }
   }
   std::sort(candidates.begin(), candidates.end());
@@ -189,12 +214,9 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
   // Per callee: the one site of all its callers; nullptr once two disagree or one has none.
   std::map<std::uint64_t, const CallSite*> callees;
   for (const auto& code : segments) {
-    forEachBranch(code, code.vaddr, code.vaddr + code.size,
+    forEachBranch(code, code.vaddr, code.vaddr + code.size, candidates.front(), candidates.back(),
                   [&](std::uint64_t from, std::uint64_t target) {
-                    if (target < candidates.front() || target > candidates.back() ||
-                        !std::binary_search(candidates.begin(), candidates.end(), target)) {
-                      return;
-                    }
+                    if (!std::binary_search(candidates.begin(), candidates.end(), target)) return;
                     const auto caller = functionOf(from);
                     if (!caller || *caller == target) return;
                     const CallSite* site = out.at(*caller);
