@@ -211,12 +211,22 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   if (candidates.empty()) return;
+  // Most branches between the first candidate and the last go to other functions: a bit set
+  // indexed by a hash of the candidates turns nearly all of them away before a search.
+  std::array<std::uint64_t, 64> maybe_candidate{};
+  const auto bitOf = [](std::uint64_t address) { return (address * 0x9E3779B97F4A7C15U) >> 52; };
+  for (const auto c : candidates)
+    maybe_candidate[bitOf(c) / 64] |= std::uint64_t{1} << (bitOf(c) % 64);
   // Per callee: the one site of all its callers; nullptr once two disagree or one has none.
   std::map<std::uint64_t, const CallSite*> callees;
   for (const auto& code : segments) {
     forEachBranch(code, code.vaddr, code.vaddr + code.size, candidates.front(), candidates.back(),
                   [&](std::uint64_t from, std::uint64_t target) {
-                    if (!std::binary_search(candidates.begin(), candidates.end(), target)) return;
+                    const auto bit = bitOf(target);
+                    if ((maybe_candidate[bit / 64] & (std::uint64_t{1} << (bit % 64))) == 0 ||
+                        !std::binary_search(candidates.begin(), candidates.end(), target)) {
+                      return;
+                    }
                     const auto caller = functionOf(from);
                     if (!caller || *caller == target) return;
                     const CallSite* site = out.at(*caller);
