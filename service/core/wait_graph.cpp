@@ -295,11 +295,17 @@ std::string holderSummary(const ProcessSample& process) {
 class ChainBuilder {
  public:
   ChainBuilder(const SnapshotIndex& index, const Edges& stuck, const GraphOptions& options)
-      : index_(index), stuck_(stuck), options_(options) {}
+      : index_(index), stuck_(stuck), options_(options) {
+    // Every thread gets a successor and an extent: no rehashing as they come.
+    next_.reserve(index.threads().size());
+    extents_.reserve(index.threads().size());
+  }
 
   WaitChain build(ThreadRef start) {
     WaitChain chain;
     chain.start = start;
+    // Most chains are a thread and what it waits on: room for those two at once.
+    chain.nodes.reserve(std::min<std::size_t>(options_.max_nodes, 2));
     // A chain holds at most max_nodes nodes: a short vector is cheaper than a hash set here.
     std::vector<ThreadRef> visited;
     ThreadRef cur = start;
@@ -446,6 +452,11 @@ GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> ro
   GraphAnalysis out;
   out.deadlocks = findDeadlocks(stuck, root_set);
   ChainBuilder builder(index, stuck, options);
+  std::size_t root_threads = 0;
+  for (const auto& process : snapshot.processes) {
+    if (root_set.contains(process.pid)) root_threads += process.threads.size();
+  }
+  out.chains.reserve(root_threads);
   for (const auto& process : snapshot.processes) {
     if (!root_set.contains(process.pid)) continue;
     for (const auto& thread : process.threads) {
