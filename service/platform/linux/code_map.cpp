@@ -22,6 +22,7 @@
 
 #include "model/format.h"
 #include "platform/linux/demangle.h"
+#include "platform/linux/module_sites_store.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/unique_fd.h"
 
@@ -44,14 +45,24 @@ class ModuleCache {
       if (auto it = modules_.find(key); it != modules_.end()) return it->second;
     }
     // Read outside the lock: another sample reading the same file at once costs a second read,
-    // not a wait.
-    auto module = std::make_shared<const ModuleSites>(loadModuleSites(fd));
+    // not a wait. What an earlier run kept on disk spares reading the module at all.
+    auto module = std::make_shared<const ModuleSites>(loadKeptOrRead(fd));
     std::lock_guard lock(mutex_);
     if (modules_.size() >= kMaxModules) modules_.clear();
     return modules_.emplace(key, std::move(module)).first->second;
   }
 
  private:
+  static ModuleSites loadKeptOrRead(int fd) {
+    static const auto store = ModuleSitesStore::openDefault();
+    const auto id = store ? identifyModule(fd) : std::nullopt;
+    if (!id) return loadModuleSites(fd);
+    if (auto kept = store->load(*id)) return std::move(*kept);
+    auto sites = loadModuleSites(fd);
+    store->save(*id, sites);
+    return sites;
+  }
+
   static constexpr std::size_t kMaxModules = 4096;
   std::mutex mutex_;
   std::map<FileKey, std::shared_ptr<const ModuleSites>> modules_;
@@ -85,8 +96,9 @@ void readSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ModuleSites& out
     }
     const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
     if (name == nullptr || !mayBeCallSite(name)) continue;
-    if (const auto site = callSiteOfFunction(demangle(name))) {
-      out.ranges.push_back({sym.st_value, sym.st_value + sym.st_size, *site});
+    auto function = demangle(name);
+    if (const auto site = callSiteOfFunction(function)) {
+      out.ranges.push_back({sym.st_value, sym.st_value + sym.st_size, *site, std::move(function)});
     }
   }
 }
@@ -217,8 +229,9 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
   const auto bitOf = [](std::uint64_t address) { return (address * 0x9E3779B97F4A7C15U) >> 52; };
   for (const auto c : candidates)
     maybe_candidate[bitOf(c) / 64] |= std::uint64_t{1} << (bitOf(c) % 64);
-  // Per callee: the one site of all its callers; nullptr once two disagree or one has none.
-  std::map<std::uint64_t, const CallSite*> callees;
+  // Per callee: the range of a caller whose site all its callers share; nullptr once two
+  // disagree or one has none.
+  std::map<std::uint64_t, const ModuleSites::Range*> callees;
   for (const auto& code : segments) {
     forEachBranch(code, code.vaddr, code.vaddr + code.size, candidates.front(), candidates.back(),
                   [&](std::uint64_t from, std::uint64_t target) {
@@ -229,21 +242,21 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
                     }
                     const auto caller = functionOf(from);
                     if (!caller || *caller == target) return;
-                    const CallSite* site = out.at(*caller);
-                    auto [it, fresh] = callees.emplace(target, site);
+                    const ModuleSites::Range* range = out.rangeAt(*caller);
+                    auto [it, fresh] = callees.emplace(target, range);
                     if (!fresh && it->second != nullptr &&
-                        (site == nullptr || site->role != it->second->role ||
-                         site->kind != it->second->kind)) {
+                        (range == nullptr || range->site.role != it->second->site.role ||
+                         range->site.kind != it->second->site.kind)) {
                       it->second = nullptr;
                     }
                   });
   }
   std::vector<ModuleSites::Range> added;
-  for (const auto& [target, site] : callees) {
-    if (site == nullptr) continue;
+  for (const auto& [target, caller] : callees) {
+    if (caller == nullptr) continue;
     auto next = std::upper_bound(starts.begin(), starts.end(), target);
     if (next == starts.end()) continue;
-    added.push_back({target, *next, *site});
+    added.push_back({target, *next, caller->site, caller->function});
   }
   out.ranges.insert(out.ranges.end(), added.begin(), added.end());
   std::sort(out.ranges.begin(), out.ranges.end(),
@@ -252,12 +265,17 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
 
 }  // namespace
 
-const CallSite* ModuleSites::at(std::uint64_t vaddr) const {
+const ModuleSites::Range* ModuleSites::rangeAt(std::uint64_t vaddr) const {
   auto it = std::upper_bound(ranges.begin(), ranges.end(), vaddr,
                              [](std::uint64_t a, const Range& r) { return a < r.begin; });
   if (it == ranges.begin()) return nullptr;
   --it;
-  return vaddr < it->end ? &it->site : nullptr;
+  return vaddr < it->end ? &*it : nullptr;
+}
+
+const CallSite* ModuleSites::at(std::uint64_t vaddr) const {
+  const Range* range = rangeAt(vaddr);
+  return range != nullptr ? &range->site : nullptr;
 }
 
 ModuleSites loadModuleSites(int fd) {
