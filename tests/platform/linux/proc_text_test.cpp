@@ -57,6 +57,17 @@ TEST(ProcText, SyscallLines) {
   EXPECT_EQ(futex->pc, 0x7f9164635e96U);
 
   EXPECT_FALSE(parseSyscall("202 0x1 zz").has_value());
+  // Hex as from_chars reads it: either case, leading zeros, nothing else, nothing too large.
+  const auto upper = parseSyscall("202 0xABCdef 0x0 0x000000000000000F 0x0 0x0 0x0 0x7F 0x1\n");
+  ASSERT_TRUE(upper.has_value());
+  EXPECT_EQ(upper->args[0], 0xabcdefU);
+  EXPECT_EQ(upper->args[2], 15U);
+  EXPECT_EQ(upper->sp, 0x7fU);
+  EXPECT_TRUE(parseSyscall("202 0xffffffffffffffff 0 0 0 0 0 0 0").has_value());
+  EXPECT_FALSE(parseSyscall("202 0x10000000000000000 0 0 0 0 0 0 0").has_value());
+  EXPECT_FALSE(parseSyscall("202 0x 0 0 0 0 0 0 0").has_value());
+  EXPECT_FALSE(parseSyscall("202 0x1g 0 0 0 0 0 0 0").has_value());
+  EXPECT_FALSE(parseSyscall("202 -0x1 0 0 0 0 0 0 0").has_value());
   EXPECT_FALSE(parseSyscall("").has_value());
 }
 
