@@ -2,18 +2,19 @@
 
 #include <elf.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "platform/linux/proc_text.h"
 #include "platform/linux/unique_fd.h"
@@ -163,25 +164,29 @@ std::optional<ModuleIdentity> identifyModule(int fd) {
   id.size = st.st_size;
   id.mtime_ns = nanoseconds(st.st_mtim);
   id.ctime_ns = nanoseconds(st.st_ctim);
-  static const bool initialised = elf_version(EV_CURRENT) != EV_NONE;
-  if (!initialised) return id;
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  if (elf == nullptr) return id;
-  std::size_t phnum = 0;
-  if (elf_getphdrnum(elf, &phnum) == 0) {
-    for (std::size_t i = 0; i < phnum && id.build_id.empty(); ++i) {
-      GElf_Phdr phdr;
-      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_NOTE) {
-        continue;
-      }
-      Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<std::int64_t>(phdr.p_offset),
-                                            phdr.p_filesz, ELF_T_BYTE);
-      if (data == nullptr || data->d_buf == nullptr) continue;
-      id.build_id =
-          buildIdIn(std::string_view(static_cast<const char*>(data->d_buf), data->d_size));
-    }
+  // The build id from a few reads of the headers and notes: mapping the file (as libelf does)
+  // and unmapping it cost more than what the entry spares, for a file that is not otherwise read.
+  const auto readAt = [fd](void* out, std::size_t size, std::uint64_t offset) {
+    return ::pread(fd, out, size, static_cast<off_t>(offset)) == static_cast<ssize_t>(size);
+  };
+  Elf64_Ehdr header{};
+  if (!readAt(&header, sizeof(header), 0) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
+      header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] !=
+          (std::endian::native == std::endian::little ? ELFDATA2LSB : ELFDATA2MSB) ||
+      header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 || header.e_phnum > 256) {
+    return id;
   }
-  elf_end(elf);
+  std::vector<Elf64_Phdr> phdrs(header.e_phnum);
+  if (!readAt(phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr), header.e_phoff)) return id;
+  constexpr std::uint64_t kMaxNotes = 64 * 1024;
+  for (const auto& ph : phdrs) {
+    if (ph.p_type != PT_NOTE || ph.p_filesz == 0 || ph.p_filesz > kMaxNotes) continue;
+    std::string notes(ph.p_filesz, '\0');
+    if (!readAt(notes.data(), notes.size(), ph.p_offset)) continue;
+    id.build_id = buildIdIn(notes);
+    if (!id.build_id.empty()) break;
+  }
   return id;
 }
 
