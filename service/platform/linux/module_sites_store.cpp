@@ -191,7 +191,8 @@ std::optional<ModuleIdentity> identifyModule(int fd) {
 }
 
 std::optional<ModuleSitesStore> ModuleSitesStore::open(const std::string& directory) {
-  if (ownBuildId().empty() || directory.empty() || directory.front() != '/') return std::nullopt;
+  const auto& writer = ownBuildId();
+  if (writer.empty() || directory.empty() || directory.front() != '/') return std::nullopt;
   // The parents as the user's other directories are; the store itself private.
   std::error_code ignored;
   std::filesystem::create_directories(std::filesystem::path(directory).parent_path(), ignored);
@@ -200,7 +201,36 @@ std::optional<ModuleSitesStore> ModuleSitesStore::open(const std::string& direct
   if (::lstat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !ours(st)) {
     return std::nullopt;
   }
-  return ModuleSitesStore(directory, ownBuildId());
+  // A directory of entries per build of wctmon: two builds in use (an installed one and one
+  // being worked on) keep theirs side by side instead of replacing each other's. When a build
+  // first comes, only the most recently used few of the others are kept.
+  std::string hex;
+  for (const char c : writer) {
+    constexpr std::string_view kHex = "0123456789abcdef";
+    hex += kHex[static_cast<unsigned char>(c) >> 4];
+    hex += kHex[static_cast<unsigned char>(c) & 0xf];
+  }
+  const std::string own = directory + "/" + hex;
+  if (::mkdir(own.c_str(), 0700) == 0) pruneBuilds(directory, hex);
+  if (::lstat(own.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !ours(st)) return std::nullopt;
+  return ModuleSitesStore(own, writer);
+}
+
+void ModuleSitesStore::pruneBuilds(const std::string& directory, const std::string& own) {
+  std::vector<std::pair<std::filesystem::file_time_type, std::filesystem::path>> builds;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    const auto name = entry.path().filename().string();
+    const bool build_id = !name.empty() && name.size() <= 128 &&
+                          name.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!build_id || name == own || !entry.is_directory(error)) continue;
+    builds.emplace_back(entry.last_write_time(error), entry.path());
+  }
+  if (builds.size() < kKeptBuilds) return;
+  std::sort(builds.begin(), builds.end());
+  for (std::size_t i = 0; i + kKeptBuilds - 1 < builds.size(); ++i) {
+    std::filesystem::remove_all(builds[i].second, error);
+  }
 }
 
 std::optional<ModuleSitesStore> ModuleSitesStore::openDefault() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,9 +32,10 @@ struct ModuleIdentity {
 /// a damaged file cost a read of the module, never a wrong site.
 class ModuleSitesStore {
  public:
-  /// The store in `directory`, created (mode 0700) if missing; nullopt when it cannot be used:
-  /// not creatable, not owned by this user, writable by others, or no build id of our own to
-  /// tell our entries from another build's.
+  /// The store in `directory`, created (mode 0700) if missing, with the entries of this build
+  /// of wctmon in a directory of their own; nullopt when it cannot be used: not creatable, not
+  /// owned by this user, writable by others, or no build id of our own to tell our entries from
+  /// another build's.
   [[nodiscard]] static std::optional<ModuleSitesStore> open(const std::string& directory);
   /// The store in the user's cache directory ($XDG_CACHE_HOME or ~/.cache, then
   /// wctmon/modules); nullopt when there is none.
@@ -45,8 +47,13 @@ class ModuleSitesStore {
   void save(const ModuleIdentity& id, const ModuleSites& sites) const;
 
  private:
+  /// The builds whose entries are kept, this one's included.
+  static constexpr std::size_t kKeptBuilds = 4;
+
   ModuleSitesStore(std::string directory, std::string writer)
       : directory_(std::move(directory)), writer_(std::move(writer)) {}
+  /// Removes the entries of the builds but the kKeptBuilds - 1 written last, besides `own`.
+  static void pruneBuilds(const std::string& directory, const std::string& own);
   [[nodiscard]] std::string pathOf(const ModuleIdentity& id) const;
 
   std::string directory_;

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -70,7 +72,18 @@ void expectSame(const ModuleSites& a, const ModuleSites& b) {
   EXPECT_EQ(a.anchors, b.anchors);
 }
 
-/// The one entry file of a store directory.
+/// The directory of this build's entries in store directory `store`: its only directory.
+std::filesystem::path buildDir(const std::filesystem::path& store) {
+  std::filesystem::path found;
+  for (const auto& e : std::filesystem::directory_iterator(store)) {
+    if (!e.is_directory()) continue;
+    EXPECT_TRUE(found.empty()) << "more than one build: " << e.path();
+    found = e.path();
+  }
+  return found;
+}
+
+/// The one entry file of a build's directory.
 std::filesystem::path onlyEntry(const std::filesystem::path& dir) {
   std::filesystem::path found;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -117,7 +130,7 @@ TEST(ModuleSitesStore, KeepsWhatItIsGivenForThatModuleOnly) {
   store->save(newer, ModuleSites{});
   EXPECT_TRUE(store->load(newer).has_value());
   EXPECT_FALSE(store->load(someModule()).has_value());
-  EXPECT_FALSE(onlyEntry(dir / "modules").empty());
+  EXPECT_FALSE(onlyEntry(buildDir(dir / "modules")).empty());
 }
 
 TEST(ModuleSitesStore, ADamagedEntryIsNoEntry) {
@@ -125,7 +138,7 @@ TEST(ModuleSitesStore, ADamagedEntryIsNoEntry) {
   const auto store = ModuleSitesStore::open((dir / "modules").string());
   ASSERT_TRUE(store.has_value());
   store->save(someModule(), someSites());
-  const auto entry = onlyEntry(dir / "modules");
+  const auto entry = onlyEntry(buildDir(dir / "modules"));
   std::string whole;
   {
     std::ifstream in(entry, std::ios::binary);
@@ -217,7 +230,41 @@ TEST(ModuleSitesStore, WritersAtOnceLeaveAWholeEntry) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(torn, 0);
-  onlyEntry(dir / "modules");  // no temporary file left behind
+  onlyEntry(buildDir(dir / "modules"));  // no temporary file left behind
+}
+
+TEST(ModuleSitesStore, EachBuildHasItsEntriesAndOnlyTheLatestBuildsAreKept) {
+  testing::TempDir dir("sites");
+  const auto root = dir / "modules";
+  ASSERT_EQ(::mkdir(root.c_str(), 0700), 0);
+  // Other builds' directories, the oldest first; and something that is no build's.
+  const auto now = std::filesystem::file_time_type::clock::now();
+  for (int i = 0; i < 5; ++i) {
+    const auto other = root / ("0000000" + std::to_string(i));
+    std::filesystem::create_directory(other);
+    std::ofstream(other / "1-2.sites") << "x";
+    std::filesystem::last_write_time(other, now - std::chrono::hours(10 - i));
+  }
+  std::filesystem::create_directory(root / "notes");
+  const auto store = ModuleSitesStore::open(root.string());
+  ASSERT_TRUE(store.has_value());
+  store->save(someModule(), someSites());
+  EXPECT_TRUE(store->load(someModule()).has_value());
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    left.push_back(e.path().filename().string());
+  }
+  std::sort(left.begin(), left.end());
+  // Three others, the latest, besides this build's own; "notes" is not touched.
+  ASSERT_EQ(left.size(), 5U);
+  EXPECT_EQ(left[0], "00000002");
+  EXPECT_EQ(left[1], "00000003");
+  EXPECT_EQ(left[2], "00000004");
+  EXPECT_EQ(left[4], "notes");
+  EXPECT_TRUE(std::filesystem::exists(root / left[3] / "") && left[3].size() >= 32);
+  // Opened again, nothing more goes.
+  ASSERT_TRUE(ModuleSitesStore::open(root.string()).has_value());
+  EXPECT_TRUE(std::filesystem::exists(root / "00000002"));
 }
 
 }  // namespace
