@@ -14,11 +14,20 @@
 namespace wctmon::linux_platform {
 namespace {
 
+/// Whether each character separates tokens: a space, a tab or a newline.
+constexpr auto kSeparator = [] {
+  std::array<bool, 256> separator{};
+  separator[' '] = separator['\t'] = separator['\n'] = true;
+  return separator;
+}();
+
 std::string_view nextToken(std::string_view& text) {
+  // Every field of the stat and syscall files of every thread is skipped or taken here.
+  const auto separates = [](char c) { return kSeparator[static_cast<unsigned char>(c)]; };
   std::size_t i = 0;
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
+  while (i < text.size() && separates(text[i])) ++i;
   std::size_t j = i;
-  while (j < text.size() && text[j] != ' ' && text[j] != '\t' && text[j] != '\n') ++j;
+  while (j < text.size() && !separates(text[j])) ++j;
   auto token = text.substr(i, j - i);
   text.remove_prefix(j);
   return token;
@@ -37,8 +46,8 @@ std::optional<T> parseNumber(std::string_view token, int base) {
   if (base == 16 && token.starts_with("0x")) token.remove_prefix(2);
   if constexpr (std::is_unsigned_v<T>) {
     // Eight hex numbers a thread in every syscall file: a loop of its own instead of
-    // from_chars' for any power of two. The same answers: every character a digit, none
-    // missing, and the value in range.
+    // from_chars' for any base. The same answers: every character a digit, none missing, and
+    // the value in range.
     if (base == 16) {
       static constexpr auto kDigits = [] {
         std::array<std::uint8_t, 256> digits{};
@@ -51,6 +60,17 @@ std::optional<T> parseNumber(std::string_view token, int base) {
         const auto digit = kDigits[static_cast<unsigned char>(c)];
         if (digit > 15 || value > (std::numeric_limits<T>::max() >> 4)) return std::nullopt;
         value = static_cast<T>((value << 4) | digit);
+      }
+      return value;
+    }
+    if (base == 10) {
+      // The same for the decimal numbers of every stat file.
+      if (token.empty()) return std::nullopt;
+      T value = 0;
+      for (const char c : token) {
+        const auto digit = static_cast<unsigned>(static_cast<unsigned char>(c) - '0');
+        if (digit > 9 || value > (std::numeric_limits<T>::max() - digit) / 10) return std::nullopt;
+        value = static_cast<T>(value * 10 + digit);
       }
       return value;
     }

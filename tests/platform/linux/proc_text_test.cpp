@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace wctmon::linux_platform {
 namespace {
 
@@ -18,6 +20,22 @@ TEST(ProcText, StatWithSpacesAndParenthesesInTheName) {
   EXPECT_EQ(s->start_time, 98765U);
   EXPECT_FALSE(parseStat("garbage").has_value());
   EXPECT_FALSE(parseStat("12 (x) S").has_value());
+  // Decimal numbers as from_chars reads them: digits only, in range; any separator between.
+  const auto stat = [](std::string_view flags, std::string_view start) {
+    return parseStat("1 (x) S 1 1 1 0 -1 " + std::string(flags) + " 0 0 0 0 0 0 0 0 20 0 1 0 " +
+                     std::string(start) + " 0 0");
+  };
+  EXPECT_EQ(stat("4294967295", "18446744073709551615")->flags, 4294967295U);
+  EXPECT_EQ(stat("007", "18446744073709551615")->start_time, 18446744073709551615U);
+  EXPECT_FALSE(stat("4294967296", "1").has_value());
+  EXPECT_FALSE(stat("1", "18446744073709551616").has_value());
+  EXPECT_FALSE(stat("+1", "1").has_value());
+  EXPECT_FALSE(stat("-1", "1").has_value());
+  EXPECT_FALSE(stat("1x", "1").has_value());
+  const auto tabs = parseStat("1 (x)\tS 1 1  1 0 -1 5 0 0 0 0 0 0 0 0 20 0 1 0\t\t77\n");
+  ASSERT_TRUE(tabs.has_value());
+  EXPECT_EQ(tabs->flags, 5U);
+  EXPECT_EQ(tabs->start_time, 77U);
 }
 
 TEST(ProcText, ProcessTitlesAreRewrittenCommandLinesOnly) {
