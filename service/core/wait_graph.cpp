@@ -24,13 +24,27 @@ class SnapshotIndex {
     processes_.reserve(snapshot.processes.size());
     for (const auto& process : snapshot.processes) {
       processes_.emplace(process.pid, &process);
-      for (const auto& thread : process.threads) threads_.emplace(thread.id, &thread);
+      for (const auto& thread : process.threads) {
+        threads_.emplace(thread.id, Entry{&thread, threads_.size()});
+      }
     }
   }
 
-  [[nodiscard]] const ThreadSample* thread(ThreadRef ref) const {
+  /// A thread of the snapshot and its place among them (0 to size - 1): what is worked out
+  /// per thread can be kept in a vector by that place instead of in a map.
+  struct Entry {
+    const ThreadSample* sample;
+    std::size_t ordinal;
+  };
+
+  [[nodiscard]] const Entry* entry(ThreadRef ref) const {
     auto it = threads_.find(ref);
-    return it == threads_.end() ? nullptr : it->second;
+    return it == threads_.end() ? nullptr : &it->second;
+  }
+
+  [[nodiscard]] const ThreadSample* thread(ThreadRef ref) const {
+    const auto* e = entry(ref);
+    return e == nullptr ? nullptr : e->sample;
   }
 
   [[nodiscard]] const ProcessSample* process(Pid pid) const {
@@ -70,7 +84,7 @@ class SnapshotIndex {
 
  private:
   std::chrono::milliseconds timed_wait_bound_;
-  std::unordered_map<ThreadRef, const ThreadSample*> threads_;
+  std::unordered_map<ThreadRef, Entry> threads_;
   std::unordered_map<Pid, const ProcessSample*> processes_;
 };
 
@@ -79,8 +93,8 @@ using Edges = std::unordered_map<ThreadRef, std::vector<ThreadRef>>;
 /// Greatest fixed point: a thread stays stuck only while all of its releasers are stuck.
 Edges stuckEdges(const SnapshotIndex& index) {
   Edges edges;
-  for (const auto& [ref, sample] : index.threads()) {
-    if (auto r = index.releasers(*sample)) edges.emplace(ref, std::move(*r));
+  for (const auto& [ref, entry] : index.threads()) {
+    if (auto r = index.releasers(*entry.sample)) edges.emplace(ref, std::move(*r));
   }
   bool changed = true;
   while (changed) {
@@ -301,11 +315,16 @@ std::string holderSummary(const ProcessSample& process) {
 class ChainBuilder {
  public:
   ChainBuilder(const SnapshotIndex& index, const Edges& stuck, const GraphOptions& options)
-      : index_(index), stuck_(stuck), options_(options) {}
+      : index_(index), stuck_(stuck), options_(options) {
+    next_.resize(index.threads().size());
+    extents_.resize(index.threads().size());
+  }
 
   WaitChain build(ThreadRef start) {
     WaitChain chain;
     chain.start = start;
+    // Most chains are a thread and what it waits on: room for those two at once.
+    chain.nodes.reserve(std::min<std::size_t>(options_.max_nodes, 2));
     // A chain holds at most max_nodes nodes: a short vector is cheaper than a hash set here.
     std::vector<ThreadRef> visited;
     ThreadRef cur = start;
@@ -376,12 +395,14 @@ class ChainBuilder {
   }
 
   std::optional<ThreadRef> successor(ThreadRef t) {
-    if (auto it = next_.find(t); it != next_.end()) return it->second;
-    const auto* sample = index_.thread(t);
-    std::optional<ThreadRef> next;
-    if (sample != nullptr && isWaiting(*sample)) next = nextOwner(t, *sample->wait, index_, stuck_);
-    next_.emplace(t, next);
-    return next;
+    const auto* e = index_.entry(t);
+    if (e == nullptr) return std::nullopt;
+    auto& next = next_[e->ordinal];
+    if (!next) {
+      next.emplace(isWaiting(*e->sample) ? nextOwner(t, *e->sample->wait, index_, stuck_)
+                                         : std::nullopt);
+    }
+    return *next;
   }
 
   /// What the whole chain from a thread is: its node count and whether it ends in a cycle.
@@ -393,21 +414,21 @@ class ChainBuilder {
   /// Walks until a remembered thread, the end of the chain or a cycle, then remembers every
   /// thread on the way.
   Extent extent(ThreadRef start) {
-    std::vector<ThreadRef> path;
-    std::unordered_map<ThreadRef, std::size_t> position;
+    std::vector<std::size_t> path;  // the ordinals of the threads walked
+    std::unordered_map<std::size_t, std::size_t> position;
     Extent tail;  // the chain after path.back()'s object node
     ThreadRef cur = start;
     while (true) {
-      const auto* sample = index_.thread(cur);
-      if (isForeign(cur, start) || sample == nullptr) {
+      const auto* entry = index_.entry(cur);
+      if (isForeign(cur, start) || entry == nullptr) {
         tail = {1, false};  // a placeholder node; not remembered, it depends on the start
         break;
       }
-      if (auto it = extents_.find(cur); it != extents_.end()) {
-        tail = it->second;
+      if (const auto& known = extents_[entry->ordinal]) {
+        tail = *known;
         break;
       }
-      if (auto it = position.find(cur); it != position.end()) {
+      if (auto it = position.find(entry->ordinal); it != position.end()) {
         // A cycle of L threads: each of its threads starts a chain of 2L + 1 nodes. Only a loop
         // of stuck threads is a cycle; one closed by a timed wait is a loop that will open.
         const auto cycle = static_cast<std::uint32_t>(path.size() - it->second);
@@ -416,28 +437,32 @@ class ChainBuilder {
         path.resize(it->second);
         break;
       }
-      auto next = isWaiting(*sample) ? successor(cur) : std::nullopt;
+      const bool waiting = isWaiting(*entry->sample);
+      auto next = waiting ? successor(cur) : std::nullopt;
       if (!next) {
-        tail = {isWaiting(*sample) ? 2U : 1U, false};
-        extents_[cur] = tail;
+        tail = {waiting ? 2U : 1U, false};
+        extents_[entry->ordinal] = tail;
         break;
       }
-      position.emplace(cur, path.size());
-      path.push_back(cur);
+      position.emplace(entry->ordinal, path.size());
+      path.push_back(entry->ordinal);
       cur = *next;
     }
     for (auto it = path.rbegin(); it != path.rend(); ++it) {
       tail.nodes += 2;
       extents_[*it] = tail;
     }
-    return extents_.contains(start) ? extents_[start] : tail;
+    const auto* first = index_.entry(start);
+    return first != nullptr && extents_[first->ordinal] ? *extents_[first->ordinal] : tail;
   }
 
   const SnapshotIndex& index_;
   const Edges& stuck_;
   const GraphOptions& options_;
-  std::unordered_map<ThreadRef, std::optional<ThreadRef>> next_;
-  std::unordered_map<ThreadRef, Extent> extents_;
+  /// By the ordinal of each thread of the snapshot: its successor once asked (nullopt inside
+  /// when it has none) and the extent of the chain from it once known.
+  std::vector<std::optional<std::optional<ThreadRef>>> next_;
+  std::vector<std::optional<Extent>> extents_;
   std::unordered_map<Pid, std::string> holder_summaries_;
 };
 
@@ -452,6 +477,11 @@ GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> ro
   GraphAnalysis out;
   out.deadlocks = findDeadlocks(stuck, root_set);
   ChainBuilder builder(index, stuck, options);
+  std::size_t root_threads = 0;
+  for (const auto& process : snapshot.processes) {
+    if (root_set.contains(process.pid)) root_threads += process.threads.size();
+  }
+  out.chains.reserve(root_threads);
   for (const auto& process : snapshot.processes) {
     if (!root_set.contains(process.pid)) continue;
     for (const auto& thread : process.threads) {

@@ -5,7 +5,10 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "model/enum_names.h"
 #include "wire/proto_convert.h"
@@ -99,6 +102,40 @@ void expectSameAsProtobuf(const AnalysisResult& r) {
 }
 
 TEST(JsonWriter, MatchesTheProtobufMappingField4Field) { expectSameAsProtobuf(sample()); }
+
+TEST(JsonWriter, EveryCharacterToEscapeIsEscapedWhereverItIs) {
+  // Text is tested eight characters at a time, then one by one: each character that needs
+  // escaping (or is not ASCII) at each place of a longer name, in each of those parts.
+  std::vector<std::string> specials{"\"", "\\", "\x7f", "\xc3\xa9", "\xe2\x82\xac"};
+  for (char c = 0; c < 0x20; ++c) specials.emplace_back(1, c);
+  const std::string plain = "abcdefghijklmnopq";
+  for (const auto& special : specials) {
+    auto r = sample();
+    r.warnings.clear();
+    for (std::size_t at = 0; at <= plain.size(); ++at) {
+      r.warnings.push_back(plain.substr(0, at) + special + plain.substr(at));
+    }
+    expectSameAsProtobuf(r);
+  }
+}
+
+TEST(JsonWriter, StreamedTextIsTheTextBuiltInMemory) {
+  // Longer than the blocks the stream is written in, with a name longer than one block.
+  auto r = sample();
+  for (int i = 0; i < 3000; ++i) r.chains.push_back(r.chains[i % 2]);
+  r.warnings.push_back(std::string(200'000, 'x') + "\"");
+  const auto built = analysisToJson(r);
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  writeAnalysisJson(r, file);
+  std::string streamed(static_cast<std::size_t>(std::ftell(file)), '\0');
+  std::rewind(file);
+  ASSERT_EQ(std::fread(streamed.data(), 1, streamed.size(), file), streamed.size());
+  std::fclose(file);
+  EXPECT_GT(built.size(), std::size_t{1} << 20);
+  EXPECT_TRUE(built == streamed);
+  expectSameAsProtobuf(r);
+}
 
 TEST(JsonWriter, TimestampsKeepProtobufsPrecisionSteps) {
   auto r = sample();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <cstring>
 #include <utility>
 
 namespace wctmon::linux_platform {
@@ -212,21 +214,36 @@ bool mayBeCallSite(std::string_view mangled) {
                                         std::string_view("gpr_cv_wait"),
                                         std::string_view("PyThread_acquire_lock"),
                                         std::string_view("AbslInternalPerThreadSemWait")};
-  // Every symbol of every module a process maps passes here: one pass over the name, trying
-  // only the hints that start with the character at hand, instead of a search per hint.
-  static const auto kByFirst = [] {
-    std::array<std::uint32_t, 256> masks{};
-    for (std::size_t i = 0; i < kHints.size(); ++i) {
-      masks[static_cast<unsigned char>(kHints[i].front())] |= 1U << i;
+  // Every symbol of every module a process maps passes here (libstdc++ alone has 6,000 long
+  // names, of which two or three are hints): one pass over the name that tests, at each
+  // position, whether its four bytes may start a hint, in a bit set indexed by a hash of them.
+  // Only the rare position that passes is compared with the hints in full.
+  static constexpr std::size_t kPrefix = 4;
+  static_assert(std::all_of(kHints.begin(), kHints.end(),
+                            [](std::string_view h) { return h.size() >= kPrefix; }));
+  const auto word = [](const char* at) {
+    std::uint32_t w = 0;
+    std::memcpy(&w, at, sizeof(w));
+    return w;
+  };
+  const auto bucket = [](std::uint32_t w) { return (w * 0x9E3779B1U) >> 20; };
+  static const auto kStarts = [&] {
+    std::array<std::uint64_t, 4096 / 64> bits{};
+    for (const auto hint : kHints) {
+      const auto b = bucket(word(hint.data()));
+      bits[b / 64] |= std::uint64_t{1} << (b % 64);
     }
-    return masks;
+    return bits;
   }();
-  for (std::size_t at = 0; at < mangled.size(); ++at) {
-    auto mask = kByFirst[static_cast<unsigned char>(mangled[at])];
-    while (mask != 0) {
-      const auto i = static_cast<std::size_t>(__builtin_ctz(mask));
-      mask &= mask - 1;
-      if (mangled.compare(at, kHints[i].size(), kHints[i]) == 0) return true;
+  if (mangled.size() < kPrefix) return false;
+  const char* text = mangled.data();
+  const std::size_t last = mangled.size() - kPrefix;
+  for (std::size_t at = 0; at <= last; ++at) {
+    const auto w = word(text + at);
+    const auto b = bucket(w);
+    if ((kStarts[b / 64] & (std::uint64_t{1} << (b % 64))) == 0) continue;
+    for (const auto hint : kHints) {
+      if (word(hint.data()) == w && mangled.compare(at, hint.size(), hint) == 0) return true;
     }
   }
   return false;

@@ -1,5 +1,6 @@
 #include "platform/linux/code_map.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <sys/ioctl.h>
@@ -8,7 +9,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <iterator>
@@ -21,6 +24,7 @@
 
 #include "model/format.h"
 #include "platform/linux/demangle.h"
+#include "platform/linux/module_sites_store.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/unique_fd.h"
 
@@ -43,14 +47,24 @@ class ModuleCache {
       if (auto it = modules_.find(key); it != modules_.end()) return it->second;
     }
     // Read outside the lock: another sample reading the same file at once costs a second read,
-    // not a wait.
-    auto module = std::make_shared<const ModuleSites>(loadModuleSites(fd));
+    // not a wait. What an earlier run kept on disk spares reading the module at all.
+    auto module = std::make_shared<const ModuleSites>(loadKeptOrRead(fd));
     std::lock_guard lock(mutex_);
     if (modules_.size() >= kMaxModules) modules_.clear();
     return modules_.emplace(key, std::move(module)).first->second;
   }
 
  private:
+  static ModuleSites loadKeptOrRead(int fd) {
+    static const auto store = ModuleSitesStore::openDefault();
+    const auto id = store ? identifyModule(fd) : std::nullopt;
+    if (!id) return loadModuleSites(fd);
+    if (auto kept = store->load(*id)) return std::move(*kept);
+    auto sites = loadModuleSites(fd);
+    store->save(*id, sites);
+    return sites;
+  }
+
   static constexpr std::size_t kMaxModules = 4096;
   std::mutex mutex_;
   std::map<FileKey, std::shared_ptr<const ModuleSites>> modules_;
@@ -84,8 +98,9 @@ void readSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ModuleSites& out
     }
     const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
     if (name == nullptr || !mayBeCallSite(name)) continue;
-    if (const auto site = callSiteOfFunction(demangle(name))) {
-      out.ranges.push_back({sym.st_value, sym.st_value + sym.st_size, *site});
+    auto function = demangle(name);
+    if (const auto site = callSiteOfFunction(function)) {
+      out.ranges.push_back({sym.st_value, sym.st_value + sym.st_size, *site, std::move(function)});
     }
   }
 }
@@ -143,6 +158,7 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
     std::uint64_t size;
   };
   std::vector<Code> segments;
+  constexpr auto kAnywhere = std::numeric_limits<std::uint64_t>::max();
   for (std::size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD ||
@@ -153,19 +169,41 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
     segments.push_back({reinterpret_cast<const unsigned char*>(image + phdr.p_offset), phdr.p_vaddr,
                         phdr.p_filesz});
   }
-  // Calls and jumps with a 32-bit displacement in [begin, end) of `code`: (from, target).
+  // Calls and jumps with a 32-bit displacement in [begin, end) of `code` whose target is in
+  // [low, high]: (from, target). Their opcode bytes (E8, E9) are looked for eight at a time: they
+  // are common in code (in displacements and immediates too) but not in every eight bytes, and
+  // a test of each byte alone is a branch the processor mispredicts at every one of them.
   const auto forEachBranch = [](const Code& code, std::uint64_t begin, std::uint64_t end,
-                                const auto& visit) {
-    constexpr unsigned char kCallRel32 = 0xE8;
-    constexpr unsigned char kJmpRel32 = 0xE9;
+                                std::uint64_t low, std::uint64_t high, const auto& visit) {
+    constexpr unsigned char kJmpRel32 = 0xE9;  // and 0xE8, call rel32
+    constexpr std::uint64_t kOnes = 0x0101010101010101;
+    constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7F;
     const auto first = std::max(begin, code.vaddr) - code.vaddr;
     const auto last = std::min(end, code.vaddr + code.size) - code.vaddr;
-    for (std::uint64_t at = first; at + 5 <= last; ++at) {
-      if (code.bytes[at] != kCallRel32 && code.bytes[at] != kJmpRel32) continue;
+    if (first + 5 > last) return;
+    const auto stop = last - 4;  // the first offset where no whole instruction fits
+    const auto branchAt = [&](std::uint64_t offset) {
       std::int32_t rel = 0;
-      std::memcpy(&rel, code.bytes + at + 1, sizeof(rel));
-      const std::uint64_t from = code.vaddr + at;
-      visit(from, from + 5 + static_cast<std::uint64_t>(std::int64_t{rel}));
+      std::memcpy(&rel, code.bytes + offset + 1, sizeof(rel));
+      const std::uint64_t from = code.vaddr + offset;
+      const std::uint64_t target = from + 5 + static_cast<std::uint64_t>(std::int64_t{rel});
+      if (target - low <= high - low) visit(from, target);
+    };
+    auto offset = first;
+    for (; offset + 8 <= stop; offset += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, code.bytes + offset, sizeof(word));
+      // A byte of `zero` is 0 where the byte of `word` is E8 or E9; a byte of `found` then has
+      // its top bit set exactly there, and no other bit.
+      const std::uint64_t zero = (word | kOnes) ^ (kOnes * kJmpRel32);
+      for (auto found = ~(((zero & kLow7) + kLow7) | zero | kLow7); found != 0;
+           found &= found - 1) {
+        const auto byte = static_cast<std::uint64_t>(std::countr_zero(found)) / 8;
+        branchAt(offset + (std::endian::native == std::endian::little ? byte : 7 - byte));
+      }
+    }
+    for (; offset < stop; ++offset) {
+      if ((code.bytes[offset] | 1U) == kJmpRel32) branchAt(offset);
     }
   };
   // First the functions the sites themselves branch to, found in the sites' own code (a few
@@ -175,43 +213,52 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
   for (const auto& code : segments) {
     for (const auto& range : out.ranges) {
       if (range.end <= code.vaddr || range.begin >= code.vaddr + code.size) continue;
-      forEachBranch(code, range.begin, range.end, [&](std::uint64_t, std::uint64_t target) {
-        if (target != range.begin && std::binary_search(starts.begin(), starts.end(), target) &&
-            out.at(target) == nullptr) {
-          candidates.push_back(target);
-        }
-      });
+      forEachBranch(
+          code, range.begin, range.end, 0, kAnywhere, [&](std::uint64_t, std::uint64_t target) {
+            if (target != range.begin && std::binary_search(starts.begin(), starts.end(), target) &&
+                out.at(target) == nullptr) {
+              candidates.push_back(target);
+            }
+          });
     }
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   if (candidates.empty()) return;
-  // Per callee: the one site of all its callers; nullptr once two disagree or one has none.
-  std::map<std::uint64_t, const CallSite*> callees;
+  // Most branches between the first candidate and the last go to other functions: a bit set
+  // indexed by a hash of the candidates turns nearly all of them away before a search.
+  std::array<std::uint64_t, 64> maybe_candidate{};
+  const auto bitOf = [](std::uint64_t address) { return (address * 0x9E3779B97F4A7C15U) >> 52; };
+  for (const auto c : candidates)
+    maybe_candidate[bitOf(c) / 64] |= std::uint64_t{1} << (bitOf(c) % 64);
+  // Per callee: the range of a caller whose site all its callers share; nullptr once two
+  // disagree or one has none.
+  std::map<std::uint64_t, const ModuleSites::Range*> callees;
   for (const auto& code : segments) {
-    forEachBranch(code, code.vaddr, code.vaddr + code.size,
+    forEachBranch(code, code.vaddr, code.vaddr + code.size, candidates.front(), candidates.back(),
                   [&](std::uint64_t from, std::uint64_t target) {
-                    if (target < candidates.front() || target > candidates.back() ||
+                    const auto bit = bitOf(target);
+                    if ((maybe_candidate[bit / 64] & (std::uint64_t{1} << (bit % 64))) == 0 ||
                         !std::binary_search(candidates.begin(), candidates.end(), target)) {
                       return;
                     }
                     const auto caller = functionOf(from);
                     if (!caller || *caller == target) return;
-                    const CallSite* site = out.at(*caller);
-                    auto [it, fresh] = callees.emplace(target, site);
+                    const ModuleSites::Range* range = out.rangeAt(*caller);
+                    auto [it, fresh] = callees.emplace(target, range);
                     if (!fresh && it->second != nullptr &&
-                        (site == nullptr || site->role != it->second->role ||
-                         site->kind != it->second->kind)) {
+                        (range == nullptr || range->site.role != it->second->site.role ||
+                         range->site.kind != it->second->site.kind)) {
                       it->second = nullptr;
                     }
                   });
   }
   std::vector<ModuleSites::Range> added;
-  for (const auto& [target, site] : callees) {
-    if (site == nullptr) continue;
+  for (const auto& [target, caller] : callees) {
+    if (caller == nullptr) continue;
     auto next = std::upper_bound(starts.begin(), starts.end(), target);
     if (next == starts.end()) continue;
-    added.push_back({target, *next, *site});
+    added.push_back({target, *next, caller->site, caller->function});
   }
   out.ranges.insert(out.ranges.end(), added.begin(), added.end());
   std::sort(out.ranges.begin(), out.ranges.end(),
@@ -220,12 +267,17 @@ void addCallees(Elf* elf, Elf_Scn* eh_frame_hdr, ModuleSites& out) {
 
 }  // namespace
 
-const CallSite* ModuleSites::at(std::uint64_t vaddr) const {
+const ModuleSites::Range* ModuleSites::rangeAt(std::uint64_t vaddr) const {
   auto it = std::upper_bound(ranges.begin(), ranges.end(), vaddr,
                              [](std::uint64_t a, const Range& r) { return a < r.begin; });
   if (it == ranges.begin()) return nullptr;
   --it;
-  return vaddr < it->end ? &it->site : nullptr;
+  return vaddr < it->end ? &*it : nullptr;
+}
+
+const CallSite* ModuleSites::at(std::uint64_t vaddr) const {
+  const Range* range = rangeAt(vaddr);
+  return range != nullptr ? &range->site : nullptr;
 }
 
 ModuleSites loadModuleSites(int fd) {
@@ -302,6 +354,7 @@ constexpr unsigned long kProcmapQuery = _IOWR('f', 17, ProcmapQuery);
 constexpr std::uint64_t kQueryExecutable = 0x04;
 constexpr std::uint64_t kQueryCoveringOrNext = 0x10;
 constexpr std::uint64_t kQueryFileBacked = 0x20;
+constexpr std::uint64_t kVmaExecutable = 0x04;
 
 /// The executable file mappings, asked of the kernel one by one: it skips the rest itself (a
 /// process has two mappings a thread, whose maps text alone costs milliseconds at thousands of
@@ -322,6 +375,46 @@ std::optional<std::vector<FileMapping>> queryExecutableMappings(int maps_fd) {
     if (q.inode != 0) out.push_back({q.vma_start, q.vma_end, q.vma_offset});
     if (q.vma_end <= from) break;
     from = q.vma_end;
+  }
+  return out;
+}
+
+/// The same, asked of the kernel only for the mappings of files, which the map_files directory
+/// lists (the kernel skips the others itself, fast): the walk to the next executable file
+/// mapping goes past every mapping in between one query at a time, milliseconds when thousands
+/// of threads have a stack each. nullopt where the directory cannot be listed or the kernel has
+/// no PROCMAP_QUERY.
+std::optional<std::vector<FileMapping>> queryListedMappings(const std::string& base, int maps_fd) {
+  DIR* dir = ::opendir((base + "/map_files").c_str());
+  if (dir == nullptr) return std::nullopt;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> files;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string_view name(entry->d_name);
+    const auto dash = name.find('-');
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    if (dash == std::string_view::npos ||
+        std::from_chars(name.data(), name.data() + dash, begin, 16).ptr != name.data() + dash ||
+        std::from_chars(name.data() + dash + 1, name.data() + name.size(), end, 16).ptr !=
+            name.data() + name.size()) {
+      continue;  // "." and ".."
+    }
+    files.emplace_back(begin, end);
+  }
+  ::closedir(dir);
+  std::sort(files.begin(), files.end());
+  std::vector<FileMapping> out;
+  for (const auto& [begin, end] : files) {
+    ProcmapQuery q{};
+    q.size = sizeof(q);
+    q.query_addr = begin;
+    if (::ioctl(maps_fd, kProcmapQuery, &q) != 0) {
+      if (errno == ENOTTY || errno == EINVAL) return std::nullopt;
+      continue;  // unmapped since it was listed
+    }
+    if (q.vma_start == begin && (q.vma_flags & kVmaExecutable) != 0 && q.inode != 0) {
+      out.push_back({q.vma_start, q.vma_end, q.vma_offset});
+    }
   }
   return out;
 }
@@ -353,7 +446,8 @@ CodeMap CodeMap::read(Pid pid) {
   const auto base = "/proc/" + std::to_string(pid.value);
   UniqueFd maps(::open((base + "/maps").c_str(), O_RDONLY | O_CLOEXEC));
   if (!maps.valid()) return out;
-  auto mappings = queryExecutableMappings(maps.get());
+  auto mappings = queryListedMappings(base, maps.get());
+  if (!mappings) mappings = queryExecutableMappings(maps.get());
   if (!mappings) mappings = parseExecutableMappings(maps.get());
   for (const auto& range : *mappings) {
     // map_files opens the very file mapped, even deleted or in another mount namespace.

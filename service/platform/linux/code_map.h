@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -20,6 +21,9 @@ struct ModuleSites {
     std::uint64_t begin = 0;  // ELF virtual address
     std::uint64_t end = 0;
     CallSite site;
+    /// The function (demangled) whose call site `site` is: this one's, or for a callee one of
+    /// its callers'. callSiteOfFunction gives the site again from it.
+    std::string function;
   };
   struct Segment {
     std::uint64_t offset = 0;  // p_offset
@@ -34,6 +38,8 @@ struct ModuleSites {
 
   /// The call site at ELF virtual address `vaddr`; nullptr when there is none.
   [[nodiscard]] const CallSite* at(std::uint64_t vaddr) const;
+  /// The range that holds ELF virtual address `vaddr`; nullptr when none does.
+  [[nodiscard]] const Range* rangeAt(std::uint64_t vaddr) const;
 };
 
 /// An executable mapping of a file: its addresses and where in the file it starts.

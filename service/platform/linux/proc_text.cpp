@@ -8,23 +8,73 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <type_traits>
 
 namespace wctmon::linux_platform {
 namespace {
 
+/// Whether each character separates tokens: a space, a tab or a newline.
+constexpr auto kSeparator = [] {
+  std::array<bool, 256> separator{};
+  separator[' '] = separator['\t'] = separator['\n'] = true;
+  return separator;
+}();
+
 std::string_view nextToken(std::string_view& text) {
+  // Every field of the stat and syscall files of every thread is skipped or taken here.
+  const auto separates = [](char c) { return kSeparator[static_cast<unsigned char>(c)]; };
   std::size_t i = 0;
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
+  while (i < text.size() && separates(text[i])) ++i;
   std::size_t j = i;
-  while (j < text.size() && text[j] != ' ' && text[j] != '\t' && text[j] != '\n') ++j;
+  while (j < text.size() && !separates(text[j])) ++j;
   auto token = text.substr(i, j - i);
   text.remove_prefix(j);
   return token;
 }
 
+/// The value of hex digit `c`; 16 for any other character.
+constexpr std::uint8_t hexDigit(char c) {
+  if (c >= '0' && c <= '9') return static_cast<std::uint8_t>(c - '0');
+  if (c >= 'a' && c <= 'f') return static_cast<std::uint8_t>(c - 'a' + 10);
+  if (c >= 'A' && c <= 'F') return static_cast<std::uint8_t>(c - 'A' + 10);
+  return 16;
+}
+
 template <typename T>
 std::optional<T> parseNumber(std::string_view token, int base) {
   if (base == 16 && token.starts_with("0x")) token.remove_prefix(2);
+  if constexpr (std::is_unsigned_v<T>) {
+    // Eight hex numbers a thread in every syscall file: a loop of its own instead of
+    // from_chars' for any base. The same answers: every character a digit, none missing, and
+    // the value in range.
+    if (base == 16) {
+      static constexpr auto kDigits = [] {
+        std::array<std::uint8_t, 256> digits{};
+        for (int c = 0; c < 256; ++c) digits[c] = hexDigit(static_cast<char>(c));
+        return digits;
+      }();
+      if (token.empty()) return std::nullopt;
+      T value = 0;
+      for (const char c : token) {
+        const auto digit = kDigits[static_cast<unsigned char>(c)];
+        if (digit > 15 || value > (std::numeric_limits<T>::max() >> 4)) return std::nullopt;
+        value = static_cast<T>((value << 4) | digit);
+      }
+      return value;
+    }
+    if (base == 10) {
+      // The same for the decimal numbers of every stat file.
+      if (token.empty()) return std::nullopt;
+      T value = 0;
+      for (const char c : token) {
+        const auto digit = static_cast<unsigned>(static_cast<unsigned char>(c) - '0');
+        if (digit > 9 || value > (std::numeric_limits<T>::max() - digit) / 10) return std::nullopt;
+        value = static_cast<T>(value * 10 + digit);
+      }
+      return value;
+    }
+  }
   T value{};
   auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value, base);
   if (ec != std::errc{} || ptr != token.data() + token.size()) return std::nullopt;

@@ -44,37 +44,31 @@ std::optional<Pid> SampleContext::processOfThread(std::int32_t tid) {
 std::size_t ProcWaitLookup::readStack(std::uint64_t sp, std::span<std::byte> out) {
   const auto it = std::lower_bound(stacks_.begin(), stacks_.end(), sp,
                                    [](const auto& s, std::uint64_t v) { return s.first < v; });
-  if (it != stacks_.end() && it->first == sp && it->second.size() >= out.size()) {
-    std::memcpy(out.data(), it->second.data(), out.size());
+  if (it != stacks_.end() && it->first == sp && stack_bytes_ >= out.size()) {
+    std::memcpy(out.data(), stack_data_.data() + it->second, out.size());
     return out.size();
   }
   return readAvailable(pid_, sp, out);
 }
 
 void ProcWaitLookup::prefetchStacks(std::span<const std::uint64_t> sps, std::size_t bytes) {
-  stacks_.clear();
-  stacks_.reserve(sps.size());
-  for (const auto sp : sps) stacks_.emplace_back(sp, std::vector<std::byte>(bytes));
-  std::sort(stacks_.begin(), stacks_.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  stacks_.erase(std::unique(stacks_.begin(), stacks_.end(),
-                            [](const auto& a, const auto& b) { return a.first == b.first; }),
-                stacks_.end());
+  std::vector<std::uint64_t> addrs(sps.begin(), sps.end());
+  std::sort(addrs.begin(), addrs.end());
+  addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());
+  stack_bytes_ = bytes;
+  stack_data_.resize(addrs.size() * bytes);
   std::vector<std::span<std::byte>> outs;
-  std::vector<std::uint64_t> addrs;
-  for (auto& [sp, buf] : stacks_) {
-    addrs.push_back(sp);
-    outs.emplace_back(buf);
+  outs.reserve(addrs.size());
+  for (std::size_t i = 0; i < addrs.size(); ++i) {
+    outs.emplace_back(stack_data_.data() + i * bytes, bytes);
   }
   const auto read = readAvailableBatch(pid_, addrs, outs);
-  // What could not be read whole is dropped: readStack reads it on its own.
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < stacks_.size(); ++i) {
-    if (read[i] != bytes) continue;
-    if (kept != i) stacks_[kept] = std::move(stacks_[i]);
-    ++kept;
+  // What could not be read whole is left out: readStack reads it on its own.
+  stacks_.clear();
+  stacks_.reserve(addrs.size());
+  for (std::size_t i = 0; i < addrs.size(); ++i) {
+    if (read[i] == bytes) stacks_.emplace_back(addrs[i], i * bytes);
   }
-  stacks_.resize(kept);
 }
 
 const CallSite* ProcWaitLookup::callSiteAt(std::uint64_t address) {

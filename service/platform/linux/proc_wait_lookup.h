@@ -77,8 +77,11 @@ class ProcWaitLookup final : public WaitLookup {
   /// Read on the first call site asked for: most processes have no futex waiter to explain.
   std::uint64_t start_time_ = 0;
   std::shared_ptr<const CodeMap> code_;
-  /// Stacks read ahead: the bytes read at each sp (as many as were mapped), sorted by sp.
-  std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> stacks_;
+  /// Stacks read ahead, sorted by sp: each sp with where its stack_bytes_ bytes (read whole)
+  /// start in stack_data_, one block for all of them.
+  std::vector<std::pair<std::uint64_t, std::size_t>> stacks_;
+  std::vector<std::byte> stack_data_;
+  std::size_t stack_bytes_ = 0;
   /// The CPython interpreter's state, once asked for; empty inside when the process has none.
   std::optional<std::optional<PythonState>> python_;
 };

@@ -103,8 +103,9 @@ struct ProcessHeader {
 /// Whether a process's PF_* flags mark a kernel thread.
 [[nodiscard]] bool isKernelThreadFlags(std::uint32_t flags);
 
-/// Reads the stat file of the process directory `proc_fd` (/proc/PID). Fails with kAccessDenied
-/// when /proc refuses it, kNoSuchProcess when it is gone.
+/// Reads the process of the process directory `proc_fd` (/proc/PID) from its main thread's stat
+/// file (task/PID/stat). Fails with kAccessDenied when /proc refuses it, kNoSuchProcess when it
+/// is gone.
 [[nodiscard]] Result<ProcessHeader> readProcessHeader(int proc_fd, Pid pid);
 
 /// Parses what a kept-open stat descriptor reads now; nullopt once its process is gone.

@@ -364,12 +364,15 @@ class Classifier {
         w.status = ObjectStatus::kUnknown;
         w.detail = kind;
         break;
-      case CallSiteRole::kCondition:
+      case CallSiteRole::kCondition: {
+        // Most waiters of a process are here: one text for all of them, not one each.
+        static const SharedText kSignalled("waits to be signalled; a condition has no owner");
         w.type = ObjectType::kCondition;
         w.status = ObjectStatus::kBlocked;
         w.name = kind + " " + w.name;
-        w.detail = "waits to be signalled; a condition has no owner";
+        w.detail = kSignalled;
         break;
+      }
       case CallSiteRole::kGoRuntime:
         w.type = ObjectType::kCondition;
         w.status = ObjectStatus::kBlocked;

@@ -4,8 +4,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <array>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 namespace wctmon::linux_platform {
 namespace {
@@ -49,6 +51,48 @@ TEST(CodeMap, OurOwnProcessHasGlibcsCallSitesWhereverTheKernelListsThem) {
   }));
   EXPECT_EQ(CodeMap::recent(Pid{::getpid()}, 1234).get(),
             CodeMap::recent(Pid{::getpid()}, 1234).get());  // the same read, within a second
+}
+
+TEST(CallSites, ANameMayBeACallSiteExactlyWhenItHoldsAHint) {
+  // The hints, as the symbol tables spell them: a name holding one anywhere may be a call site.
+  constexpr std::array<std::string_view, 19> kHints = {"pthread_",
+                                                       "sem_",
+                                                       "lll_lock",
+                                                       "Mutex",
+                                                       "CondVar",
+                                                       "Condvar",
+                                                       "RwLock",
+                                                       "park",
+                                                       "Notification",
+                                                       "BlockingCounter",
+                                                       "runtime.note",
+                                                       "runtime.futexsleep",
+                                                       "ObjectMonitor",
+                                                       "Semaphore",
+                                                       "JavaThread5sleep",
+                                                       "signal_wait",
+                                                       "gpr_cv_wait",
+                                                       "PyThread_acquire_lock",
+                                                       "AbslInternalPerThreadSemWait"};
+  for (const auto hint : kHints) {
+    const std::string whole(hint);
+    EXPECT_TRUE(mayBeCallSite(whole)) << whole;
+    EXPECT_TRUE(mayBeCallSite("_ZN4absl" + whole)) << whole;
+    EXPECT_TRUE(mayBeCallSite(whole + "@GLIBC_2.2.5")) << whole;
+    EXPECT_TRUE(mayBeCallSite("x" + whole + "y")) << whole;
+    // One character short, or broken in the middle, it is no hint.
+    EXPECT_FALSE(mayBeCallSite(whole.substr(0, whole.size() - 1))) << whole;
+    EXPECT_FALSE(mayBeCallSite("_Z" + whole.substr(1))) << whole;
+    std::string broken = whole;
+    broken[broken.size() / 2] = '#';
+    EXPECT_FALSE(mayBeCallSite(broken)) << broken;
+  }
+  EXPECT_FALSE(mayBeCallSite(""));
+  EXPECT_FALSE(mayBeCallSite("sem"));
+  EXPECT_FALSE(mayBeCallSite("_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE7reserveEm"));
+  EXPECT_FALSE(mayBeCallSite("memcpy@GLIBC_2.14"));
+  EXPECT_TRUE(mayBeCallSite("_ZN4absl5Mutex4LockEv"));
+  EXPECT_TRUE(mayBeCallSite("_ZN3std6thread4park17h0123456789abcdefE"));
 }
 
 }  // namespace

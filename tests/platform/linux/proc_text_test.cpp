@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace wctmon::linux_platform {
 namespace {
 
@@ -18,6 +20,22 @@ TEST(ProcText, StatWithSpacesAndParenthesesInTheName) {
   EXPECT_EQ(s->start_time, 98765U);
   EXPECT_FALSE(parseStat("garbage").has_value());
   EXPECT_FALSE(parseStat("12 (x) S").has_value());
+  // Decimal numbers as from_chars reads them: digits only, in range; any separator between.
+  const auto stat = [](std::string_view flags, std::string_view start) {
+    return parseStat("1 (x) S 1 1 1 0 -1 " + std::string(flags) + " 0 0 0 0 0 0 0 0 20 0 1 0 " +
+                     std::string(start) + " 0 0");
+  };
+  EXPECT_EQ(stat("4294967295", "18446744073709551615")->flags, 4294967295U);
+  EXPECT_EQ(stat("007", "18446744073709551615")->start_time, 18446744073709551615U);
+  EXPECT_FALSE(stat("4294967296", "1").has_value());
+  EXPECT_FALSE(stat("1", "18446744073709551616").has_value());
+  EXPECT_FALSE(stat("+1", "1").has_value());
+  EXPECT_FALSE(stat("-1", "1").has_value());
+  EXPECT_FALSE(stat("1x", "1").has_value());
+  const auto tabs = parseStat("1 (x)\tS 1 1  1 0 -1 5 0 0 0 0 0 0 0 0 20 0 1 0\t\t77\n");
+  ASSERT_TRUE(tabs.has_value());
+  EXPECT_EQ(tabs->flags, 5U);
+  EXPECT_EQ(tabs->start_time, 77U);
 }
 
 TEST(ProcText, ProcessTitlesAreRewrittenCommandLinesOnly) {
@@ -57,6 +75,17 @@ TEST(ProcText, SyscallLines) {
   EXPECT_EQ(futex->pc, 0x7f9164635e96U);
 
   EXPECT_FALSE(parseSyscall("202 0x1 zz").has_value());
+  // Hex as from_chars reads it: either case, leading zeros, nothing else, nothing too large.
+  const auto upper = parseSyscall("202 0xABCdef 0x0 0x000000000000000F 0x0 0x0 0x0 0x7F 0x1\n");
+  ASSERT_TRUE(upper.has_value());
+  EXPECT_EQ(upper->args[0], 0xabcdefU);
+  EXPECT_EQ(upper->args[2], 15U);
+  EXPECT_EQ(upper->sp, 0x7fU);
+  EXPECT_TRUE(parseSyscall("202 0xffffffffffffffff 0 0 0 0 0 0 0").has_value());
+  EXPECT_FALSE(parseSyscall("202 0x10000000000000000 0 0 0 0 0 0 0").has_value());
+  EXPECT_FALSE(parseSyscall("202 0x 0 0 0 0 0 0 0").has_value());
+  EXPECT_FALSE(parseSyscall("202 0x1g 0 0 0 0 0 0 0").has_value());
+  EXPECT_FALSE(parseSyscall("202 -0x1 0 0 0 0 0 0 0").has_value());
   EXPECT_FALSE(parseSyscall("").has_value());
 }
 

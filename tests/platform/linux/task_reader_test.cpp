@@ -169,6 +169,10 @@ TEST_F(TaskReaderTest, ChildrenOfEveryThreadSortedWithoutRepeats) {
 
 TEST_F(TaskReaderTest, TheProcessHeaderAndItsErrors) {
   tree_.write("4242/stat", statLine(4242, "my (server)", 'S', 987654, 0x00200040));
+  // The header is the main thread's: the process's stat sums over all threads for nothing.
+  tree_.write("4242/task/4242/stat", statLine(4242, "my (server)", 'S', 987654, 0x00200040));
+  tree_.write("4245/stat", statLine(4245, "whole", 'S', 1, 0));
+  tree_.write("4245/task/4245/stat", statLine(4245, "main thread", 'S', 2, 0));
   auto dir = openProcessDirectory(kPid, tree_.root());
   ASSERT_TRUE(dir.ok());
   const auto header = readProcessHeader(dir->get(), kPid);
@@ -177,6 +181,12 @@ TEST_F(TaskReaderTest, TheProcessHeaderAndItsErrors) {
   EXPECT_EQ(header->start_time, 987654U);
   EXPECT_TRUE(isKernelThreadFlags(header->flags));
   EXPECT_FALSE(isKernelThreadFlags(0x400040));
+  auto other = openProcessDirectory(Pid{4245}, tree_.root());
+  ASSERT_TRUE(other.ok());
+  const auto main_thread = readProcessHeader(other->get(), Pid{4245});
+  ASSERT_TRUE(main_thread.ok());
+  EXPECT_EQ(main_thread->name, "main thread");
+  EXPECT_EQ(main_thread->start_time, 2U);
 
   const UniqueFd stat(::openat(dir->get(), "stat", O_RDONLY | O_CLOEXEC));
   EXPECT_EQ(readStatAt(stat.get())->start_time, 987654U);
