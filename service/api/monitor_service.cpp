@@ -252,7 +252,7 @@ grpc::ServerUnaryReactor* MonitorService::AnalyzeProcess(grpc::CallbackServerCon
   auto cancel = std::make_shared<AnalysisCancel>();
   auto* call = new AnalysisReactor(cancel);  // deletes itself when done
   const auto pid = asked->pid.value;
-  cancel->started(deps_.monitor.asyncAnalyzeProcess(
+  cancel->started(deps_.analysis.asyncAnalyze(
       asked->pid, std::move(asked->options), deps_.work,
       [call, response, pid](Result<Analysis> analysis) {
         if (!analysis) {

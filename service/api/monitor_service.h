@@ -13,6 +13,7 @@
 #include "api/tokens.h"
 #include "core/executor.h"
 #include "core/monitor.h"
+#include "core/on_demand_analysis.h"
 #include "core/ports/incident_repository.h"
 // The callback service below overrides each method's callback form, which hides the synchronous
 // form of the same name that gRPC's generated base also declares: by design, not a mistake here.
@@ -32,6 +33,7 @@ class MonitorService final : public v1::Monitor::CallbackService {
  public:
   struct Dependencies {
     Monitor& monitor;
+    OnDemandAnalysis& analysis;
     IncidentRepository* store;  // nullptr: the open incidents are all there is
     ServiceControl& control;
     const Tokens& tokens;

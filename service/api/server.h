@@ -28,6 +28,7 @@ class ApiServer {
  public:
   struct Dependencies {
     Monitor& monitor;
+    OnDemandAnalysis& analysis;
     IncidentRepository* store;
     ServiceControl& control;
     Executor work;

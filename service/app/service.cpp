@@ -13,6 +13,7 @@
 #include "app/logging.h"
 #include "core/alert_router.h"
 #include "core/monitor.h"
+#include "core/on_demand_analysis.h"
 #include "platform/platform_factory.h"
 #include "platform/service_factory.h"
 #include "runtime/scheduler.h"
@@ -49,6 +50,7 @@ struct Service::Running {
   std::unique_ptr<AlertRouter> alerts;
   SystemClock clock;
   std::unique_ptr<Monitor> monitor;
+  std::unique_ptr<OnDemandAnalysis> analysis;
   std::unique_ptr<Scheduler> scheduler;
   std::chrono::system_clock::time_point started_at;
   /// The sinks the configuration asked for and where each delivers, as chosen at start and at
@@ -281,6 +283,7 @@ Status Service::start(const std::filesystem::path& config_path) {
                               r->alerts.get(), r->clock, r->pool->work()},
         config);
     r->monitor->adoptStoredIncidents();
+    r->analysis = std::make_unique<OnDemandAnalysis>(*r->source, r->inspector.get());
 
     // The watchdog is fed from the scheduler's own health check: if the scheduler's loop stops,
     // or every worker is stuck, the supervisor stops hearing from us and restarts the service.
@@ -317,7 +320,8 @@ Status Service::start(const std::filesystem::path& config_path) {
     if (config.api.enabled) {
       auto api = api::ApiServer::start(
           config.api, config.state_dir,
-          api::ApiServer::Dependencies{*r->monitor, r->store.get(), *r->control, r->pool->work()});
+          api::ApiServer::Dependencies{*r->monitor, *r->analysis, r->store.get(), *r->control,
+                                       r->pool->work()});
       if (!api) return failed(api.error());
       r->api = std::move(api).value();
       std::string where;

@@ -33,6 +33,38 @@ void IncidentRecorder::record(const Incident& incident, IncidentEvent::Type type
   feed_.publish({type, incident});
 }
 
+std::int64_t IncidentRecorder::lastStoredId() const {
+  if (deps_.store == nullptr) return 0;
+  auto last = deps_.store->lastId();
+  if (!last) {
+    spdlog::error("{}", last.error().message);
+    return 0;
+  }
+  return *last;
+}
+
+std::vector<Incident> IncidentRecorder::storedOpenIncidents() const {
+  if (deps_.store == nullptr) return {};
+  auto open = deps_.store->list(IncidentQuery::by(IncidentState::kOpen));
+  if (!open) {
+    spdlog::error("{}", open.error().message);
+    return {};
+  }
+  if (!open->warning.empty()) spdlog::warn("{}", open->warning);
+  return std::move(open->incidents);
+}
+
+void IncidentRecorder::applyRetention(const Config::Retention& retention) const {
+  if (deps_.store == nullptr) return;
+  auto removed =
+      deps_.store->applyRetention(deps_.clock.now(), retention.max_age, retention.max_incidents);
+  if (!removed) {
+    spdlog::error("{}", removed.error().message);
+  } else if (*removed > 0) {
+    spdlog::info("retention removed {} resolved incident(s)", *removed);
+  }
+}
+
 void IncidentRecorder::checkStore() {
   if (deps_.store != nullptr) writeStore(/*force=*/false);
 }

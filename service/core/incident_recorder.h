@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "core/incident_feed.h"
 #include "core/incident_tracker.h"
 #include "core/pending_writes.h"
@@ -65,6 +66,14 @@ class IncidentRecorder {
   /// Checks that the store's file is still in place and retries what waits for it (at most once
   /// per kStoreRetryInterval while it fails).
   void checkStore();
+
+  /// The highest id the store ever gave (0 without a store, or when it cannot be read).
+  [[nodiscard]] std::int64_t lastStoredId() const;
+  /// The incidents the store holds open (at a start: those open when the service stopped).
+  [[nodiscard]] std::vector<Incident> storedOpenIncidents() const;
+  /// Deletes the resolved incidents past `retention`. Touches only the store: safe from any
+  /// thread.
+  void applyRetention(const Config::Retention& retention) const;
 
   [[nodiscard]] bool hasStore() const { return deps_.store != nullptr; }
   [[nodiscard]] IncidentFeed& feed() { return feed_; }

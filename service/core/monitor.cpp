@@ -30,24 +30,18 @@ std::vector<ThreadRef> evidenceThreads(const Incident& incident) {
 
 Monitor::Monitor(Dependencies deps, Config config)
     : deps_(std::move(deps)),
-      analyzer_(deps_.inspector),  // on-demand analyses capture when asked; samples never ask
+      analyzer_(nullptr),  // samples never capture with the analysis: their evidence is an effect
       config_(std::move(config)),
       targets_(deps_.store, config_),
       tracker_(deps.clock),
       alerts_(deps.clock, config_.alerts),
       recorder_(
-          {deps_.store, deps_.alerts, deps_.clock, [this] {
+          {deps_.store, deps_.alerts, deps_.clock,
+           [this] {
              std::lock_guard lock(mutex_);
              return IncidentRecorder::Live{tracker_.openIncidents(), targets_.runtime(), last_id_};
-           }}) {
-  if (deps_.store != nullptr) {
-    if (auto last = deps_.store->lastId()) {
-      last_id_ = *last;
-    } else {
-      spdlog::error("{}", last.error().message);
-    }
-  }
-}
+           }}),
+      last_id_(recorder_.lastStoredId()) {}
 
 Monitor::~Monitor() = default;
 
@@ -408,18 +402,6 @@ void Monitor::reconfigure(Config config) {
   alerts_.setLimits(config_.alerts);
 }
 
-WaitChainAnalyzer::Cancel Monitor::asyncAnalyzeProcess(Pid pid, AnalyzeOptions options,
-                                                       Executor executor,
-                                                       WaitChainAnalyzer::Handler done) {
-  auto session = deps_.source.open(pid);
-  if (!session) {
-    executor([done = std::move(done), error = session.error()] { done(error); });
-    return [] {};
-  }
-  return analyzer_.asyncAnalyze(std::shared_ptr<WaitChainSession>(std::move(*session)),
-                                std::move(options), std::move(executor), std::move(done));
-}
-
 std::vector<WatchedProcess> Monitor::watched() const {
   std::lock_guard lock(mutex_);
   std::vector<WatchedProcess> out;
@@ -483,33 +465,17 @@ Config Monitor::config() const {
   return config_;
 }
 
-void Monitor::applyRetention() {
-  if (deps_.store == nullptr) return;
-  Config c = config();
-  auto removed = deps_.store->applyRetention(deps_.clock.now(), c.retention.max_age,
-                                             c.retention.max_incidents);
-  if (!removed) {
-    spdlog::error("{}", removed.error().message);
-  } else if (*removed > 0) {
-    spdlog::info("retention removed {} resolved incident(s)", *removed);
-  }
-}
+void Monitor::applyRetention() { recorder_.applyRetention(config().retention); }
 
 void Monitor::adoptStoredIncidents() {
-  if (deps_.store == nullptr) return;
-  auto open = deps_.store->list(IncidentQuery::by(IncidentState::kOpen));
-  if (!open) {
-    spdlog::error("{}", open.error().message);
-    return;
-  }
-  if (!open->warning.empty()) spdlog::warn("{}", open->warning);
+  const auto open = recorder_.storedOpenIncidents();
+  if (open.empty()) return;
   {
     std::lock_guard lock(mutex_);
-    if (!open->incidents.empty())
-      spdlog::info("{} incident(s) were open when the service stopped", open->incidents.size());
-    for (const auto& i : open->incidents) last_id_ = std::max(last_id_, i.id);
-    recorder_.feed().seed(open->incidents);
-    handle(tracker_.adopt(open->incidents));
+    spdlog::info("{} incident(s) were open when the service stopped", open.size());
+    for (const auto& i : open) last_id_ = std::max(last_id_, i.id);
+    recorder_.feed().seed(open);
+    handle(tracker_.adopt(open));
     publishOpenIncidents();
   }
   runEffects();

@@ -126,12 +126,6 @@ class Monitor {
   /// cancelled; the platform's work for it is left to end on its own.
   void cancelSample(const ProcessIdentity& process);
 
-  /// Analyzes any process on demand (the API's AnalyzeProcess): a session of its own, the
-  /// analysis as completions on `executor`, `done` once with the result. The analysis can be
-  /// cancelled (its caller gone) with what this returns.
-  WaitChainAnalyzer::Cancel asyncAnalyzeProcess(Pid pid, AnalyzeOptions options, Executor executor,
-                                                WaitChainAnalyzer::Handler done);
-
   /// Installs a new configuration (targets, thresholds); the next discovery applies it.
   void reconfigure(Config config);
 
@@ -195,8 +189,6 @@ class Monitor {
   IncidentAlerts alerts_;
   /// When each watched process was last captured (steady: an NTP step must not allow a second).
   std::map<ProcessIdentity, Clock::SteadyTimePoint> last_capture_;
-  /// Ids are given here, where incidents are decided, so that no decision waits for the store.
-  std::int64_t last_id_ = 0;
 
   /// The counters of MonitorStats, read without the decision lock: a status read never waits
   /// for a decision, nor for a thread that holds the lock and has lost its core.
@@ -232,6 +224,9 @@ class Monitor {
   /// Where the effects record incidents (the store, the feed). Last: its last write at the end
   /// reads what is live from the members above.
   IncidentRecorder recorder_;
+  /// Ids are given here, where incidents are decided, so that no decision waits for the store;
+  /// the decision lock guards it.
+  std::int64_t last_id_ = 0;
 };
 
 }  // namespace wctmon
