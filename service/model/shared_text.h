@@ -35,4 +35,12 @@ class SharedText {
   std::shared_ptr<const std::string> text_;
 };
 
+/// Text joined to a shared text, as to a string.
+inline std::string operator+(std::string text, const SharedText& more) {
+  return text += more.str();
+}
+inline std::string operator+(const SharedText& text, std::string_view more) {
+  return text.str() + std::string(more);
+}
+
 }  // namespace wctmon

@@ -34,7 +34,9 @@ struct WaitObject {
   /// Owned, NotOwned, Abandoned, Unknown (owner cannot be known), Blocked (the kind has no owner),
   /// NoAccess.
   ObjectStatus status = ObjectStatus::kUnknown;
-  std::string name;
+  /// Shared, as the detail: waits are copied at every sample of every watched thread, and a
+  /// name with its kind ("pthread_cond_wait 0x…") is too long to be copied without allocating.
+  SharedText name;
   SharedText detail;
   std::optional<std::chrono::milliseconds> timeout;
   bool alertable = false;

@@ -137,7 +137,8 @@ class Json {
     return true;
   }
   static char* copy(char* at, std::string_view s) {
-    std::memcpy(at, s.data(), s.size());
+    // An empty view may have no data at all, which memcpy must not be given.
+    if (!s.empty()) std::memcpy(at, s.data(), s.size());
     return at + s.size();
   }
   /// Where the next `n` characters go; the buffer grows when they would not fit.

@@ -370,7 +370,7 @@ GoProgram readGoProgram(const GoBinary& binary, std::uint64_t bias, GoMemory& me
 }
 
 bool isGoRuntimeThread(const ThreadSample& thread) {
-  return thread.wait && thread.wait->name == kGoSchedulerKind;
+  return thread.wait && thread.wait->name.str() == kGoSchedulerKind;
 }
 
 namespace {

@@ -124,8 +124,8 @@ bool isJavaWaiter(const ThreadSample& thread) {
   if (!w) return false;
   // A timed park (parkNanos, a keep-alive) ends by itself; a monitor entry's timeout is
   // HotSpot's retry, not the program's.
-  return (w->name.starts_with(kJavaParkKind) && !w->timeout) ||
-         w->name.starts_with(kJavaMonitorKind);
+  return (w->name.str().starts_with(kJavaParkKind) && !w->timeout) ||
+         w->name.str().starts_with(kJavaMonitorKind);
 }
 
 void applyJavaDump(ProcessSample& process, const JavaDump& dump,
@@ -247,7 +247,7 @@ void JvmLocks::apply(ProcessSample& process, bool on_demand) {
   for (const auto& thread : process.threads) {
     if (!isJavaWaiter(thread)) continue;
     waiters.push_back(
-        {thread.id.tid.value, thread.wait->name.starts_with(kJavaMonitorKind), {}, 0});
+        {thread.id.tid.value, thread.wait->name.str().starts_with(kJavaMonitorKind), {}, 0});
   }
   if (waiters.empty()) return;
   const auto task_path = "/proc/" + std::to_string(process.pid.value) + "/task";

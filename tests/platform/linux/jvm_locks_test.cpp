@@ -64,7 +64,7 @@ TEST(JvmLocks, MonitorsAndLocksGetTheirHoldersConditionsStayOwnerless) {
   ASSERT_EQ(mon1.owner_threads.size(), 1U);
   EXPECT_EQ(mon1.owner_threads[0], (ThreadRef{Pid{100}, Tid{0x66}}));
   EXPECT_EQ(mon1.key, 0xb00U);
-  EXPECT_NE(mon1.name.find("java.lang.Object"), std::string::npos) << mon1.name;
+  EXPECT_NE(mon1.name.str().find("java.lang.Object"), std::string::npos) << mon1.name.str();
   EXPECT_NE(mon1.detail.str().find("\"mon-2\""), std::string::npos) << mon1.detail.str();
   ASSERT_TRUE(process.threads[0].runtime_stack);
   EXPECT_EQ(process.threads[0].runtime_stack->runtime, "Java");
