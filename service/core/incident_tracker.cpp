@@ -724,6 +724,21 @@ std::vector<Incident> IncidentTracker::openIncidents() const {
   return out;
 }
 
+std::optional<IncidentKind> IncidentTracker::openKindOf(const ProcessIdentity& process) const {
+  for (const auto& [cycle, d] : deadlocks_) {
+    if (d.incident.process == process) return IncidentKind::kDeadlock;
+  }
+  std::optional<IncidentKind> kind;
+  for (const auto& [owner, state] : processes_) {
+    for (const auto& [signature, incident] : state.open) {
+      if (incident.process != process) continue;
+      if (incident.kind == IncidentKind::kDeadlock) return IncidentKind::kDeadlock;
+      kind = incident.kind;
+    }
+  }
+  return kind;
+}
+
 std::vector<ProcessIdentity> IncidentTracker::trackedProcesses() const {
   std::set<ProcessIdentity> out;
   for (const auto& [process, state] : processes_) out.insert(process);

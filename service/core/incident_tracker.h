@@ -95,6 +95,9 @@ class IncidentTracker {
   /// Records the evidence captured for an open incident, so later records keep it.
   void attachEvidence(const Incident& incident, const std::vector<ThreadCapture>& evidence);
 
+  /// The most severe kind of incident open whose first process is `process` (a deadlock over a
+  /// hang); none when none is. Cheap: it copies no incident.
+  [[nodiscard]] std::optional<IncidentKind> openKindOf(const ProcessIdentity& process) const;
   [[nodiscard]] std::vector<Incident> openIncidents() const;
 
   /// Processes with history or open incidents, every known process of an open deadlock

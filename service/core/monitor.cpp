@@ -254,16 +254,8 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   o.chains = std::move(result.chains);
   o.peers = std::move(peers);
   handle(tracker_.observe(o), o.threads);
-  std::string state = "ok";
-  for (const auto& incident : tracker_.openIncidents()) {
-    if (incident.process != process) continue;
-    if (incident.kind == IncidentKind::kDeadlock) {
-      state = "deadlocked";
-      break;
-    }
-    state = "hung";
-  }
-  last(std::move(state), threads);
+  const auto open = tracker_.openKindOf(process);
+  last(!open ? "ok" : *open == IncidentKind::kDeadlock ? "deadlocked" : "hung", threads);
   lock.unlock();
   runEffects();
   return true;
