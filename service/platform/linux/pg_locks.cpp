@@ -292,9 +292,15 @@ const PgLockWait* PgAnswerState::covering(std::int32_t pid, std::optional<std::u
   return runs && first == runs ? &it->second : nullptr;
 }
 
-bool PgAnswerState::shouldAsk(std::optional<std::chrono::milliseconds> waited, bool on_demand,
-                              const PgLockPolicy& policy, Clock::time_point now) const {
-  if (asked_ && now - *asked_ < policy.min_interval) return false;
+bool PgAnswerState::shouldAsk(std::int32_t pid, std::optional<std::chrono::milliseconds> waited,
+                              bool on_demand, const PgLockPolicy& policy,
+                              Clock::time_point now) const {
+  if (asked_) {
+    const auto since = now - *asked_;
+    // A server that failed is not asked again before the interval, whoever waits.
+    const bool listed = waits_.contains(pid) || !error_.empty();
+    if (since < policy.min_wait || (listed && since < policy.min_interval)) return false;
+  }
   return on_demand || (waited && *waited >= policy.min_wait);
 }
 
@@ -350,7 +356,7 @@ void PgLocks::apply(ProcessSample& process, bool on_demand) {
     const auto waited = readWaitTimes(std::span(&self, 1)).front();
     std::lock_guard lock(mutex_);
     auto& entry = entries_[key];
-    ask = !entry.asking && entry.state.shouldAsk(waited, on_demand, policy_, now);
+    ask = !entry.asking && entry.state.shouldAsk(pid, waited, on_demand, policy_, now);
     entry.asking = ask;
   }
   if (ask) {

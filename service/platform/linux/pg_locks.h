@@ -68,9 +68,11 @@ struct PgLockWait {
 [[nodiscard]] WaitObject pgLockWaitObject(const PgLockWait& wait);
 
 /// When to ask a server: the query costs it a connection (a process) and a look at its lock
-/// table, so it is asked for backends that have waited past a bound, at most once per interval.
+/// table, so it is asked for backends that have waited past a bound, and again within an
+/// interval only for a backend its last answer did not list (a wait that began since), never
+/// twice within the bound.
 struct PgLockPolicy {
-  std::chrono::milliseconds min_wait{1000};
+  std::chrono::milliseconds min_wait{500};
   std::chrono::milliseconds min_interval{10000};
 };
 
@@ -85,10 +87,12 @@ class PgAnswerState {
   /// was first given it.
   [[nodiscard]] const PgLockWait* covering(std::int32_t pid, std::optional<std::uint64_t> runs,
                                            const PgLockPolicy& policy, Clock::time_point now);
-  /// Whether to ask now for a backend the answer does not cover: it has waited past the bound
-  /// (any time, `on_demand`) and no answer or failure is younger than the interval.
-  [[nodiscard]] bool shouldAsk(std::optional<std::chrono::milliseconds> waited, bool on_demand,
-                               const PgLockPolicy& policy, Clock::time_point now) const;
+  /// Whether to ask now for backend `pid`, which the answer does not cover: it has waited past
+  /// the bound (any time, `on_demand`), and the last ask is older than the interval, or than the
+  /// bound when the last answer did not list the backend at all.
+  [[nodiscard]] bool shouldAsk(std::int32_t pid, std::optional<std::chrono::milliseconds> waited,
+                               bool on_demand, const PgLockPolicy& policy,
+                               Clock::time_point now) const;
   void recordAnswer(std::vector<PgLockWait> waits, Clock::time_point now);
   void recordFailure(std::string error, Clock::time_point now);
 

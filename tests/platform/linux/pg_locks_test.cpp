@@ -112,21 +112,28 @@ TEST(PgLocks, AnAnswerCoversItsBackendsForTheIntervalAndWhileTheyDoNotRun) {
   EXPECT_EQ(state.covering(101, std::nullopt, policy, t0 + 60s), nullptr);
 }
 
-TEST(PgLocks, TheServerIsAskedOncePerIntervalForBackendsThatHaveWaitedPastTheBound) {
+TEST(PgLocks, TheServerIsAskedForBackendsThatWaitedPastTheBoundOncePerIntervalEach) {
   const PgLockPolicy policy;
   const auto t0 = PgAnswerState::Clock::now();
   PgAnswerState state;
-  EXPECT_FALSE(state.shouldAsk(200ms, false, policy, t0));
-  EXPECT_FALSE(state.shouldAsk(std::nullopt, false, policy, t0));
-  EXPECT_TRUE(state.shouldAsk(1500ms, false, policy, t0));
-  EXPECT_TRUE(state.shouldAsk(std::nullopt, true, policy, t0)) << "a person asks: at once";
-  state.recordFailure("the server asks for a password", t0);
+  EXPECT_FALSE(state.shouldAsk(101, 200ms, false, policy, t0));
+  EXPECT_FALSE(state.shouldAsk(101, std::nullopt, false, policy, t0));
+  EXPECT_TRUE(state.shouldAsk(101, 600ms, false, policy, t0));
+  EXPECT_TRUE(state.shouldAsk(101, std::nullopt, true, policy, t0)) << "a person asks: at once";
+  state.recordAnswer({transactionWait({202})}, t0);
+  // A backend the answer listed (which ran since): not before the interval.
+  EXPECT_FALSE(state.shouldAsk(101, 600ms, false, policy, t0 + 9s));
+  EXPECT_TRUE(state.shouldAsk(101, 600ms, false, policy, t0 + 10s));
+  // One whose wait began after the answer: once the bound has passed since it.
+  EXPECT_FALSE(state.shouldAsk(303, 600ms, true, policy, t0 + 100ms));
+  EXPECT_TRUE(state.shouldAsk(303, 600ms, false, policy, t0 + 1s));
+  // A server that failed: not before the interval, whoever waits.
+  state.recordFailure("the server asks for a password", t0 + 1s);
   EXPECT_EQ(state.error(), "the server asks for a password");
-  EXPECT_FALSE(state.shouldAsk(1500ms, true, policy, t0 + 9s));
-  EXPECT_TRUE(state.shouldAsk(1500ms, false, policy, t0 + 10s));
-  state.recordAnswer({}, t0 + 10s);
+  EXPECT_FALSE(state.shouldAsk(404, 600ms, true, policy, t0 + 10s));
+  EXPECT_TRUE(state.shouldAsk(404, 600ms, false, policy, t0 + 11s));
+  state.recordAnswer({}, t0 + 11s);
   EXPECT_TRUE(state.error().empty());
-  EXPECT_FALSE(state.shouldAsk(1500ms, true, policy, t0 + 11s));
 }
 
 }  // namespace
