@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "model/format.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/task_reader.h"
 #include "platform/linux/unique_fd.h"
@@ -387,15 +388,11 @@ void PgLocks::apply(ProcessSample& process, bool on_demand) {
   w.type = ObjectType::kUnownedLock;
   w.status = ObjectStatus::kUnknown;
   w.name = "PostgreSQL lock";
-  const auto seconds = [](std::chrono::milliseconds ms) {
-    return std::to_string(ms.count() / 1000) + " s";
-  };
   w.detail =
       "its title says it waits for a lock; " +
-      (state.error().empty()
-           ? "the server's lock table is asked once a backend has waited " +
-                 seconds(policy_.min_wait) + ", at most once per " + seconds(policy_.min_interval)
-           : "the server's lock table cannot be read: " + state.error());
+      (state.error().empty() ? "the server's lock table is asked once a backend has waited " +
+                                   durationText(policy_.min_wait)
+                             : "the server's lock table cannot be read: " + state.error());
   backend->wait = std::move(w);
 }
 
