@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@
 
 namespace wctmon::linux_platform {
 namespace {
+
+/// syslog(3)'s connection is one per process: opened by the first sink, closed by the last.
+std::mutex syslog_users_mutex;
+int syslog_users = 0;
 
 int priorityOf(AlertSeverity severity) {
   switch (severity) {
@@ -91,14 +96,6 @@ Status JournaldAlertSink::send(const Alert& alert) {
   }
   return std::monostate{};
 }
-
-namespace {
-
-/// syslog(3)'s connection is one per process: opened by the first sink, closed by the last.
-std::mutex syslog_users_mutex;
-int syslog_users = 0;
-
-}  // namespace
 
 SyslogAlertSink::SyslogAlertSink() {
   std::lock_guard lock(syslog_users_mutex);

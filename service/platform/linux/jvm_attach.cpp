@@ -21,10 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string procPath(Pid pid, std::string_view rest) {
-  return "/proc/" + std::to_string(pid.value) + "/" + std::string(rest);
-}
-
 /// The options in the variables the JVM reads its options from, space-separated.
 std::string optionVariables(std::string_view environ) {
   static constexpr std::array kVariables = {std::string_view("JAVA_TOOL_OPTIONS="),

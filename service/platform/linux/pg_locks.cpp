@@ -35,10 +35,6 @@ constexpr std::string_view kLockWaitQuery =
     "LEFT JOIN pg_database d ON d.oid = l.database WHERE NOT l.granted";
 constexpr std::size_t kLockWaitColumns = 13;
 
-std::string procPath(Pid pid, std::string_view rest) {
-  return "/proc/" + std::to_string(pid.value) + "/" + std::string(rest);
-}
-
 /// The pids of `text`, space-separated.
 std::vector<std::int32_t> pidList(std::string_view text) {
   std::vector<std::int32_t> out;

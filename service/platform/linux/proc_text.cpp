@@ -218,6 +218,10 @@ std::string readAll(int fd, std::size_t limit) {
   return out;
 }
 
+std::string procPath(Pid pid, std::string_view rest) {
+  return "/proc/" + std::to_string(pid.value) + "/" + std::string(rest);
+}
+
 std::optional<std::string> readWholeFile(const std::string& path, std::size_t limit) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;

@@ -18,6 +18,9 @@ namespace wctmon::linux_platform {
 /// Reads what is left of the file open as `fd`, up to about `limit` bytes (a whole read more).
 [[nodiscard]] std::string readAll(int fd, std::size_t limit);
 
+/// "/proc/PID/REST": a file of process `pid`.
+[[nodiscard]] std::string procPath(Pid pid, std::string_view rest);
+
 /// The file at `path`, up to about `limit` bytes; nullopt when it cannot be opened.
 [[nodiscard]] std::optional<std::string> readWholeFile(const std::string& path, std::size_t limit);
 
