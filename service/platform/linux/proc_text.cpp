@@ -263,6 +263,14 @@ std::optional<StatFields> parseStat(std::string_view text) {
   return out;
 }
 
+std::optional<int> parseStatProcessor(std::string_view text) {
+  const auto close = text.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view rest = text.substr(close + 1);
+  for (int field = 3; field < 39; ++field) nextToken(rest);
+  return parseNumber<int>(nextToken(rest), 10);
+}
+
 std::optional<SyscallState> parseSyscall(std::string_view text) {
   SyscallState out;
   auto first = nextToken(text);

@@ -38,6 +38,9 @@ struct StatFields {
 /// Parses a stat line; the command name may hold spaces and parentheses.
 [[nodiscard]] std::optional<StatFields> parseStat(std::string_view text);
 
+/// Field 39 of a stat line: the CPU the thread runs on, or last ran on.
+[[nodiscard]] std::optional<int> parseStatProcessor(std::string_view text);
+
 /// What /proc/PID/task/TID/syscall says.
 struct SyscallState {
   enum class Kind { kRunning, kNotInSyscall, kInSyscall };

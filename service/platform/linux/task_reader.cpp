@@ -2,13 +2,18 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <ctime>
+#include <mutex>
 #include <string_view>
+#include <unordered_map>
 
 namespace wctmon::linux_platform {
 namespace {
@@ -40,6 +45,58 @@ TaskReading exited(TaskReading reading) {
   return reading;
 }
 
+double monotonicMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+/// `se.exec_start` of the calling thread less the monotonic clock, both read now, on the CPU the
+/// thread runs on.
+std::optional<double> ownSchedClockOffset() {
+  std::array<char, 4096> buf{};
+  const long n = readSmallFile(AT_FDCWD, "/proc/thread-self/sched", buf);
+  if (n <= 0) return std::nullopt;
+  const auto now = parseSchedExecStart(textOf(buf, n));
+  if (!now) return std::nullopt;
+  return *now - monotonicMs();
+}
+
+/// The scheduler clock of CPU `cpu` (the clock of `se.exec_start`) less the monotonic clock.
+/// Each CPU's clock leaves out that CPU's own interrupt and steal time, so on a virtual machine
+/// two CPUs' clocks drift apart by seconds: a thread's last run is compared with now on the CPU
+/// it ran on. The calling thread moves onto that CPU for a moment to read it; an offset is kept
+/// for a second, in which it drifts by less than a percent of that. A CPU the caller may not run
+/// on is read as its own CPU is, nearly always close enough (never a wait time below zero).
+std::optional<double> schedClockOffset(int cpu) {
+  using Clock = std::chrono::steady_clock;
+  struct Kept {
+    double offset;
+    Clock::time_point at;
+  };
+  static std::mutex mutex;
+  static std::unordered_map<int, Kept> kept;
+  const auto now = Clock::now();
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = kept.find(cpu); it != kept.end() && now - it->second.at < std::chrono::seconds(1))
+      return it->second.offset;
+  }
+  cpu_set_t saved;
+  cpu_set_t only;
+  CPU_ZERO(&only);
+  if (cpu < 0 || cpu >= CPU_SETSIZE || ::sched_getaffinity(0, sizeof saved, &saved) != 0) {
+    return ownSchedClockOffset();
+  }
+  CPU_SET(cpu, &only);
+  if (::sched_setaffinity(0, sizeof only, &only) != 0) return ownSchedClockOffset();
+  auto offset = ::sched_getcpu() == cpu ? ownSchedClockOffset() : std::nullopt;
+  ::sched_setaffinity(0, sizeof saved, &saved);
+  if (!offset) return ownSchedClockOffset();
+  std::lock_guard lock(mutex);
+  kept[cpu] = Kept{*offset, now};
+  return offset;
+}
 }  // namespace
 
 TaskReading readTask(int task_fd, Pid pid, std::int32_t tid) {
@@ -122,19 +179,19 @@ std::vector<std::optional<std::chrono::milliseconds>> readWaitTimes(
   if (threads.empty()) return out;
   // The files are ~1.5 KB of text each: that is why only threads in reported chains are asked.
   std::array<char, 4096> buf{};
-  const auto execStart = [&](const char* path) -> std::optional<double> {
-    const long n = readSmallFile(AT_FDCWD, path, buf);
-    if (n <= 0) return std::nullopt;
-    return parseSchedExecStart(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-  };
-  const auto now = execStart("/proc/thread-self/sched");
-  if (!now) return out;
   for (std::size_t i = 0; i < threads.size(); ++i) {
-    const auto path = "/proc/" + std::to_string(threads[i].pid.value) + "/task/" +
-                      std::to_string(threads[i].tid.value) + "/sched";
-    const auto last_ran = execStart(path.c_str());
-    if (!last_ran || *last_ran > *now) continue;
-    out[i] = std::chrono::milliseconds(static_cast<std::int64_t>(*now - *last_ran));
+    const auto dir = "/proc/" + std::to_string(threads[i].pid.value) + "/task/" +
+                     std::to_string(threads[i].tid.value) + "/";
+    long n = readSmallFile(AT_FDCWD, (dir + "sched").c_str(), buf);
+    if (n <= 0) continue;
+    const auto last_ran = parseSchedExecStart(textOf(buf, n));
+    n = readSmallFile(AT_FDCWD, (dir + "stat").c_str(), buf);
+    if (!last_ran || n <= 0) continue;
+    const auto cpu = parseStatProcessor(textOf(buf, n));
+    const auto offset = cpu ? schedClockOffset(*cpu) : std::nullopt;
+    if (!offset) continue;
+    const double waited = monotonicMs() + *offset - *last_ran;
+    if (waited >= 0) out[i] = std::chrono::milliseconds(static_cast<std::int64_t>(waited));
   }
   return out;
 }

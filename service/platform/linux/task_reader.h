@@ -44,8 +44,8 @@ struct TaskReading {
 [[nodiscard]] std::optional<SchedTimes> readSchedTimes(int task_fd, std::int32_t tid);
 
 /// How long each thread has not run, from the scheduler's clock: `se.exec_start` of its sched
-/// file (when it last ran) against the same field of our own, read at once (now, on that clock).
-/// nullopt for a thread that cannot be read.
+/// file (when it last ran) against the same field of our own read now on the CPU the thread last
+/// ran on (each CPU has a clock of its own). nullopt for a thread that cannot be read.
 [[nodiscard]] std::vector<std::optional<std::chrono::milliseconds>> readWaitTimes(
     std::span<const ThreadRef> threads);
 

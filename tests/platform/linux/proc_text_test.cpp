@@ -156,6 +156,15 @@ TEST(ProcText, FdinfoPosition) {
   EXPECT_FALSE(parseFdinfoPos("flags:\t02\nxpos:\t9\n").has_value());
 }
 
+TEST(ProcText, TheProcessorIsField39OfAStatLine) {
+  const std::string_view line =
+      "1234 (a b) 7) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 3 0 98765 1000 100 "
+      "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 5 0 0 0 0 0";
+  EXPECT_EQ(parseStatProcessor(line), 5);
+  EXPECT_FALSE(parseStatProcessor(line.substr(0, line.find(" 17 5"))).has_value());
+  EXPECT_FALSE(parseStatProcessor("garbage").has_value());
+}
+
 TEST(ProcText, SchedExecStartIsTheSchedulerClockInMilliseconds) {
   const std::string_view sched =
       "cat (19447, #threads: 1)\n"

@@ -3,10 +3,12 @@
 #include "platform/linux/task_reader.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -235,6 +237,42 @@ TEST(TaskReaderOnThisProcess, AThreadBlockedInReadShowsTheCallAndItsDescriptor) 
   ::close(fds[0]);
   ::close(fds[1]);
   EXPECT_TRUE(isExited(readTask(task.get(), self, tid).sample));
+}
+
+TEST(TaskReaderOnThisProcess, AWaitOnAnotherCpuIsReadOnThatCpusClock) {
+  // Each CPU's scheduler clock leaves out its own interrupt and steal time, so on a virtual
+  // machine two CPUs' clocks are apart by up to seconds: a thread that slept on one CPU is read
+  // from each of the others, and every reading must be its nap.
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 2) GTEST_SKIP() << "one CPU";
+  cpu_set_t saved;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof saved, &saved), 0);
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread sleeper([&] {
+    cpu_set_t first;
+    CPU_ZERO(&first);
+    CPU_SET(0, &first);
+    ::sched_setaffinity(0, sizeof first, &first);
+    tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    while (!done) std::this_thread::sleep_for(std::chrono::seconds(1));
+  });
+  while (tid == 0) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // inside its first nap
+  const ThreadRef ref{Pid{::getpid()}, Tid{tid}};
+  for (int cpu = 1; cpu < std::min<long>(cpus, 4); ++cpu) {
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(cpu, &only);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof only, &only), 0);
+    const auto waited = readWaitTimes(std::span(&ref, 1)).front();
+    ASSERT_TRUE(waited.has_value()) << "read on CPU " << cpu;
+    EXPECT_GE(*waited, std::chrono::milliseconds(100)) << "read on CPU " << cpu;
+    EXPECT_LE(*waited, std::chrono::milliseconds(700)) << "read on CPU " << cpu;
+  }
+  ::sched_setaffinity(0, sizeof saved, &saved);
+  done = true;
+  sleeper.join();
 }
 
 }  // namespace
