@@ -26,10 +26,10 @@ import tempfile
 import time
 
 
-def has_api(wctmon):
-    """Whether this build serves the API (earlier ones refuse the api key as unknown)."""
+def accepts(wctmon, config):
+    """Whether this build takes `config` (earlier ones refuse keys they do not know)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-        f.write(json.dumps({"api": {"enabled": False}}))
+        f.write(json.dumps(config))
         f.flush()
         return subprocess.run([wctmon, "validate-config", f.name], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL).returncode == 0
@@ -37,10 +37,15 @@ def has_api(wctmon):
 
 def start_service(wctmon, state, interval_ms, tag, extra="", prefix=()):
     config = os.path.join(state, "wctmon.json")
-    # Its own API socket: the default address is for one service per host.
-    api = {"api": {"listen": ["unix:" + os.path.join(state, "api.sock")]}} if has_api(wctmon) else {}
+    # Its own API socket and no metrics endpoint: the default addresses are for one service per
+    # host.
+    own = {}
+    if accepts(wctmon, {"api": {"enabled": False}}):
+        own["api"] = {"listen": ["unix:" + os.path.join(state, "api.sock")]}
+    if accepts(wctmon, {"metrics": {"enabled": False}}):
+        own["metrics"] = {"enabled": False}
     with open(config, "w") as f:
-        f.write(json.dumps({**api,
+        f.write(json.dumps({**own,
             "state_dir": state,
             "sampling": {"interval_ms": interval_ms},
             "alerts": {"sink": "none"},
