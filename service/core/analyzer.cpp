@@ -174,10 +174,10 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
       result.process_name = snapshot_.processes.front().name;
       result.process_title = snapshot_.processes.front().title;
       out.threads = std::move(snapshot_.processes.front().threads);
-    }
-    for (std::size_t i = options_.all_processes ? 0 : 1; i < snapshot_.processes.size(); ++i) {
-      const auto& p = snapshot_.processes[i];
-      if (!p.title.empty()) result.peer_titles.emplace_back(p.pid, p.title);
+      for (std::size_t i = 1; i < snapshot_.processes.size(); ++i) {
+        const auto& p = snapshot_.processes[i];
+        result.other_processes.push_back(ProcessSeen{p.pid, p.start_time, p.name, p.title});
+      }
     }
     result.chains = std::move(graph_.chains);
     result.deadlocks = std::move(graph_.deadlocks);

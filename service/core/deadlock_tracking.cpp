@@ -48,6 +48,7 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
       OpenDeadlock open;
       Incident& incident = open.incident;
       incident = newIncident(IncidentKind::kDeadlock, o, deadlockSignature(threads), threads, now);
+      incident.id = ids_.next();
       open.observers.insert(o.process);
       open.spurs[o.process] = d.spurs;
       incident.spurs = d.spurs;
@@ -126,8 +127,7 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
     std::optional<std::string> why;
     if (member && isWithin(cycle, o.process.pid)) {
       why = "the cycle is gone";
-    } else if (member && o.sees_other_processes &&
-               (leftCycle(o, cycle, open) || !shown_elsewhere)) {
+    } else if (member && o.target->out_of_proc && (leftCycle(o, cycle, open) || !shown_elsewhere)) {
       why = "the cycle is gone";
     } else if (!member && observer && !shown_elsewhere) {
       // Only a process whose samples showed the cycle can tell it is gone: every other one

@@ -78,7 +78,8 @@ void recordWaits(std::map<ThreadRef, std::pair<ObjectType, std::uint64_t>>& wait
 }
 
 bool isIgnored(const ProcessObservation& o, ObjectType type) {
-  return std::find(o.ignore_waits.begin(), o.ignore_waits.end(), type) != o.ignore_waits.end();
+  return std::find(o.target->ignore_waits.begin(), o.target->ignore_waits.end(), type) !=
+         o.target->ignore_waits.end();
 }
 
 std::vector<ThreadRef> spursOf(const std::vector<WaitChain>& chains,
@@ -154,7 +155,7 @@ Incident newIncident(IncidentKind kind, const ProcessObservation& o, std::string
   incident.process = o.process;
   incident.process_name = o.process_name;
   incident.processes = {IncidentProcess{o.process, o.process_name, o.process_title}};
-  incident.target = o.target;
+  incident.target = o.target->name;
   incident.signature = std::move(signature);
   incident.threads = std::move(threads);
   incident.opened_at = now;

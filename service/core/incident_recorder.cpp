@@ -15,7 +15,14 @@ IncidentRecorder::~IncidentRecorder() {
   }
 }
 
-void IncidentRecorder::record(const Incident& incident, IncidentEvent::Type type) {
+Incident IncidentRecorder::record(Incident incident, IncidentEvent::Type type) {
+  if (!incident.evidence.empty()) {
+    evidence_[incident.id] = incident.evidence;
+  } else if (auto it = evidence_.find(incident.id); it != evidence_.end()) {
+    // Decided before its capture came back: records are rewritten whole.
+    incident.evidence = it->second;
+  }
+  if (type == IncidentEvent::Type::kResolved) evidence_.erase(incident.id);
   if (deps_.store != nullptr) {
     if (auto dropped = pending_writes_.push(incident, type == IncidentEvent::Type::kOpened)) {
       ++counters_.store_writes_dropped;
@@ -31,6 +38,7 @@ void IncidentRecorder::record(const Incident& incident, IncidentEvent::Type type
     writeStore(/*force=*/false);
   }
   feed_.publish({type, incident});
+  return incident;
 }
 
 std::int64_t IncidentRecorder::lastStoredId() const {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,10 @@ class IncidentRecorder {
   IncidentRecorder& operator=(const IncidentRecorder&) = delete;
 
   /// Writes `incident` to the store (or keeps it waiting while the store fails) and publishes
-  /// it to the feed as `type`.
-  void record(const Incident& incident, IncidentEvent::Type type);
+  /// it to the feed as `type`. An incident recorded without evidence takes the evidence recorded
+  /// for it before (a change decided before its capture came back), so that what the store,
+  /// the feed and the alerts get is the whole incident. Returns it so.
+  Incident record(Incident incident, IncidentEvent::Type type);
   /// Checks that the store's file is still in place and retries what waits for it (at most once
   /// per kStoreRetryInterval while it fails).
   void checkStore();
@@ -91,6 +94,8 @@ class IncidentRecorder {
 
   Dependencies deps_;
   PendingWrites pending_writes_{kMaxPendingWrites};
+  /// The evidence recorded for each open incident, by id.
+  std::map<std::int64_t, std::vector<ThreadCapture>> evidence_;
   bool store_failing_ = false;
   /// Whether the overflow of the waiting changes was said (once per outage).
   bool drop_reported_ = false;

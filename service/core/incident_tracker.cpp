@@ -31,7 +31,7 @@ std::string waitKeyText(const WaitObject& wait) {
 std::vector<IncidentEvent> IncidentTracker::observe(const ProcessObservation& o) {
   std::vector<IncidentEvent> events;
   auto& state = processes_[o.process];
-  state.sees_other_processes = o.sees_other_processes;
+  state.sees_other_processes = o.target->out_of_proc;
   updateHistory(o, state, clock_.steadyNow());
   trackDeadlocks(o, events);
   trackHangs(o, state, events);
@@ -105,9 +105,10 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
       continue;
     }
     const auto waited = steady_now - h.since;
-    if (waited < o.hang_threshold) continue;
+    if (waited < o.target->hang_threshold) continue;
     current.insert(signature);
     Incident incident = newIncident(IncidentKind::kHang, o, signature, {t.id}, now);
+    incident.id = ids_.next();
     incident.chains = chainsOf(o, incident.threads);
     incident.spurs = spursOf(o.chains, incident.threads);
     annotateWaitTimes(o.process, incident.chains);
@@ -194,6 +195,7 @@ std::vector<IncidentEvent> IncidentTracker::adopt(std::vector<Incident> open) {
   });
   std::set<std::int64_t> merged;
   for (auto& incident : open) {
+    ids_.keepAbove(incident.id);
     if (incident.state != IncidentState::kOpen) continue;
     if (incident.processes.empty()) {
       incident.processes = {IncidentProcess{incident.process, incident.process_name}};
@@ -241,18 +243,6 @@ std::vector<IncidentEvent> IncidentTracker::adopt(std::vector<Incident> open) {
       events.push_back({IncidentEvent::Type::kUpdated, d.incident});
   }
   return events;
-}
-
-void IncidentTracker::assignId(const Incident& incident, std::int64_t id) {
-  if (incident.kind == IncidentKind::kDeadlock) {
-    if (auto it = deadlocks_.find(keyOf(incident)); it != deadlocks_.end())
-      it->second.incident.id = id;
-    return;
-  }
-  auto p = processes_.find(incident.process);
-  if (p == processes_.end()) return;
-  auto it = p->second.open.find(incident.signature);
-  if (it != p->second.open.end()) it->second.id = id;
 }
 
 void IncidentTracker::attachEvidence(const Incident& incident,

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -10,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/config.h"
+#include "core/incident_ids.h"
 #include "core/ports/clock.h"
 #include "model/incident.h"
 #include "model/snapshot.h"
@@ -23,13 +26,11 @@ struct ProcessObservation {
   std::string process_name;
   /// The title the process gave itself; empty when none.
   std::string process_title;
-  std::string target;
-  std::chrono::milliseconds hang_threshold{30000};
-  /// Wait types that are never a hang for this target.
-  std::vector<ObjectType> ignore_waits;
-  /// The sample followed chains into other processes: a cycle across processes that involves
-  /// this one would be among `deadlocks`. Without it only cycles within the process are seen.
-  bool sees_other_processes = false;
+  /// The target that watches the process: its name, its hang threshold, the wait types that are
+  /// never a hang for it, and whether its samples follow chains into other processes (out_of_proc:
+  /// a cycle across processes that involves this one would be among `deadlocks`; without it only
+  /// cycles within the process are seen). Never null.
+  std::shared_ptr<const TargetConfig> target;
   std::vector<ThreadSample> threads;
   /// Confirmed cycles that involve the process.
   std::vector<Deadlock> deadlocks;
@@ -60,7 +61,9 @@ struct IncidentEvent {
 /// when an incident opened or changed on its wall clock.
 class IncidentTracker {
  public:
-  explicit IncidentTracker(const Clock& clock) : clock_(clock) {}
+  /// New incidents take their ids from `ids`; adopted ones keep theirs, and `ids` gives none of
+  /// them again.
+  IncidentTracker(const Clock& clock, IncidentIds& ids) : clock_(clock), ids_(ids) {}
 
   /// Feeds one sample of one process; returns what opened, changed or resolved.
   [[nodiscard]] std::vector<IncidentEvent> observe(const ProcessObservation& observation);
@@ -88,9 +91,6 @@ class IncidentTracker {
   /// several open incidents of one cycle (one per process, as older versions kept them) become
   /// the oldest one, and the others resolve as its duplicates (returned with any update).
   [[nodiscard]] std::vector<IncidentEvent> adopt(std::vector<Incident> open);
-
-  /// Records the id the store gave an open incident (as an event handed it out).
-  void assignId(const Incident& incident, std::int64_t id);
 
   /// Records the evidence captured for an open incident, so later records keep it.
   void attachEvidence(const Incident& incident, const std::vector<ThreadCapture>& evidence);
@@ -166,6 +166,7 @@ class IncidentTracker {
                       std::vector<IncidentEvent>& events);
 
   const Clock& clock_;
+  IncidentIds& ids_;
   std::map<ProcessIdentity, ProcessState> processes_;
   Deadlocks deadlocks_;
 };

@@ -10,6 +10,29 @@
 namespace wctmon {
 namespace {
 
+/// How a periodic sample of a process of `target` is analysed.
+AnalyzeOptions sampleOptions(const std::shared_ptr<const TargetConfig>& target) {
+  // A cycle closed by a timed wait is a deadlock only when the wait outlives the target's hang
+  // threshold: a back-off that gives way sooner would open, resolve and reopen it.
+  AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
+                         .out_of_proc = target->out_of_proc,
+                         .wct = target->wct,
+                         .all_processes = false,
+                         .timed_wait_bound = target->hang_threshold,
+                         .capture = false,
+                         .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
+                         .chain_filter = {},
+                         .on_demand = false};
+  // Chains matter only where an incident can open: threads waiting on something other than an
+  // idle wait (cycles always get theirs). Idle workers cost no chain every interval.
+  options.chain_filter = [target](const ThreadSample& t) {
+    const auto& ignored = target->ignore_waits;
+    return t.status == ObjectStatus::kBlocked && t.wait &&
+           std::find(ignored.begin(), ignored.end(), t.wait->type) == ignored.end();
+  };
+  return options;
+}
+
 /// The threads whose evidence an incident carries: a deadlock's cycle; a hang's thread and the
 /// threads its chains lead to (the owners it waits on), each once.
 std::vector<ThreadRef> evidenceThreads(const Incident& incident) {
@@ -33,15 +56,15 @@ Monitor::Monitor(Dependencies deps, Config config)
       analyzer_(nullptr),  // samples never capture with the analysis: their evidence is an effect
       config_(std::move(config)),
       targets_(deps_.store, config_),
-      tracker_(deps.clock),
+      tracker_(deps.clock, ids_),
       alerts_(deps.clock, config_.alerts),
-      recorder_(
-          {deps_.store, deps_.alerts, deps_.clock,
-           [this] {
-             std::lock_guard lock(mutex_);
-             return IncidentRecorder::Live{tracker_.openIncidents(), targets_.runtime(), last_id_};
-           }}),
-      last_id_(recorder_.lastStoredId()) {}
+      recorder_({deps_.store, deps_.alerts, deps_.clock, [this] {
+                   std::lock_guard lock(mutex_);
+                   return IncidentRecorder::Live{tracker_.openIncidents(), targets_.runtime(),
+                                                 ids_.last()};
+                 }}) {
+  ids_.keepAbove(recorder_.lastStoredId());
+}
 
 Monitor::~Monitor() = default;
 
@@ -134,27 +157,9 @@ void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, Sam
     executor([done = std::move(done)] { done(false); });
     return;
   }
-  // A cycle closed by a timed wait is a deadlock only when the wait outlives the target's hang
-  // threshold: a back-off that gives way sooner would open, resolve and reopen it.
-  AnalyzeOptions options{.max_nodes = kDefaultMaxNodes,
-                         .out_of_proc = target->out_of_proc,
-                         .wct = target->wct,
-                         .all_processes = false,
-                         .timed_wait_bound = target->hang_threshold,
-                         .capture = false,
-                         .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
-                         .chain_filter = {},
-                         .on_demand = false};
-  // Chains matter only where an incident can open: threads waiting on something other than an
-  // idle wait (cycles always get theirs). Idle workers cost no chain every interval.
-  options.chain_filter = [target](const ThreadSample& t) {
-    const auto& ignored = target->ignore_waits;
-    return t.status == ObjectStatus::kBlocked && t.wait &&
-           std::find(ignored.begin(), ignored.end(), t.wait->type) == ignored.end();
-  };
-  analyzer_.asyncAnalyze(std::move(session), std::move(options), std::move(executor),
+  analyzer_.asyncAnalyze(std::move(session), sampleOptions(target), std::move(executor),
                          [this, process, target, done = std::move(done)](Result<Analysis> a) {
-                           done(record(process, *target, std::move(a)));
+                           done(takeSample(process, target, std::move(a)));
                          });
 }
 
@@ -169,12 +174,12 @@ void Monitor::cancelSample(const ProcessIdentity& process) {
   session->cancel();
 }
 
-bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
-                     Result<Analysis> analysis) {
-  // The other processes of its deadlocks, for their identities and current names: read only
-  // while there is a deadlock, outside the lock like the analysis.
+bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const TargetConfig> target,
+                         Result<Analysis> analysis) {
+  // The other processes of its deadlocks, as the sample read them.
   std::vector<IncidentProcess> peers;
   if (analysis) {
+    const auto& seen = analysis->result.other_processes;
     for (const auto& d : analysis->result.deadlocks) {
       for (const auto* list : {&d.threads, &d.spurs}) {
         for (const auto& t : *list) {
@@ -183,12 +188,10 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
                           [&](const IncidentProcess& p) { return p.identity.pid == t.pid; })) {
             continue;
           }
-          if (auto info = deps_.catalog.get(t.pid, false)) {
-            const auto& titles = analysis->result.peer_titles;
-            const auto title = std::find_if(titles.begin(), titles.end(),
-                                            [&](const auto& p) { return p.first == t.pid; });
-            peers.push_back(IncidentProcess{info->identity, info->comm,
-                                            title == titles.end() ? "" : title->second});
+          const auto p = std::find_if(seen.begin(), seen.end(),
+                                      [&](const ProcessSeen& s) { return s.pid == t.pid; });
+          if (p != seen.end()) {
+            peers.push_back(IncidentProcess{{p->pid, p->start_time}, p->name, p->title});
           }
         }
       }
@@ -242,10 +245,7 @@ bool Monitor::record(const ProcessIdentity& process, const TargetConfig& target,
   o.process_name =
       watched->second.process.comm.empty() ? result.process_name : watched->second.process.comm;
   o.process_title = result.process_title;
-  o.target = target.name;
-  o.hang_threshold = target.hang_threshold;
-  o.ignore_waits = target.ignore_waits;
-  o.sees_other_processes = target.out_of_proc;
+  o.target = std::move(target);
   const auto threads = static_cast<std::uint32_t>(
       std::count_if(analysis->threads.begin(), analysis->threads.end(),
                     [&](const ThreadSample& t) { return t.id.pid == process.pid; }));
@@ -269,10 +269,6 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
   std::set<ProcessIdentity> capturing;
   for (auto& event : events) {
     auto& incident = event.incident;
-    if (incident.id == 0) {
-      incident.id = ++last_id_;
-      tracker_.assignId(incident, incident.id);
-    }
     Effect effect;
     effect.type = event.type;
     if (event.type == IncidentEvent::Type::kOpened) {
@@ -355,10 +351,9 @@ void Monitor::apply(Effect& effect) {
   if (effect.capture) {
     // Recorded and told first, the evidence after: a capture stops the threads one by one and
     // unwinds their stacks (a few hundred milliseconds), and the incident must not wait for it.
-    recorder_.record(incident, effect.type);
+    incident = recorder_.record(std::move(incident), effect.type);
     incident.evidence = deps_.inspector->capture(evidenceThreads(incident));
     attachRuntimeStacks(incident.evidence, effect.runtime_stacks);
-    evidence_[incident.id] = incident.evidence;
     ++counters_.captures;
     {
       // Records are rewritten whole; the tracker's copy must carry the evidence too.
@@ -366,14 +361,9 @@ void Monitor::apply(Effect& effect) {
       tracker_.attachEvidence(incident, incident.evidence);
       publishOpenIncidents();
     }
-    recorder_.record(incident, IncidentEvent::Type::kUpdated);
+    incident = recorder_.record(std::move(incident), IncidentEvent::Type::kUpdated);
   } else {
-    if (auto it = evidence_.find(incident.id); it != evidence_.end() && incident.evidence.empty()) {
-      // Decided before the capture had reached the tracker's copy.
-      incident.evidence = it->second;
-    }
-    if (effect.type == IncidentEvent::Type::kResolved) evidence_.erase(incident.id);
-    recorder_.record(incident, effect.type);
+    incident = recorder_.record(std::move(incident), effect.type);
   }
   if (deps_.alerts != nullptr) {
     const auto whole = std::make_shared<const Incident>(incident);
@@ -465,7 +455,6 @@ void Monitor::adoptStoredIncidents() {
   {
     std::lock_guard lock(mutex_);
     spdlog::info("{} incident(s) were open when the service stopped", open.size());
-    for (const auto& i : open) last_id_ = std::max(last_id_, i.id);
     recorder_.feed().seed(open);
     handle(tracker_.adopt(open));
     publishOpenIncidents();

@@ -168,9 +168,11 @@ class Monitor {
   /// those of the sample the events come from, if any.
   void handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads = {});
   [[nodiscard]] bool shouldCapture(const Incident& incident);
-  /// Records one finished analysis; returns whether the process is still watched.
-  [[nodiscard]] bool record(const ProcessIdentity& process, const TargetConfig& target,
-                            Result<Analysis> analysis);
+  /// Takes one finished analysis of `process` into the tracker and queues what follows;
+  /// returns whether the process is still watched.
+  [[nodiscard]] bool takeSample(const ProcessIdentity& process,
+                                std::shared_ptr<const TargetConfig> target,
+                                Result<Analysis> analysis);
   /// Starts doing the queued effects unless that is under way; called without the lock.
   void runEffects();
   void drainEffects();
@@ -185,6 +187,9 @@ class Monitor {
   Config config_;
   TargetRegistry targets_;
   std::map<ProcessIdentity, WatchedProcess> watched_;
+  /// Ids are given where incidents are decided, so that no decision waits for the store; kept
+  /// above the store's highest.
+  IncidentIds ids_;
   IncidentTracker tracker_;
   IncidentAlerts alerts_;
   /// When each watched process was last captured (steady: an NTP step must not allow a second).
@@ -217,16 +222,10 @@ class Monitor {
   mutable std::mutex effects_mutex_;  // the queue of effects, never held while doing one
   std::deque<std::vector<Effect>> effects_;
   bool effects_running_ = false;
-  /// Evidence captured per incident id, for records rewritten before the tracker's copy has it.
-  /// Used by the effects only, one at a time.
-  std::map<std::int64_t, std::vector<ThreadCapture>> evidence_;
 
   /// Where the effects record incidents (the store, the feed). Last: its last write at the end
   /// reads what is live from the members above.
   IncidentRecorder recorder_;
-  /// Ids are given here, where incidents are decided, so that no decision waits for the store;
-  /// the decision lock guards it.
-  std::int64_t last_id_ = 0;
 };
 
 }  // namespace wctmon

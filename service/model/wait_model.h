@@ -231,6 +231,17 @@ struct GoProgram {
   friend bool operator==(const GoProgram&, const GoProgram&) = default;
 };
 
+/// Another process an analysis read: who it is and what it is called.
+struct ProcessSeen {
+  Pid pid;
+  /// With the pid, identifies the process across PID reuse.
+  std::uint64_t start_time = 0;
+  std::string name;
+  /// The title it gave itself; empty when none.
+  std::string title{};
+  friend bool operator==(const ProcessSeen&, const ProcessSeen&) = default;
+};
+
 /// Everything one analysis found.
 struct AnalysisResult {
   Pid pid;  // 0 for a whole-system analysis
@@ -239,8 +250,9 @@ struct AnalysisResult {
   std::string process_name;
   /// The title the process gave itself (see ProcessSample::title); empty when none.
   std::string process_title{};
-  /// The titles of the other processes the analysis read, where they have one.
-  std::vector<std::pair<Pid, std::string>> peer_titles{};
+  /// The other processes the analysis read (of a single-process analysis that followed chains
+  /// out of it): those its deadlocks and chains name.
+  std::vector<ProcessSeen> other_processes{};
   /// The Go programs among the processes analysed, with their blocked goroutines.
   std::vector<GoProgram> go_programs{};
   std::uint32_t process_count = 0;

@@ -56,6 +56,29 @@ TEST(Analyzer, ACycleSeenTwiceUnchangedIsConfirmedAndCaptured) {
   EXPECT_EQ(result->chains.size(), 3U);
 }
 
+TEST(Analyzer, TheOtherProcessesReadComeWithTheirIdentitiesAndTitles) {
+  // A cycle across two processes: the monitor takes the second one's identity from here.
+  FakeWaitChainSource source;
+  auto s = SnapshotBuilder()
+               .process(10, "client")
+               .waitsOnThread(11, T(20, 21))
+               .switches(1)
+               .process(20, "postgres")
+               .waitsOnThread(21, T(10, 11))
+               .switches(1)
+               .build();
+  s.processes[1].start_time = 4242;
+  s.processes[1].title = "postgres: app db [local] UPDATE waiting";
+  source.setSample(s);
+  source.queueResample(s);
+  auto result = analyze(source, nullptr, Pid{10}, AnalyzeOptions{.out_of_proc = true});
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->deadlocks.size(), 1U);
+  EXPECT_EQ(result->other_processes,
+            (std::vector<ProcessSeen>{
+                {Pid{20}, 4242, "postgres", "postgres: app db [local] UPDATE waiting"}}));
+}
+
 TEST(Analyzer, ACycleThePlatformSeesAndTheGraphDoesNotIsSaid) {
   // WCT says threads 11 and 12 close a cycle; the graph agrees: nothing to say.
   auto agreed = abba(5, 7);

@@ -55,6 +55,27 @@ TEST_F(IncidentRecorderTest, ChangesReachTheStoreAndThenTheFeedInTheirOrder) {
   EXPECT_TRUE(alerts_.sent.empty());
 }
 
+TEST_F(IncidentRecorderTest, AChangeDecidedBeforeTheCaptureCameBackKeepsTheEvidenceEverywhere) {
+  std::vector<std::size_t> told;
+  auto subscription = recorder_.feed().subscribe(
+      [](const auto&) {},
+      [&](const auto& event) { told.push_back(event->incident.evidence.size()); });
+  recorder_.record(incident(1), IncidentEvent::Type::kOpened);
+  auto captured = incident(1);
+  captured.evidence.resize(2);
+  recorder_.record(captured, IncidentEvent::Type::kUpdated);
+  // Decided from the tracker's copy before the evidence reached it.
+  const auto updated = recorder_.record(incident(1), IncidentEvent::Type::kUpdated);
+  EXPECT_EQ(updated.evidence.size(), 2U);
+  EXPECT_EQ(store_.get(1)->value().evidence.size(), 2U);
+  const auto resolved =
+      recorder_.record(incident(1, IncidentState::kResolved), IncidentEvent::Type::kResolved);
+  EXPECT_EQ(resolved.evidence.size(), 2U);
+  EXPECT_EQ(told, (std::vector<std::size_t>{0, 2, 2, 2}));
+  // Forgotten once resolved: an id is never given twice, and nothing is kept for it.
+  EXPECT_TRUE(recorder_.record(incident(1), IncidentEvent::Type::kUpdated).evidence.empty());
+}
+
 TEST_F(IncidentRecorderTest, AFailingStoreIsSaidOnceRetriedOnceASecondAndWrittenWhenItRecovers) {
   store_.failWrites(true);
   recorder_.record(incident(1), IncidentEvent::Type::kOpened);

@@ -19,14 +19,23 @@ using Type = IncidentEvent::Type;
 
 const ProcessIdentity kProcess{Pid{10}, 777};
 
+/// A target with a 30 s hang threshold.
+std::shared_ptr<const TargetConfig> targetOf(std::string name, std::vector<ObjectType> ignore_waits,
+                                             bool out_of_proc = false) {
+  auto target = std::make_shared<TargetConfig>();
+  target->name = std::move(name);
+  target->hang_threshold = 30s;
+  target->ignore_waits = std::move(ignore_waits);
+  target->out_of_proc = out_of_proc;
+  return target;
+}
+
 /// An observation built the way the service builds one: from a snapshot through the graph.
 ProcessObservation observe(const Snapshot& s, ProcessIdentity process = kProcess) {
   ProcessObservation o;
   o.process = process;
   o.process_name = "server";
-  o.target = "servers";
-  o.hang_threshold = 30s;
-  o.ignore_waits = {ObjectType::kFutex, ObjectType::kPoll};
+  o.target = targetOf("servers", {ObjectType::kFutex, ObjectType::kPoll});
   o.threads = s.processes.front().threads;
   const std::vector<Pid> roots{process.pid};
   auto g = analyzeWaitGraph(s, roots, {});
@@ -49,11 +58,11 @@ std::vector<Type> types(const std::vector<IncidentEvent>& events) {
 
 TEST(IncidentTracker, EvidenceCapturedForAnIncidentThatEndedDoesNotGoToItsSuccessor) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   auto first = tracker.observe(observe(abba()));
   ASSERT_EQ(types(first), std::vector<Type>{Type::kOpened});
-  tracker.assignId(first[0].incident, 1);
-  first[0].incident.id = 1;
+  EXPECT_EQ(first[0].incident.id, 1);
   clock.advance(1s);
   ASSERT_TRUE(tracker.observe(observe(healthy())).empty());  // once more, to be sure
   clock.advance(1s);
@@ -61,7 +70,7 @@ TEST(IncidentTracker, EvidenceCapturedForAnIncidentThatEndedDoesNotGoToItsSucces
   clock.advance(1s);
   auto second = tracker.observe(observe(abba()));  // the same threads deadlock again
   ASSERT_EQ(types(second), std::vector<Type>{Type::kOpened});
-  tracker.assignId(second[0].incident, 2);
+  EXPECT_EQ(second[0].incident.id, 2);
 
   ThreadCapture capture;
   capture.thread = T(10, 11);
@@ -69,14 +78,14 @@ TEST(IncidentTracker, EvidenceCapturedForAnIncidentThatEndedDoesNotGoToItsSucces
   tracker.attachEvidence(first[0].incident, {capture});  // the first one's capture, late
   ASSERT_EQ(tracker.openIncidents().size(), 1U);
   EXPECT_TRUE(tracker.openIncidents()[0].evidence.empty());
-  second[0].incident.id = 2;
   tracker.attachEvidence(second[0].incident, {capture});
   EXPECT_EQ(tracker.openIncidents()[0].evidence.size(), 1U);
 }
 
 TEST(IncidentTracker, OneDeadlockIsOneIncidentFromOpenToResolve) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   auto events = tracker.observe(observe(abba()));
   ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
   const auto opened = events[0].incident;
@@ -116,7 +125,8 @@ TEST(IncidentTracker, OneDeadlockIsOneIncidentFromOpenToResolve) {
 
 TEST(IncidentTracker, WaitTimesAreWhatTheSamplesSawOrThePlatformReadNeverAMadeUpZero) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   // First sighting: the samples saw the wait for no time at all; only the platform can tell.
   auto first = observe(abba());
   auto events = tracker.observe(first);
@@ -150,7 +160,8 @@ TEST(IncidentTracker, SamplesOfOtherProcessesNeverEndADeadlockTheirsMissedOnce) 
   // other target. They never showed the cycle and cannot tell it is gone (they ended it, and it
   // was opened again as a second incident).
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   const ProcessIdentity other{Pid{40}, 888};
   const auto calm = [&] {
     return observe(SnapshotBuilder().process(40, "other").running(41).build(), other);
@@ -179,7 +190,8 @@ Snapshot abbaWithAThirdThreadBehindIt() {
 
 TEST(IncidentTracker, MoreThreadsPilingUpBehindADeadlockUpdateIt) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   (void)tracker.observe(observe(abba()));
   clock.advance(1s);
   const auto events = tracker.observe(observe(abbaWithAThirdThreadBehindIt()));
@@ -190,7 +202,8 @@ TEST(IncidentTracker, MoreThreadsPilingUpBehindADeadlockUpdateIt) {
 
 TEST(IncidentTracker, ProcessExitResolvesItsIncidents) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   (void)tracker.observe(observe(abba()));
   clock.advance(5s);
   const auto events = tracker.exited(kProcess);
@@ -203,7 +216,8 @@ TEST(IncidentTracker, ProcessExitResolvesItsIncidents) {
 
 TEST(IncidentTracker, AProcessNoLongerWatchedResolvesItsOwnIncidents) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   (void)tracker.observe(observe(abba()));
   const auto events = tracker.forget(kProcess, "the process is no longer watched");
   ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
@@ -222,7 +236,8 @@ Snapshot blockedOnMutex(std::uint64_t switches, int owner = 99) {
 
 TEST(IncidentTracker, AThreadInTheSameWaitPastTheThresholdIsAHang) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
   clock.advance(29s);
   EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
@@ -248,7 +263,8 @@ TEST(IncidentTracker, AThreadInTheSameWaitPastTheThresholdIsAHang) {
 
 TEST(IncidentTracker, AWallClockStepForwardDoesNotOpenAHangEarly) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
   clock.advance(10s);
   clock.stepWallClock(1h);  // NTP sets the date forward: 10 s have passed, not an hour
@@ -265,7 +281,8 @@ TEST(IncidentTracker, AWallClockStepForwardDoesNotOpenAHangEarly) {
 
 TEST(IncidentTracker, AWallClockStepBackDoesNotHoldAHangBack) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
   clock.advance(15s);
   clock.stepWallClock(-1h);  // NTP sets the date back an hour
@@ -281,7 +298,8 @@ TEST(IncidentTracker, AWallClockStepBackDoesNotHoldAHangBack) {
 
 TEST(IncidentTracker, AfterTheWallClockIsSetBackAnIncidentStillReadsOpenedThenUpdatedThenResolved) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   const auto opened = tracker.observe(observe(abba()));
   ASSERT_EQ(types(opened), std::vector<Type>{Type::kOpened});
   clock.advance(2s);
@@ -310,7 +328,8 @@ TEST(IncidentTracker, AfterTheWallClockIsSetBackAnIncidentStillReadsOpenedThenUp
 
 TEST(IncidentTracker, ProgressRestartsTheHangClock) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   for (std::uint64_t i = 0; i < 60; ++i) {
     EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(i))).empty()) << i;
     clock.advance(1s);
@@ -319,7 +338,8 @@ TEST(IncidentTracker, ProgressRestartsTheHangClock) {
 
 TEST(IncidentTracker, IgnoredWaitsAreNeverHangs) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   const auto idle = SnapshotBuilder().process(10, "server").ownerless(11).switches(3).build();
   for (int i = 0; i < 100; ++i) {
     EXPECT_TRUE(tracker.observe(observe(idle)).empty());
@@ -330,7 +350,8 @@ TEST(IncidentTracker, IgnoredWaitsAreNeverHangs) {
 
 TEST(IncidentTracker, DeadlockedThreadsAndTheirSpursAreNotAlsoHangs) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   const auto s = SnapshotBuilder()
                      .process(10, "server")
                      .waitsOnThread(11, T(10, 12))
@@ -349,7 +370,8 @@ TEST(IncidentTracker, DeadlockedThreadsAndTheirSpursAreNotAlsoHangs) {
 
 TEST(IncidentTracker, PidReuseIsADifferentProcess) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   (void)tracker.observe(observe(abba()));
   const ProcessIdentity reused{Pid{10}, 999};
   const auto events = tracker.observe(observe(abba(), reused));
@@ -362,12 +384,14 @@ TEST(IncidentTracker, AdoptedIncidentsContinueOrResolve) {
   FakeClock clock;
   Incident stored;
   {
-    IncidentTracker before(clock);
+    IncidentIds before_ids;
+    IncidentTracker before(clock, before_ids);
     stored = before.observe(observe(abba()))[0].incident;
     stored.id = 41;
   }
   clock.advance(60s);
-  IncidentTracker after(clock);
+  IncidentIds after_ids;
+  IncidentTracker after(clock, after_ids);
   EXPECT_TRUE(after.adopt({stored}).empty());
   EXPECT_TRUE(after.observe(observe(abba())).empty());
   ASSERT_EQ(after.openIncidents().size(), 1U);
@@ -382,12 +406,14 @@ TEST(IncidentTracker, AnAdoptedHangContinuesUntilTheThreadRuns) {
   FakeClock clock;
   Incident stored;
   {
-    IncidentTracker before(clock);
+    IncidentIds before_ids;
+    IncidentTracker before(clock, before_ids);
     (void)before.observe(observe(blockedOnMutex(7)));
     clock.advance(30s);
     stored = before.observe(observe(blockedOnMutex(7)))[0].incident;
   }
-  IncidentTracker after(clock);
+  IncidentIds after_ids;
+  IncidentTracker after(clock, after_ids);
   EXPECT_TRUE(after.adopt({stored}).empty());
   clock.advance(1s);
   EXPECT_TRUE(after.observe(observe(blockedOnMutex(7))).empty());
@@ -397,13 +423,27 @@ TEST(IncidentTracker, AnAdoptedHangContinuesUntilTheThreadRuns) {
   EXPECT_EQ(types(after.observe(observe(blockedOnMutex(9)))), std::vector<Type>{Type::kResolved});
 }
 
-TEST(IncidentTracker, AssignedIdsTravelWithTheIncident) {
+TEST(IncidentTracker, IdsComeFromTheSourceAboveEveryIdAdoptedAndTravelWithTheIncident) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids(6);
+  IncidentTracker tracker(clock, ids);
   const auto opened = tracker.observe(observe(abba()))[0].incident;
-  tracker.assignId(opened, 7);
+  EXPECT_EQ(opened.id, 7);
   const auto events = tracker.forget(kProcess, "gone");
   EXPECT_EQ(events[0].incident.id, 7);
+
+  // An incident open when the service stopped keeps its id, and none is given twice.
+  IncidentIds restarted_ids(3);
+  IncidentTracker restarted(clock, restarted_ids);
+  auto stored = opened;
+  stored.id = 12;
+  (void)restarted.adopt({stored});
+  clock.advance(1s);
+  (void)restarted.observe(observe(healthy()));
+  clock.advance(1s);
+  ASSERT_EQ(types(restarted.observe(observe(healthy()))), std::vector<Type>{Type::kResolved});
+  clock.advance(1s);
+  EXPECT_EQ(restarted.observe(observe(abba()))[0].incident.id, 13);
 }
 
 // ---- a deadlock across processes ---------------------------------------------------------------
@@ -448,9 +488,7 @@ ProcessObservation observeFrom(const ProcessIdentity& self, const Snapshot& s,
   ProcessObservation o;
   o.process = self;
   o.process_name = name.empty() ? known(self).name : std::move(name);
-  o.target = "lockers";
-  o.hang_threshold = 30s;
-  o.sees_other_processes = true;
+  o.target = targetOf("lockers", {}, /*out_of_proc=*/true);
   o.threads = s.processes.front().threads;
   const std::vector<Pid> roots{self.pid};
   GraphOptions options;
@@ -482,7 +520,8 @@ class CrossProcessDeadlock : public ::testing::TestWithParam<bool> {
   }
 
   FakeClock clock_;
-  IncidentTracker tracker_{clock_};
+  IncidentIds ids_;
+  IncidentTracker tracker_{clock_, ids_};
 };
 
 TEST_P(CrossProcessDeadlock, IsOneIncidentListingBothProcessesWhicheverSampleSeesItFirst) {
@@ -647,7 +686,8 @@ TEST_P(CrossProcessDeadlock, AnUnwatchedProcessOfTheCycleStillMakesOneIncidentTh
 TEST_P(CrossProcessDeadlock, OneIncidentAfterARestartWhicheverSideSamplesFirst) {
   Incident stored;
   {
-    IncidentTracker before(clock_);
+    IncidentIds before_ids;
+    IncidentTracker before(clock_, before_ids);
     stored = before.observe(sampleOf(first()))[0].incident;
     stored.id = 41;
   }
@@ -666,7 +706,8 @@ TEST_P(CrossProcessDeadlock, RecordsKeptPerProcessBeforeBecomeOneAtAdoption) {
   // As versions that opened one incident per watched process stored them: each knows only its
   // own process.
   const auto record = [&](const ProcessIdentity& p, std::int64_t id) {
-    IncidentTracker before(clock_);
+    IncidentIds before_ids;
+    IncidentTracker before(clock_, before_ids);
     auto i = before.observe(sampleOf(p))[0].incident;
     i.processes = {known(p)};
     i.id = id;
@@ -696,7 +737,8 @@ INSTANTIATE_TEST_SUITE_P(SampleOrder, CrossProcessDeadlock, ::testing::Bool(),
 
 TEST(IncidentTracker, AProcessWaitingBehindAnotherProcessesCycleSeesItUntilItMovesOn) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   // Only gamma is watched; its thread waits on alpha, which is in a cycle with beta.
   auto o = observeFrom(kGamma, crossCycle(kGamma, true));
   o.peers = {known(kAlpha), known(kBeta)};
@@ -714,7 +756,8 @@ TEST(IncidentTracker, AProcessWaitingBehindAnotherProcessesCycleSeesItUntilItMov
 
 TEST(IncidentTracker, AProcessRenamedByExecIsShownUnderItsNewName) {
   FakeClock clock;
-  IncidentTracker tracker(clock);
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
   (void)tracker.observe(observeFrom(kAlpha, crossCycle(kAlpha), "bash"));
   clock.advance(1s);
   auto events = tracker.observe(observeFrom(kAlpha, crossCycle(kAlpha), "python3"));
@@ -737,7 +780,8 @@ TEST(IncidentTracker, AProcessRenamedByExecIsShownUnderItsNewName) {
   }
 
   // A hang too.
-  IncidentTracker hangs(clock);
+  IncidentIds hangs_ids;
+  IncidentTracker hangs(clock, hangs_ids);
   auto o = observe(blockedOnMutex(7));
   (void)hangs.observe(o);
   clock.advance(30s);
