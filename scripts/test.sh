@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh or warm machine: installs what is missing, checks formatting and
-# the direction of includes (scripts/check-deps.sh), builds and runs unit, integration and
+# the direction of includes (scripts/check-deps.sh), builds, proves the lock rules with Clang's
+# thread-safety analysis (scripts/check-thread-safety.sh), runs unit, integration and
 # end-to-end tests (default preset), then the Windows build, cross-compiled and tested under
 # wine64 (scripts/build-windows.sh; WCTMON_SKIP_WINDOWS=1 skips it for a quick local run), then
 # the unit and integration tests again under AddressSanitizer + UBSan (debug preset,
@@ -12,6 +13,7 @@ scripts/bootstrap.sh
 scripts/check-format.sh
 scripts/check-deps.sh
 scripts/build.sh default
+scripts/check-thread-safety.sh build/default
 ctest --preset default -j "$(nproc)"
 
 if [[ ${WCTMON_SKIP_WINDOWS:-0} == 1 ]]; then

@@ -15,6 +15,8 @@ grpc::Status toGrpcStatus(const Error& error) {
         return grpc::StatusCode::PERMISSION_DENIED;
       case ErrorCode::kInvalidArgument:
         return grpc::StatusCode::INVALID_ARGUMENT;
+      case ErrorCode::kDamaged:
+        return grpc::StatusCode::DATA_LOSS;
       case ErrorCode::kUnsupported:
         return grpc::StatusCode::UNIMPLEMENTED;
       case ErrorCode::kCancelled:

@@ -19,7 +19,7 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
 
   void push(const Alert& alert) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (stopping_) return;
       if (queue_.size() >= route_.queue_limit) {
         queue_.pop_front();
@@ -34,15 +34,16 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
 
   /// Waits until what was pushed so far is done, up to `deadline`.
   bool awaitDone(std::chrono::steady_clock::time_point deadline) {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     const auto target = pushed_;
-    return done_cv_.wait_until(lock, deadline, [&] { return done_ >= target; });
+    return lock.waitUntil(done_cv_, deadline,
+                          [&]() WCTMON_REQUIRES(mutex_) { return done_ >= target; });
   }
 
   /// Delivers what is queued, then ends its thread.
   void stop() {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_all();
@@ -51,8 +52,9 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
   /// Joins the thread once it has ended by `deadline`; otherwise leaves it to end on its own
   /// (it holds this worker) and counts what it will not deliver as dropped.
   void finish(std::chrono::steady_clock::time_point deadline) {
-    std::unique_lock lock(mutex_);
-    const bool ended = done_cv_.wait_until(lock, deadline, [&] { return ended_; });
+    MutexLock lock(mutex_);
+    const bool ended =
+        lock.waitUntil(done_cv_, deadline, [&]() WCTMON_REQUIRES(mutex_) { return ended_; });
     if (!ended) {
       stats_.dropped += queue_.size();
       queue_.clear();
@@ -65,12 +67,12 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
   }
 
   [[nodiscard]] bool ended() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return ended_;
   }
 
   [[nodiscard]] SinkStats stats() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto out = stats_;
     out.name = route_.name;
     out.queued = queue_.size();
@@ -79,9 +81,9 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
 
  private:
   void run() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      lock.wait(wake_, [&]() WCTMON_REQUIRES(mutex_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) break;
       const Alert alert = std::move(queue_.front());
       queue_.pop_front();
@@ -102,16 +104,16 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
   }
 
   const Route route_;
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_cv_;
-  std::deque<Alert> queue_;
+  std::deque<Alert> queue_ WCTMON_GUARDED_BY(mutex_);
   /// Alerts pushed and alerts done with (delivered, failed or dropped from the front).
-  std::uint64_t pushed_ = 0;
-  std::uint64_t done_ = 0;
-  bool stopping_ = false;
-  bool ended_ = false;
-  SinkStats stats_;
+  std::uint64_t pushed_ WCTMON_GUARDED_BY(mutex_) = 0;
+  std::uint64_t done_ WCTMON_GUARDED_BY(mutex_) = 0;
+  bool stopping_ WCTMON_GUARDED_BY(mutex_) = false;
+  bool ended_ WCTMON_GUARDED_BY(mutex_) = false;
+  SinkStats stats_ WCTMON_GUARDED_BY(mutex_);
   std::thread thread_;
 };
 
@@ -131,7 +133,7 @@ AlertRouter::AlertRouter(std::vector<Route> routes) : workers_(startWorkers(std:
 AlertRouter::~AlertRouter() {
   std::vector<std::shared_ptr<Worker>> all;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     all = std::move(workers_);
     all.insert(all.end(), retired_.begin(), retired_.end());
     retired_.clear();
@@ -142,7 +144,7 @@ AlertRouter::~AlertRouter() {
 }
 
 Status AlertRouter::send(const Alert& alert) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& w : workers_) w->push(alert);
   return std::monostate{};
 }
@@ -152,7 +154,7 @@ void AlertRouter::replaceRoutes(std::vector<Route> routes) {
   std::vector<std::shared_ptr<Worker>> old;
   std::vector<std::shared_ptr<Worker>> drained;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     old = std::exchange(workers_, std::move(fresh));
     // Those replaced before that have delivered all they had are joined now.
     const auto at =
@@ -168,7 +170,7 @@ void AlertRouter::replaceRoutes(std::vector<Route> routes) {
 bool AlertRouter::flush(std::chrono::milliseconds timeout) {
   std::vector<std::shared_ptr<Worker>> all;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     all = workers_;
     all.insert(all.end(), retired_.begin(), retired_.end());
   }
@@ -179,7 +181,7 @@ bool AlertRouter::flush(std::chrono::milliseconds timeout) {
 }
 
 std::vector<AlertRouter::SinkStats> AlertRouter::stats() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<SinkStats> out;
   for (const auto& w : workers_) out.push_back(w->stats());
   return out;

@@ -3,11 +3,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/ports/alert_sink.h"
+#include "model/mutex.h"
 
 namespace wctmon {
 
@@ -63,10 +63,10 @@ class AlertRouter final : public AlertSink {
   class Worker;
   static std::vector<std::shared_ptr<Worker>> startWorkers(std::vector<Route> routes);
 
-  mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<Worker>> workers_;
+  mutable Mutex mutex_;
+  std::vector<std::shared_ptr<Worker>> workers_ WCTMON_GUARDED_BY(mutex_);
   /// Replaced ones, until they have drained.
-  std::vector<std::shared_ptr<Worker>> retired_;
+  std::vector<std::shared_ptr<Worker>> retired_ WCTMON_GUARDED_BY(mutex_);
 };
 
 }  // namespace wctmon

@@ -25,7 +25,7 @@ std::vector<std::pair<std::string, std::string>> incidentFields(const Incident& 
 }  // namespace
 
 void IncidentAlerts::setLimits(const Config::Alerts& limits) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   limiter_.setLimits(limits.window, limits.max_per_window);
 }
 
@@ -69,12 +69,12 @@ std::optional<Alert> IncidentAlerts::forFailedCapture(std::shared_ptr<const Inci
 }
 
 std::uint64_t IncidentAlerts::suppressed() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return limiter_.suppressed();
 }
 
 std::optional<Alert> IncidentAlerts::admitted(Alert alert) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!limiter_.admit(alert)) return std::nullopt;
   return alert;
 }

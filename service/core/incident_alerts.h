@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "core/alert_rate_limiter.h"
@@ -10,6 +9,7 @@
 #include "core/incident_tracker.h"
 #include "core/ports/alert_sink.h"
 #include "core/ports/clock.h"
+#include "model/mutex.h"
 
 namespace wctmon {
 
@@ -33,10 +33,10 @@ class IncidentAlerts {
   [[nodiscard]] std::uint64_t suppressed() const;
 
  private:
-  [[nodiscard]] std::optional<Alert> admitted(Alert alert);
+  [[nodiscard]] std::optional<Alert> admitted(Alert alert) WCTMON_EXCLUDES(mutex_);
 
-  mutable std::mutex mutex_;
-  AlertRateLimiter limiter_;
+  mutable Mutex mutex_;
+  AlertRateLimiter limiter_ WCTMON_GUARDED_BY(mutex_);
 };
 
 }  // namespace wctmon

@@ -59,7 +59,7 @@ Monitor::Monitor(Dependencies deps, Config config)
       tracker_(deps.clock, ids_),
       alerts_(deps.clock, config_.alerts),
       recorder_({deps_.store, deps_.alerts, deps_.clock, [this] {
-                   std::lock_guard lock(mutex_);
+                   MutexLock lock(mutex_);
                    return IncidentRecorder::Live{tracker_.openIncidents(), targets_.runtime(),
                                                  ids_.last()};
                  }}) {
@@ -73,7 +73,7 @@ Monitor::Discovery Monitor::discover() {
   // The slow part, outside the lock: samples go on while the process list is read.
   const auto processes = deps_.catalog.list(matcher->needsCmdline());
 
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   Discovery out;
   std::set<ProcessIdentity> alive;
   std::set<ProcessIdentity> matching;
@@ -135,7 +135,7 @@ Monitor::Discovery Monitor::discover() {
   if (recorder_.hasStore()) {
     // The store's check: its file still there, and the writes it could not take retried, at each
     // discovery, in the order of the effects.
-    std::lock_guard effects(effects_mutex_);
+    MutexLock effects(effects_mutex_);
     effects_.emplace_back();
   }
   runEffects();
@@ -146,7 +146,7 @@ void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, Sam
   std::shared_ptr<const TargetConfig> target;
   std::shared_ptr<WaitChainSession> session;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = watched_.find(process);
     if (it != watched_.end()) {
       target = it->second.target;
@@ -166,7 +166,7 @@ void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, Sam
 void Monitor::cancelSample(const ProcessIdentity& process) {
   std::shared_ptr<WaitChainSession> session;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = watched_.find(process);
     if (it == watched_.end()) return;
     session = it->second.session;
@@ -198,7 +198,7 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
     }
   }
 
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   // Dropped while this sample ran (it exited, or a reload unselected it): its incidents were
   // resolved then, and this late sample must not open them again.
   auto watched = watched_.find(process);
@@ -293,7 +293,7 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
   }
   if (batch.empty()) return;
   publishOpenIncidents();
-  std::lock_guard lock(effects_mutex_);
+  MutexLock lock(effects_mutex_);
   counters_.pending_effects += batch.size();
   effects_.push_back(std::move(batch));
 }
@@ -315,7 +315,7 @@ bool Monitor::shouldCapture(const Incident& incident) {
 
 void Monitor::runEffects() {
   {
-    std::lock_guard lock(effects_mutex_);
+    MutexLock lock(effects_mutex_);
     if (effects_running_ || effects_.empty()) return;
     effects_running_ = true;
   }
@@ -330,7 +330,7 @@ void Monitor::drainEffects() {
   for (;;) {
     std::vector<Effect> batch;
     {
-      std::lock_guard lock(effects_mutex_);
+      MutexLock lock(effects_mutex_);
       if (effects_.empty()) {
         effects_running_ = false;
         return;
@@ -357,7 +357,7 @@ void Monitor::apply(Effect& effect) {
     ++counters_.captures;
     {
       // Records are rewritten whole; the tracker's copy must carry the evidence too.
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       tracker_.attachEvidence(incident, incident.evidence);
       publishOpenIncidents();
     }
@@ -379,27 +379,27 @@ void Monitor::apply(Effect& effect) {
 
 void Monitor::reconfigure(Config config) {
   targets_.reconfigure(config);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   config_ = std::move(config);
   alerts_.setLimits(config_.alerts);
 }
 
 std::vector<WatchedProcess> Monitor::watched() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<WatchedProcess> out;
   for (const auto& [id, w] : watched_) out.push_back(w);
   return out;
 }
 
 std::optional<WatchedProcess> Monitor::watchedProcess(const ProcessIdentity& process) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = watched_.find(process);
   if (it == watched_.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<std::chrono::milliseconds> Monitor::intervalOf(const ProcessIdentity& process) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = watched_.find(process);
   if (it == watched_.end()) return std::nullopt;
   return it->second.target->interval;
@@ -411,12 +411,12 @@ void Monitor::forgetThreads(const WatchedProcess& process) {
 
 void Monitor::publishOpenIncidents() {
   auto open = std::make_shared<const std::vector<Incident>>(tracker_.openIncidents());
-  std::lock_guard lock(published_mutex_);
+  MutexLock lock(published_mutex_);
   open_incidents_ = std::move(open);
 }
 
 std::shared_ptr<const std::vector<Incident>> Monitor::openIncidents() const {
-  std::lock_guard lock(published_mutex_);
+  MutexLock lock(published_mutex_);
   return open_incidents_;
 }
 
@@ -443,7 +443,7 @@ MonitorStats Monitor::stats() const {
 }
 
 Config Monitor::config() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return config_;
 }
 
@@ -453,7 +453,7 @@ void Monitor::adoptStoredIncidents() {
   const auto open = recorder_.storedOpenIncidents();
   if (open.empty()) return;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     spdlog::info("{} incident(s) were open when the service stopped", open.size());
     recorder_.feed().seed(open);
     handle(tracker_.adopt(open));

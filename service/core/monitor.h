@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <utility>
@@ -26,6 +25,7 @@
 #include "core/ports/thread_inspector.h"
 #include "core/ports/wait_chain_source.h"
 #include "core/target_registry.h"
+#include "model/mutex.h"
 
 namespace wctmon {
 
@@ -166,34 +166,35 @@ class Monitor {
 
   /// Decides what `events` lead to and queues it; called with the lock held. `threads` are
   /// those of the sample the events come from, if any.
-  void handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads = {});
-  [[nodiscard]] bool shouldCapture(const Incident& incident);
+  void handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads = {})
+      WCTMON_REQUIRES(mutex_);
+  [[nodiscard]] bool shouldCapture(const Incident& incident) WCTMON_REQUIRES(mutex_);
   /// Takes one finished analysis of `process` into the tracker and queues what follows;
   /// returns whether the process is still watched.
   [[nodiscard]] bool takeSample(const ProcessIdentity& process,
                                 std::shared_ptr<const TargetConfig> target,
-                                Result<Analysis> analysis);
+                                Result<Analysis> analysis) WCTMON_EXCLUDES(mutex_);
   /// Starts doing the queued effects unless that is under way; called without the lock.
-  void runEffects();
-  void drainEffects();
-  void apply(Effect& effect);
+  void runEffects() WCTMON_EXCLUDES(mutex_, effects_mutex_);
+  void drainEffects() WCTMON_EXCLUDES(mutex_, effects_mutex_);
+  void apply(Effect& effect) WCTMON_EXCLUDES(mutex_, effects_mutex_);
   /// Takes a process that is no longer watched out of the thread count; with the lock held.
-  void forgetThreads(const WatchedProcess& process);
+  void forgetThreads(const WatchedProcess& process) WCTMON_REQUIRES(mutex_);
 
   Dependencies deps_;
   WaitChainAnalyzer analyzer_;
 
-  mutable std::mutex mutex_;  // the decision lock
-  Config config_;
+  mutable Mutex mutex_;  // the decision lock
+  Config config_ WCTMON_GUARDED_BY(mutex_);
   TargetRegistry targets_;
-  std::map<ProcessIdentity, WatchedProcess> watched_;
+  std::map<ProcessIdentity, WatchedProcess> watched_ WCTMON_GUARDED_BY(mutex_);
   /// Ids are given where incidents are decided, so that no decision waits for the store; kept
   /// above the store's highest.
   IncidentIds ids_;
-  IncidentTracker tracker_;
-  IncidentAlerts alerts_;
+  IncidentTracker tracker_ WCTMON_GUARDED_BY(mutex_);
+  IncidentAlerts alerts_;  // thread-safe
   /// When each watched process was last captured (steady: an NTP step must not allow a second).
-  std::map<ProcessIdentity, Clock::SteadyTimePoint> last_capture_;
+  std::map<ProcessIdentity, Clock::SteadyTimePoint> last_capture_ WCTMON_GUARDED_BY(mutex_);
 
   /// The counters of MonitorStats, read without the decision lock: a status read never waits
   /// for a decision, nor for a thread that holds the lock and has lost its core.
@@ -214,14 +215,14 @@ class Monitor {
   Counters counters_;
   /// The open incidents as of the last decision or capture that changed them, published for
   /// readers; the lock guards only the pointer.
-  void publishOpenIncidents();
-  mutable std::mutex published_mutex_;
-  std::shared_ptr<const std::vector<Incident>> open_incidents_ =
+  void publishOpenIncidents() WCTMON_REQUIRES(mutex_);
+  mutable Mutex published_mutex_;
+  std::shared_ptr<const std::vector<Incident>> open_incidents_ WCTMON_GUARDED_BY(published_mutex_) =
       std::make_shared<const std::vector<Incident>>();
 
-  mutable std::mutex effects_mutex_;  // the queue of effects, never held while doing one
-  std::deque<std::vector<Effect>> effects_;
-  bool effects_running_ = false;
+  mutable Mutex effects_mutex_;  // the queue of effects, never held while doing one
+  std::deque<std::vector<Effect>> effects_ WCTMON_GUARDED_BY(effects_mutex_);
+  bool effects_running_ WCTMON_GUARDED_BY(effects_mutex_) = false;
 
   /// Where the effects record incidents (the store, the feed). Last: its last write at the end
   /// reads what is live from the members above.

@@ -15,6 +15,9 @@ enum class ErrorCode {
   kAccessDenied,
   kInvalidArgument,
   kIo,
+  /// What is stored is damaged: a file that is not what it must be (unreadable pages, a table of
+  /// its schema missing).
+  kDamaged,
   kUnsupported,
   /// Cancelled before it completed (a sample past its deadline).
   kCancelled,

@@ -18,7 +18,6 @@ namespace {
 
 using sql::errorCode;
 using sql::fileUri;
-using sql::isDamage;
 using sql::sqlFailure;
 using sql::sqlitePath;
 using sql::sqliteReason;
@@ -37,13 +36,6 @@ std::string utcStamp(std::chrono::system_clock::time_point now) {
 IncidentStore::IncidentStore(sqlite3* db, std::string file) : db_(db), file_(std::move(file)) {}
 
 Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem::path& file) {
-  bool damaged = false;
-  return openChecked(file, damaged);
-}
-
-Result<std::unique_ptr<IncidentStore>> IncidentStore::openChecked(const std::filesystem::path& file,
-                                                                  bool& damaged) {
-  damaged = false;
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
   if (ec) {
@@ -75,16 +67,12 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openChecked(const std::fil
                            "PRAGMA wal_autocheckpoint=8; PRAGMA journal_size_limit=32768;",
                            "cannot open the incident store");
       !s) {
-    damaged = isDamage(store->last_failure_);
     return s.error();
   }
   if (auto s = store->migrate(); !s) {
-    damaged = isDamage(store->last_failure_);
     return s.error();
   }
   if (auto s = store->checkTables(); !s) {
-    // A table of the schema gone is damage too: every write of it would fail.
-    damaged = s.error().code == ErrorCode::kInvalidArgument;
     return s.error();
   }
   // A damaged page of the incidents is found now, not by the write that needs it (which would
@@ -95,17 +83,14 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openChecked(const std::fil
   {
     Statement check(db, "PRAGMA quick_check(1)");
     if (!check.ok()) {
-      damaged = isDamage(sqlite3_extended_errcode(db));
       return store->sqlError("cannot check the incident store");
     }
     const int step = check.step();
     if (step != SQLITE_ROW) {
-      damaged = isDamage(sqlite3_extended_errcode(db));
       return store->sqlError("cannot check the incident store");
     }
     if (const auto result = check.text(0); result != "ok") {
-      damaged = true;
-      return makeError(ErrorCode::kIo,
+      return makeError(ErrorCode::kDamaged,
                        "the incident store " + file.string() + " is damaged: " + result);
     }
   }
@@ -115,10 +100,9 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openChecked(const std::fil
 
 Result<IncidentStore::Opened> IncidentStore::openOrMoveAside(
     const std::filesystem::path& file, std::chrono::system_clock::time_point now) {
-  bool damaged = false;
-  auto first = openChecked(file, damaged);
+  auto first = open(file);
   if (first) return Opened{std::move(first).value(), std::nullopt};
-  if (!damaged) return first.error();
+  if (first.error().code != ErrorCode::kDamaged) return first.error();
   // The connection that found the damage is closed by now: nothing of it holds the file.
   auto aside = file;
   aside += ".corrupt-" + utcStamp(now);
@@ -168,8 +152,7 @@ Result<std::string> IncidentStore::ensureCurrent() {
     }
     lost_ = why;
   }
-  bool damaged = false;
-  auto fresh = openChecked(file_, damaged);
+  auto fresh = open(file_);
   if (!fresh) {
     return makeError(
         fresh.error().code,
@@ -318,7 +301,7 @@ Status IncidentStore::checkTables() const {
     if (!found.ok()) return sqlError("cannot read the incident store's schema");
     found.bind(1, std::string(table));
     if (found.step() != SQLITE_ROW) {
-      return makeError(ErrorCode::kInvalidArgument,
+      return makeError(ErrorCode::kDamaged,
                        "the incident store " + file_ + " is damaged: its table " + table +
                            " is missing; move the file aside (a new store is made at the next "
                            "start) or restore it from a backup");

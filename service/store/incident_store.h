@@ -33,7 +33,9 @@ class IncidentStore final : public IncidentRepository {
   /// The schema version this build writes.
   static constexpr int kSchemaVersion = 3;
 
-  /// Opens (creating and migrating when needed) the store at `file`.
+  /// Opens (creating and migrating when needed) the store at `file`. A damaged file (not a
+  /// database, unreadable pages, a failed quick check, a table of the schema missing) is an
+  /// error with ErrorCode::kDamaged.
   [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> open(
       const std::filesystem::path& file);
 
@@ -51,8 +53,7 @@ class IncidentStore final : public IncidentRepository {
     std::optional<MovedAside> moved_aside;
   };
 
-  /// Opens the store as open() does; a damaged one (not a database, unreadable pages, a failed
-  /// quick check, a table of the schema missing) is renamed FILE.corrupt-YYYYMMDDTHHMMSSZ (at
+  /// Opens the store as open() does; a damaged one is renamed FILE.corrupt-YYYYMMDDTHHMMSSZ (at
   /// `now`, UTC), with its -wal and -shm, and a new store is made at `file`. Nothing else is moved:
   /// a newer schema, a file or directory it may not open or write, a lock held, a full disk are
   /// errors, as from open().
@@ -94,9 +95,6 @@ class IncidentStore final : public IncidentRepository {
 
  private:
   IncidentStore(sqlite3* db, std::string file);
-  /// open(), saying in `damaged` whether a failure is the file's damage (see openOrMoveAside).
-  [[nodiscard]] static Result<std::unique_ptr<IncidentStore>> openChecked(
-      const std::filesystem::path& file, bool& damaged);
   /// Runs a write (`step`, with the lock held) and, when the disk is full, once more after
   /// folding the write-ahead log into the file: on a small disk the log alone fills it, and
   /// a checkpoint lets it start again from its beginning.

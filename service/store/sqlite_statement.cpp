@@ -38,6 +38,9 @@ std::string sqliteReason(sqlite3* db, int rc) {
 
 ErrorCode errorCode(int rc) {
   switch (rc & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return ErrorCode::kDamaged;
     case SQLITE_CONSTRAINT:
     case SQLITE_TOOBIG:
     case SQLITE_MISMATCH:
@@ -57,7 +60,5 @@ Error sqlFailure(sqlite3* db, const std::string& file, const std::string& what) 
   const int rc = sqlite3_extended_errcode(db);
   return makeError(errorCode(rc), file + ": " + what + ": " + sqliteReason(db, rc));
 }
-
-bool isDamage(int rc) { return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB; }
 
 }  // namespace wctmon::sql

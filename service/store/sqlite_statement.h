@@ -25,17 +25,14 @@ namespace wctmon::sql {
 /// "unable to open database file" alone does not say why.
 [[nodiscard]] std::string sqliteReason(sqlite3* db, int rc);
 
-/// What a failed SQLite call means for the caller: the disk or the file (full, unreadable,
-/// damaged, locked), a write that breaks a rule of the schema (an id taken), or a mistake of
-/// this code (SQL that does not prepare).
+/// What a failed SQLite call means for the caller: a damaged file (not a database, a page that
+/// does not read), the disk or the file otherwise (full, unreadable, locked), a write that
+/// breaks a rule of the schema (an id taken), or a mistake of this code (SQL that does not
+/// prepare).
 [[nodiscard]] ErrorCode errorCode(int rc);
 
 /// "FILE: WHAT: REASON" for the last failure on `db`.
 [[nodiscard]] Error sqlFailure(sqlite3* db, const std::string& file, const std::string& what);
-
-/// Whether SQLite's result code says the file itself is damaged (rather than unreachable, locked,
-/// full or refused).
-[[nodiscard]] bool isDamage(int rc);
 
 /// A prepared statement, finalized on every path.
 class Statement {
