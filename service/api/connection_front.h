@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/config.h"
+#include "core/listen_address.h"
 #include "model/result.h"
 
 namespace grpc {
