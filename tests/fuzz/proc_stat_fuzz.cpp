@@ -1,9 +1,9 @@
 // /proc/PID/task/TID/stat: its command name is any 15 bytes a thread gives itself, spaces and
 // parentheses included.
+#include <string>
+
 #include "fuzz/fuzz_input.h"
 #include "platform/linux/proc_text.h"
-
-#include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto text = wctmon::fuzz::asText(data, size);
