@@ -59,12 +59,14 @@ add_executable(wctmon_windows_core_tests
   core/analyzer_test.cpp
   core/glob_test.cpp
   core/incident_tracker_test.cpp
+  core/listen_address_test.cpp
+  core/strict_json_test.cpp
   core/wait_graph_test.cpp
   model/enum_names_test.cpp
   model/format_test.cpp)
 target_include_directories(wctmon_windows_core_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(wctmon_windows_core_tests PRIVATE wctmon_core GTest::gtest_main
-                      wctmon_warnings)
+target_link_libraries(wctmon_windows_core_tests PRIVATE wctmon_core nlohmann_json::nlohmann_json
+                      GTest::gtest_main wctmon_warnings)
 gtest_discover_tests(wctmon_windows_core_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                      PROPERTIES LABELS windows TIMEOUT 120)
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/config.h"
+#include "core/listen_address.h"
 #include "model/result.h"
 
 namespace grpc {
@@ -28,7 +28,7 @@ namespace wctmon::api {
 ///    more than 100 a second after that;
 ///  - that has not sent the HTTP/2 preface within 10 s, or is the oldest such one when 1,024
 ///    connections are open; when every one has spoken, the one idle the longest, if idle for
-///    10 s, makes room; else the new one is closed.
+///    10 s, makes room; else the new one is closed (api/connection_admission.h).
 /// All connections together pass gRPC at most 1,000 cancellations a second (after 1,000 at
 /// once): past that, a connection that cancels waits, and one that would wait more than 2 s is
 /// closed. Each closing is counted by reason and logged at most once in 10 s.

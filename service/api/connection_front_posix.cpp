@@ -8,7 +8,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/error.hpp>
@@ -20,6 +19,7 @@
 #include <boost/asio/write.hpp>
 #include <cstring>
 #include <future>
+#include <iterator>
 #include <list>
 #include <map>
 #include <mutex>
@@ -27,6 +27,7 @@
 #include <system_error>
 #include <thread>
 
+#include "api/connection_admission.h"
 #include "api/connection_front.h"
 #include "api/http2_guard.h"
 #include "api/log_throttle.h"
@@ -352,20 +353,12 @@ class PosixFront final : public ConnectionFront {
     const int on = 1;
     ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     const auto peer = clientOf(client.get(), listener);
-    if (open_.size() >= kMaxConnections) {
-      // Room is made by closing the oldest connection that has not spoken HTTP/2, else the one
-      // idle the longest if it has been idle past the preface timeout.
-      auto evict =
-          std::find_if(open_.begin(), open_.end(), [](const auto& c) { return !c->spoke(); });
-      if (evict == open_.end()) {
-        evict = std::min_element(open_.begin(), open_.end(), [](const auto& a, const auto& b) {
-          return a->lastActive() < b->lastActive();
-        });
-        if ((*evict)->lastActive() > std::chrono::steady_clock::now() - kPrefaceTimeout) {
-          evict = open_.end();
-        }
-      }
-      if (evict == open_.end()) {
+    if (admission_.full(open_.size())) {
+      // Room is made as the admission rule says (api/connection_admission.h).
+      room_.clear();
+      for (const auto& c : open_) room_.push_back({c->spoke(), c->lastActive()});
+      const auto decision = admission_.admit(room_, std::chrono::steady_clock::now());
+      if (decision.action == ConnectionAdmission::Action::kRefuse) {
         ++closings_[static_cast<std::size_t>(Closing::kOverLimit)];
         if (const auto others = log_.admit()) {
           spdlog::warn("API connection from {} refused: {} connections are open{}", peer,
@@ -373,8 +366,11 @@ class PosixFront final : public ConnectionFront {
         }
         return;
       }
-      const auto evicted = *evict;  // alive until its close() returns
-      evicted->close(evicted->spoke() ? Closing::kIdle : Closing::kNoPreface);
+      // Alive until its close() returns.
+      const auto evicted = *std::next(open_.begin(), static_cast<std::ptrdiff_t>(decision.victim));
+      evicted->close(decision.action == ConnectionAdmission::Action::kCloseSilent
+                         ? Closing::kNoPreface
+                         : Closing::kIdle);
     }
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
@@ -422,6 +418,8 @@ class PosixFront final : public ConnectionFront {
   grpc::Server* server_ = nullptr;
   RefillingBudget shared_resets_{kAllResetsAtOnce, kAllResetsPerSecond};
   std::list<std::shared_ptr<Connection>> open_;  // the oldest first; the front's thread only
+  ConnectionAdmission admission_{kMaxConnections, kPrefaceTimeout};
+  std::vector<ConnectionAdmission::OpenConnection> room_;  // what it is told of open_
   mutable std::mutex mutex_;
   std::map<std::string, std::string> peers_;  // gRPC's name ("fd:N") -> the client's
   std::atomic<std::size_t> open_count_{0};

@@ -13,6 +13,7 @@
 
 #include "api/connection_front.h"
 #include "api/local_socket.h"
+#include "core/listen_address.h"
 
 namespace wctmon::api {
 namespace {

@@ -1,16 +1,18 @@
+// The configuration: its schema (config/wctmon.schema.json) read into a validated Config
+// through the strict JSON reader (strict_json.h), the checks that span keys (a listener that is
+// not loopback needs TLS, a log file stays under state_dir), the file's loading, and the targets
+// the API adds, which take the same shape.
 #include "core/config.h"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <system_error>
 
+#include "core/listen_address.h"
+#include "core/strict_json.h"
 #include "model/enum_names.h"
 
 namespace wctmon {
@@ -18,264 +20,38 @@ namespace {
 
 using nlohmann::json;
 
+/// The longest duration a key of the configuration takes: a day.
 constexpr std::int64_t kMaxMs = 24LL * 3600 * 1000;
 
-std::string typeName(const json& j) {
-  switch (j.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::number_float:
-      return "a fractional number";
-    default:
-      return "a number";
+/// A list of wait type names, each known and listed once.
+void readWaitTypes(ObjectReader& r, std::string_view key, std::vector<ObjectType>& out) {
+  const json* v = r.find(key);
+  if (v == nullptr) return;
+  if (!v->is_array()) {
+    r.fail(r.child(key), "must be an array of wait types, not " + jsonTypeName(*v));
+    return;
   }
+  std::vector<ObjectType> types;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const auto& item = (*v)[i];
+    const std::string where = r.child(key) + "/" + std::to_string(i);
+    if (!item.is_string()) {
+      r.fail(where, "must be a wait type name, not " + jsonTypeName(item));
+      continue;
+    }
+    auto type = waitTypeFromKey(item.get<std::string>());
+    if (!type || *type == ObjectType::kThread) {
+      r.fail(where, "unknown wait type \"" + item.get<std::string>() + "\"");
+      continue;
+    }
+    if (std::find(types.begin(), types.end(), *type) != types.end()) {
+      r.fail(where, "\"" + item.get<std::string>() + "\" is listed twice");
+      continue;
+    }
+    types.push_back(*type);
+  }
+  out = std::move(types);
 }
-
-/// Reads one JSON object, checking types and ranges, collecting every error with its pointer.
-/// `key` as a JSON pointer's reference token: ~ -> ~0, / -> ~1.
-std::string pointerToken(std::string_view key) {
-  std::string escaped;
-  for (char c : key) {
-    if (c == '~') {
-      escaped += "~0";
-    } else if (c == '/') {
-      escaped += "~1";
-    } else {
-      escaped += c;
-    }
-  }
-  return escaped;
-}
-
-/// Parses `text`, refusing a key given twice in one object: JSON parsers keep one of them
-/// silently (nlohmann the last), so a second "targets" would replace the first unseen. Throws
-/// json::exception for text that is not JSON (parse_error) or holds a number no double can
-/// hold (out_of_range).
-json parseWithoutDuplicateKeys(std::string_view text, std::vector<ConfigError>& errors) {
-  struct Container {
-    bool object = false;
-    std::vector<std::string> keys;
-    std::size_t next_index = 0;
-    std::string pointer;
-  };
-  std::vector<Container> open;
-  // The pointer of the value that starts now: the last key of an object, the next index of an
-  // array.
-  const auto element = [&]() -> std::string {
-    if (open.empty()) return "";
-    const auto& parent = open.back();
-    return parent.pointer + "/" +
-           (parent.object ? pointerToken(parent.keys.back()) : std::to_string(parent.next_index));
-  };
-  const auto completed = [&] {
-    if (!open.empty() && !open.back().object) ++open.back().next_index;
-  };
-  const json::parser_callback_t callback = [&](int /*depth*/, json::parse_event_t event,
-                                               json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        open.push_back({event == json::parse_event_t::object_start, {}, 0, element()});
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!open.empty()) open.pop_back();
-        completed();
-        break;
-      case json::parse_event_t::key: {
-        auto& keys = open.back().keys;
-        auto key = parsed.get<std::string>();
-        if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-          errors.push_back(ConfigError{open.back().pointer + "/" + pointerToken(key),
-                                       "given twice in one object: only one would count"});
-        }
-        keys.push_back(std::move(key));
-        break;
-      }
-      case json::parse_event_t::value:
-        completed();
-        break;
-    }
-    return true;
-  };
-  return json::parse(text, callback);
-}
-
-class ObjectReader {
- public:
-  ObjectReader(const json& j, std::string pointer, std::vector<ConfigError>& errors)
-      : json_(j), pointer_(std::move(pointer)), errors_(errors) {
-    ok_ = j.is_object();
-    if (!ok_) fail(pointer_, "must be an object, not " + typeName(j));
-  }
-
-  /// Reports keys nobody asked for: in a configuration they are typos.
-  ~ObjectReader() {
-    if (!ok_) return;
-    for (const auto& [key, value] : json_.items()) {
-      if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
-        fail(child(key), "unknown key");
-      }
-    }
-  }
-  ObjectReader(const ObjectReader&) = delete;
-  ObjectReader& operator=(const ObjectReader&) = delete;
-
-  [[nodiscard]] bool ok() const { return ok_; }
-  [[nodiscard]] std::string child(std::string_view key) const {
-    return pointer_ + "/" + pointerToken(key);
-  }
-
-  /// The value at `key`, or nullptr when absent (absent means "the default").
-  const json* find(std::string_view key) {
-    known_.emplace_back(key);
-    if (!ok_) return nullptr;
-    auto it = json_.find(std::string(key));
-    return it == json_.end() ? nullptr : &*it;
-  }
-
-  void integer(std::string_view key, std::int64_t& out, std::int64_t min, std::int64_t max) {
-    const json* v = find(key);
-    if (v == nullptr) return;
-    if (!v->is_number()) {
-      fail(child(key), "must be an integer, not " + typeName(*v));
-      return;
-    }
-    const std::string expected =
-        "must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
-    // JSON reads 1e3 and 1000.0 as fractional numbers, and integers beyond 64 bits too: all are
-    // refused, saying what is allowed rather than what the parser made of them.
-    if (v->is_number_float()) {
-      const double value = v->get<double>();
-      const bool whole_in_range = std::trunc(value) == value && value >= static_cast<double>(min) &&
-                                  value <= static_cast<double>(max);
-      fail(child(key), expected +
-                           (whole_in_range ? ", written without a fraction or exponent" : "") +
-                           " (got " + v->dump() + ")");
-      return;
-    }
-    if (v->is_number_unsigned() &&
-        v->get<std::uint64_t>() >
-            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      fail(child(key), expected + " (got " + v->dump() + ")");
-      return;
-    }
-    const auto value = v->get<std::int64_t>();
-    if (value < min || value > max) {
-      fail(child(key), expected + " (got " + std::to_string(value) + ")");
-      return;
-    }
-    out = value;
-  }
-
-  template <typename T>
-  void unsignedValue(std::string_view key, T& out, std::int64_t min, std::int64_t max) {
-    std::int64_t value = static_cast<std::int64_t>(out);
-    integer(key, value, min, max);
-    out = static_cast<T>(value);
-  }
-
-  void milliseconds(std::string_view key, std::chrono::milliseconds& out, std::int64_t min,
-                    std::int64_t max = kMaxMs) {
-    std::int64_t value = out.count();
-    integer(key, value, min, max);
-    out = std::chrono::milliseconds(value);
-  }
-
-  void boolean(std::string_view key, bool& out) {
-    const json* v = find(key);
-    if (v == nullptr) return;
-    if (!v->is_boolean()) {
-      fail(child(key), "must be true or false, not " + typeName(*v));
-      return;
-    }
-    out = v->get<bool>();
-  }
-
-  bool string(std::string_view key, std::string& out, bool allow_empty = false) {
-    const json* v = find(key);
-    if (v == nullptr) return false;
-    if (!v->is_string()) {
-      fail(child(key), "must be a string, not " + typeName(*v));
-      return false;
-    }
-    auto value = v->get<std::string>();
-    if (value.empty() && !allow_empty) {
-      fail(child(key), "must not be empty");
-      return false;
-    }
-    // A NUL ends the string for every system call it reaches (a path would be cut short).
-    if (value.find('\0') != std::string::npos) {
-      fail(child(key), "must not contain a NUL character (\\u0000)");
-      return false;
-    }
-    out = std::move(value);
-    return true;
-  }
-
-  void choice(std::string_view key, std::string& out, const std::vector<std::string>& allowed) {
-    std::string value = out;
-    if (!string(key, value)) return;
-    if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(child(key), "must be one of " + list + " (got \"" + value + "\")");
-      return;
-    }
-    out = value;
-  }
-
-  void waitTypes(std::string_view key, std::vector<ObjectType>& out) {
-    const json* v = find(key);
-    if (v == nullptr) return;
-    if (!v->is_array()) {
-      fail(child(key), "must be an array of wait types, not " + typeName(*v));
-      return;
-    }
-    std::vector<ObjectType> types;
-    for (std::size_t i = 0; i < v->size(); ++i) {
-      const auto& item = (*v)[i];
-      const std::string where = child(key) + "/" + std::to_string(i);
-      if (!item.is_string()) {
-        fail(where, "must be a wait type name, not " + typeName(item));
-        continue;
-      }
-      auto type = waitTypeFromKey(item.get<std::string>());
-      if (!type || *type == ObjectType::kThread) {
-        fail(where, "unknown wait type \"" + item.get<std::string>() + "\"");
-        continue;
-      }
-      if (std::find(types.begin(), types.end(), *type) != types.end()) {
-        fail(where, "\"" + item.get<std::string>() + "\" is listed twice");
-        continue;
-      }
-      types.push_back(*type);
-    }
-    out = std::move(types);
-  }
-
-  /// Where this reader reports problems (for a nested object's reader).
-  [[nodiscard]] std::vector<ConfigError>& errors() { return errors_; }
-
-  void fail(std::string pointer, std::string reason) {
-    errors_.push_back(ConfigError{std::move(pointer), std::move(reason)});
-  }
-
- private:
-  const json& json_;
-  std::string pointer_;
-  std::vector<ConfigError>& errors_;
-  std::vector<std::string> known_;
-  bool ok_ = false;
-};
 
 /// alerts.sinks, a list of sinks ({"type": "journald", "queue": 1000}, or "journald" for short),
 /// or alerts.sink, the one sink of earlier versions ("none": no alerts).
@@ -297,7 +73,7 @@ void readAlertSinks(ObjectReader& r, std::vector<Config::AlertSinkConfig>& out) 
   const json* list = r.find("sinks");
   if (list == nullptr) return;
   if (!list->is_array()) {
-    r.fail(r.child("sinks"), "must be an array of sinks, not " + typeName(*list));
+    r.fail(r.child("sinks"), "must be an array of sinks, not " + jsonTypeName(*list));
     return;
   }
   std::vector<Config::AlertSinkConfig> sinks;
@@ -359,8 +135,8 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
   r.integer("pid", pid, 1, 0x7fffffff);
   if (pid > 0) target.pid = Pid{static_cast<std::int32_t>(pid)};
   r.boolean("all", target.all);
-  r.milliseconds("interval_ms", target.interval, 10);
-  r.milliseconds("hang_threshold_ms", target.hang_threshold, 100);
+  r.milliseconds("interval_ms", target.interval, 10, kMaxMs);
+  r.milliseconds("hang_threshold_ms", target.hang_threshold, 100, kMaxMs);
   r.boolean("out_of_proc", target.out_of_proc);
   if (const json* wct = r.find("wct")) {
     ObjectReader flags(*wct, r.child("wct"), r.errors());
@@ -371,7 +147,7 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
     }
   }
   r.boolean("capture", target.capture);
-  r.waitTypes("ignore_waits", target.ignore_waits);
+  readWaitTypes(r, "ignore_waits", target.ignore_waits);
 
   const bool selector = target.exe || target.cmdline || target.pid;
   if (!selector_given && !target.all) {
@@ -387,75 +163,13 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
   }
 }
 
-/// The 16 bytes of an IPv6 literal without brackets ("::1", "fe80::1"); nullopt when it is none.
-/// Embedded IPv4 forms ("::ffff:1.2.3.4") are not accepted.
-std::optional<std::array<std::uint16_t, 8>> parseIpv6(std::string_view text) {
-  std::array<std::uint16_t, 8> out{};
-  std::vector<std::uint16_t> head;
-  std::vector<std::uint16_t> tail;
-  bool gap = false;
-  const auto groups = [](std::string_view part, std::vector<std::uint16_t>& into) {
-    if (part.empty()) return true;
-    std::size_t start = 0;
-    while (true) {
-      const auto end = part.find(':', start);
-      const auto group = part.substr(start, end == std::string_view::npos ? end : end - start);
-      if (group.empty() || group.size() > 4) return false;
-      unsigned value = 0;
-      for (char ch : group) {
-        const int digit = std::isdigit(static_cast<unsigned char>(ch))    ? ch - '0'
-                          : std::isxdigit(static_cast<unsigned char>(ch)) ? (ch | 0x20) - 'a' + 10
-                                                                          : -1;
-        if (digit < 0) return false;
-        value = value * 16 + static_cast<unsigned>(digit);
-      }
-      into.push_back(static_cast<std::uint16_t>(value));
-      if (end == std::string_view::npos) return true;
-      start = end + 1;
-    }
-  };
-  if (const auto at = text.find("::"); at != std::string_view::npos) {
-    gap = true;
-    if (!groups(text.substr(0, at), head) || !groups(text.substr(at + 2), tail)) {
-      return std::nullopt;
-    }
-  } else if (!groups(text, head)) {
-    return std::nullopt;
-  }
-  const std::size_t n = head.size() + tail.size();
-  if ((gap && n > 7) || (!gap && n != 8)) return std::nullopt;
-  std::copy(head.begin(), head.end(), out.begin());
-  std::copy(tail.begin(), tail.end(), out.end() - static_cast<std::ptrdiff_t>(tail.size()));
-  return out;
-}
-
-/// The four bytes of a dotted IPv4 literal; nullopt when it is none.
-std::optional<std::array<int, 4>> parseIpv4(std::string_view text) {
-  std::array<int, 4> out{};
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < 4; ++i) {
-    const auto end = text.find('.', start);
-    if ((i < 3) == (end == std::string_view::npos)) return std::nullopt;
-    const auto part = text.substr(start, end == std::string_view::npos ? end : end - start);
-    if (part.empty() || part.size() > 3 || !std::all_of(part.begin(), part.end(), [](char ch) {
-          return std::isdigit(static_cast<unsigned char>(ch));
-        })) {
-      return std::nullopt;
-    }
-    out[i] = std::stoi(std::string(part));
-    if (out[i] > 255) return std::nullopt;
-    start = end + 1;
-  }
-  return out;
-}
-
 /// Reads the api section; a listener that is not loopback needs TLS.
 void readApi(ObjectReader& r, Config::Api& api) {
   r.boolean("enabled", api.enabled);
   if (const json* l = r.find("listen")) {
     const std::string pointer = r.child("listen");
     if (!l->is_array()) {
-      r.fail(pointer, "must be an array of addresses, not " + typeName(*l));
+      r.fail(pointer, "must be an array of addresses, not " + jsonTypeName(*l));
     } else {
       api.listen.clear();
       for (std::size_t i = 0; i < l->size(); ++i) {
@@ -465,7 +179,7 @@ void readApi(ObjectReader& r, Config::Api& api) {
           r.fail(at,
                  "must be a string such as \"unix:/run/wctmon/api.sock\" or "
                  "\"127.0.0.1:7787\", not " +
-                     typeName(item));
+                     jsonTypeName(item));
           continue;
         }
         std::string why;
@@ -523,20 +237,20 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   }
   if (const json* s = root.find("sampling")) {
     ObjectReader r(*s, "/sampling", errors);
-    r.milliseconds("interval_ms", c.sampling.interval, 10);
+    r.milliseconds("interval_ms", c.sampling.interval, 10, kMaxMs);
     r.unsignedValue("threads", c.sampling.threads, 0, 256);
-    r.milliseconds("deadline_ms", c.sampling.deadline, 0);
-    r.milliseconds("discovery_interval_ms", c.sampling.discovery_interval, 0);
+    r.milliseconds("deadline_ms", c.sampling.deadline, 0, kMaxMs);
+    r.milliseconds("discovery_interval_ms", c.sampling.discovery_interval, 0, kMaxMs);
   }
   if (const json* d = root.find("detection")) {
     ObjectReader r(*d, "/detection", errors);
-    r.milliseconds("hang_threshold_ms", c.detection.hang_threshold, 100);
-    r.waitTypes("ignore_waits", c.detection.ignore_waits);
+    r.milliseconds("hang_threshold_ms", c.detection.hang_threshold, 100, kMaxMs);
+    readWaitTypes(r, "ignore_waits", c.detection.ignore_waits);
   }
   if (const json* cap = root.find("capture")) {
     ObjectReader r(*cap, "/capture", errors);
     r.boolean("enabled", c.capture.enabled);
-    r.milliseconds("min_interval_ms", c.capture.min_interval, 0);
+    r.milliseconds("min_interval_ms", c.capture.min_interval, 0, kMaxMs);
   }
   if (const json* ret = root.find("retention")) {
     ObjectReader r(*ret, "/retention", errors);
@@ -548,7 +262,7 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   if (const json* a = root.find("alerts")) {
     ObjectReader r(*a, "/alerts", errors);
     readAlertSinks(r, c.alerts.sinks);
-    r.milliseconds("window_ms", c.alerts.window, 1000);
+    r.milliseconds("window_ms", c.alerts.window, 1000, kMaxMs);
     r.unsignedValue("max_per_window", c.alerts.max_per_window, 1, 100000);
   }
   if (const json* l = root.find("log")) {
@@ -590,7 +304,7 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   }
   if (const json* t = root.find("targets")) {
     if (!t->is_array()) {
-      root.fail("/targets", "must be an array of targets, not " + typeName(*t));
+      root.fail("/targets", "must be an array of targets, not " + jsonTypeName(*t));
     } else {
       for (std::size_t i = 0; i < t->size(); ++i) {
         TargetConfig target;
@@ -602,56 +316,6 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
 }
 
 }  // namespace
-
-bool ListenAddress::isLocal() const {
-  if (isUnix()) return true;
-  if (const auto v4 = parseIpv4(host)) return (*v4)[0] == 127;
-  const auto v6 = parseIpv6(host);
-  return v6 && *v6 == std::array<std::uint16_t, 8>{0, 0, 0, 0, 0, 0, 0, 1};
-}
-
-std::optional<ListenAddress> parseListenAddress(std::string_view text, std::string& why) {
-  ListenAddress out;
-  if (text.starts_with("unix:")) {
-    const auto path = text.substr(5);
-    if (path.empty() || path.front() != '/') {
-      why = "a Unix socket needs an absolute path (\"unix:/run/wctmon/api.sock\"), got \"" +
-            std::string(text) + "\"";
-      return std::nullopt;
-    }
-    // sun_path holds 108 bytes with its terminating zero.
-    if (path.size() > 107) {
-      why = "the Unix socket path is longer than the 107 bytes a socket address holds";
-      return std::nullopt;
-    }
-    out.unix_path = std::string(path);
-    return out;
-  }
-  const auto colon = text.rfind(':');
-  const auto bad = [&](const std::string& reason) {
-    why = "\"" + std::string(text) + "\": " + reason +
-          " (expected \"unix:/PATH\", \"IPV4:PORT\" or \"[IPV6]:PORT\")";
-    return std::nullopt;
-  };
-  if (colon == std::string_view::npos) return bad("no port");
-  const auto port = text.substr(colon + 1);
-  if (port.empty() || port.size() > 5 ||
-      !std::all_of(port.begin(), port.end(),
-                   [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }) ||
-      std::stoi(std::string(port)) > 65535) {
-    return bad("the port must be a number from 0 to 65535");
-  }
-  out.port = std::stoi(std::string(port));
-  auto host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-    if (!parseIpv6(host)) return bad("not an IPv6 address");
-  } else if (!parseIpv4(host)) {
-    return bad("the host must be an IP address (an IPv6 one in brackets)");
-  }
-  out.host = std::string(host);
-  return out;
-}
 
 std::string_view alertSinkName(AlertSinkKind kind) {
   switch (kind) {

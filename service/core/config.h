@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/config_error.h"
 #include "model/ids.h"
 #include "model/wait_model.h"
 
@@ -33,20 +34,6 @@ struct PlatformDefaults {
 [[nodiscard]] const PlatformDefaults& platformDefaults();
 /// Where the Prometheus metrics are served unless the configuration says otherwise.
 inline constexpr std::string_view kDefaultMetricsAddress = "127.0.0.1:7788";
-
-/// One place the API listens, parsed: a Unix socket path, or a TCP host and port.
-struct ListenAddress {
-  std::filesystem::path unix_path;  // set for "unix:/path"
-  std::string host;                 // "127.0.0.1", "::1" (without brackets)
-  int port = 0;
-  [[nodiscard]] bool isUnix() const { return !unix_path.empty(); }
-  /// A Unix socket, or a TCP address in 127.0.0.0/8 or ::1.
-  [[nodiscard]] bool isLocal() const;
-};
-
-/// Parses "unix:/path", "1.2.3.4:PORT" or "[::1]:PORT"; nullopt with `why` set when malformed.
-[[nodiscard]] std::optional<ListenAddress> parseListenAddress(std::string_view text,
-                                                              std::string& why);
 
 /// One registered target: which processes, and how they are watched.
 struct TargetConfig {
@@ -173,25 +160,6 @@ struct Config {
   std::vector<TargetConfig> targets;
 
   friend bool operator==(const Config&, const Config&) = default;
-};
-
-/// One problem in a configuration: where (a JSON pointer) and why.
-struct ConfigError {
-  std::string pointer;
-  std::string reason;
-  /// The file itself could not be read: `reason` names it and gives the system's reason, and no
-  /// pointer applies.
-  bool unreadable = false;
-
-  [[nodiscard]] std::string toString() const {
-    if (unreadable) return reason;
-    return (pointer.empty() ? "/" : pointer) + ": " + reason;
-  }
-  /// One line about this error of `file`: "FILE: /pointer: reason", or the I/O error alone (it
-  /// names the file already).
-  [[nodiscard]] std::string describe(const std::filesystem::path& file) const {
-    return unreadable ? reason : file.string() + ": " + toString();
-  }
 };
 
 /// The outcome of reading a configuration: a config, or every problem found in it.

@@ -328,22 +328,5 @@ TEST(Config, ListenAddressesAreCheckedAndOnlyLoopbackGoesWithoutTls) {
             (std::vector<std::string>{"/api/tls/cert: unknown key"}));
 }
 
-TEST(Config, ListenAddressesParse) {
-  std::string why;
-  auto a = parseListenAddress("unix:/run/wctmon/api.sock", why);
-  ASSERT_TRUE(a);
-  EXPECT_TRUE(a->isUnix());
-  EXPECT_EQ(a->unix_path, "/run/wctmon/api.sock");
-  a = parseListenAddress("[::1]:7787", why);
-  ASSERT_TRUE(a);
-  EXPECT_EQ(a->host, "::1");
-  EXPECT_EQ(a->port, 7787);
-  EXPECT_TRUE(a->isLocal());
-  EXPECT_FALSE(parseListenAddress("[::2]:1", why)->isLocal());
-  EXPECT_FALSE(parseListenAddress("128.0.0.1:1", why)->isLocal());
-  EXPECT_FALSE(parseListenAddress("[1::2::3]:1", why));
-  EXPECT_FALSE(parseListenAddress("256.0.0.1:1", why));
-  EXPECT_FALSE(parseListenAddress("unix:/" + std::string(200, 'x'), why));
-}
 }  // namespace
 }  // namespace wctmon

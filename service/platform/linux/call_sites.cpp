@@ -66,7 +66,7 @@ constexpr std::array kGlibc = {
           {Role::kUnownedLock, "glibc internal lock (malloc, stdio or the dynamic loader)"}},
     // CPython's one lock type serves threading.Lock and RLock and every Condition, Event and
     // queue wait: which one a thread is in, the object on its stack and its Python frames say
-    // (wait_classifier.cpp).
+    // (python_lock_waits.cpp).
     Exact{"PyThread_acquire_lock_timed",
           {Role::kLockOrCondition, "Python lock", false, true, kPythonLock}},
     Exact{"PyThread_acquire_lock",
