@@ -100,9 +100,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
   std::vector<std::optional<std::size_t>> front_index(config.listen.size());
   std::vector<int> ports(config.listen.size(), 0);
   for (std::size_t i = 0; i < config.listen.size(); ++i) {
-    std::string why;
-    const auto address = parseListenAddress(config.listen[i], why);
-    if (!address) return makeError(ErrorCode::kInvalidArgument, "api.listen: " + why);
+    const auto address = parseListenAddress(config.listen[i]);
+    if (!address)
+      return makeError(ErrorCode::kInvalidArgument, "api.listen: " + address.error().message);
     if (address->isUnix()) {
       if (!localSocketsSupported()) {
         return makeError(ErrorCode::kInvalidArgument,
@@ -150,8 +150,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
   const auto front_listening =
       server->front_ ? server->front_->listening() : std::vector<std::string>{};
   for (std::size_t i = 0; i < config.listen.size(); ++i) {
-    std::string why;
-    const auto address = parseListenAddress(config.listen[i], why);
+    const auto address = parseListenAddress(config.listen[i]);
     if (address->isUnix()) restrictSocket(address->unix_path);
     if (front_index[i]) {
       server->listening_.push_back(address->isUnix() ? config.listen[i]

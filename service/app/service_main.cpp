@@ -102,17 +102,23 @@ int run(const std::string& config_path) {
 
 /// The state directory the configuration at `config_path` names, or the platform's default
 /// without one.
-std::filesystem::path stateDirOf(const std::string& config_path) {
+wctmon::Result<std::filesystem::path> stateDirOf(const std::string& config_path) {
   if (config_path.empty()) return wctmon::platformDefaults().state_dir;
   auto parsed = wctmon::loadConfig(config_path);
   if (!parsed.config) {
-    throw std::runtime_error(parsed.errors.front().describe(config_path));
+    return wctmon::makeError(wctmon::ErrorCode::kInvalidArgument,
+                             parsed.errors.front().describe(config_path));
   }
   return parsed.config->state_dir;
 }
 
 int configureService(const std::string& config_path, bool remove, bool purge) {
-  const auto state_dir = stateDirOf(config_path);
+  const auto found = stateDirOf(config_path);
+  if (!found) {
+    std::cerr << "wctmon: " << found.error().message << "\n";
+    return kExitError;
+  }
+  const auto& state_dir = *found;
   if (remove) {
     if (auto removed = wctmon::removeServiceManagerConfig(state_dir, purge); !removed) {
       std::cerr << "wctmon: " << removed.error().message << "\n";

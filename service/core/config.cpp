@@ -182,9 +182,8 @@ void readApi(ObjectReader& r, Config::Api& api) {
                      jsonTypeName(item));
           continue;
         }
-        std::string why;
-        if (!parseListenAddress(item.get<std::string>(), why)) {
-          r.fail(at, why);
+        if (auto parsed = parseListenAddress(item.get<std::string>()); !parsed) {
+          r.fail(at, parsed.error().message);
           continue;
         }
         api.listen.push_back(item.get<std::string>());
@@ -209,8 +208,7 @@ void readApi(ObjectReader& r, Config::Api& api) {
   }
   const bool tls = !api.tls_cert_file.empty() && !api.tls_key_file.empty();
   for (std::size_t i = 0; i < api.listen.size(); ++i) {
-    std::string why;
-    const auto address = parseListenAddress(api.listen[i], why);
+    const auto address = parseListenAddress(api.listen[i]);
     if (address && !address->isLocal() && !tls) {
       r.fail(r.child("listen") + "/" + std::to_string(i),
              "\"" + api.listen[i] +
@@ -292,10 +290,9 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
     if (r.ok()) {
       r.boolean("enabled", c.metrics.enabled);
       if (r.string("listen", c.metrics.listen, false)) {
-        std::string why;
-        const auto address = parseListenAddress(c.metrics.listen, why);
+        const auto address = parseListenAddress(c.metrics.listen);
         if (!address) {
-          r.fail(r.child("listen"), why);
+          r.fail(r.child("listen"), address.error().message);
         } else if (!address->unix_path.empty()) {
           r.fail(r.child("listen"), "metrics are served over HTTP: give IPV4:PORT or [IPV6]:PORT");
         }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace wctmon {
@@ -83,28 +84,29 @@ bool ListenAddress::isLocal() const {
   return v6 && *v6 == std::array<std::uint16_t, 8>{0, 0, 0, 0, 0, 0, 0, 1};
 }
 
-std::optional<ListenAddress> parseListenAddress(std::string_view text, std::string& why) {
+Result<ListenAddress> parseListenAddress(std::string_view text) {
   ListenAddress out;
   if (text.starts_with("unix:")) {
     const auto path = text.substr(5);
     if (path.empty() || path.front() != '/') {
-      why = "a Unix socket needs an absolute path (\"unix:/run/wctmon/api.sock\"), got \"" +
-            std::string(text) + "\"";
-      return std::nullopt;
+      return makeError(ErrorCode::kInvalidArgument,
+                       "a Unix socket needs an absolute path (\"unix:/run/wctmon/api.sock\"), "
+                       "got \"" +
+                           std::string(text) + "\"");
     }
     // sun_path holds 108 bytes with its terminating zero.
     if (path.size() > 107) {
-      why = "the Unix socket path is longer than the 107 bytes a socket address holds";
-      return std::nullopt;
+      return makeError(ErrorCode::kInvalidArgument,
+                       "the Unix socket path is longer than the 107 bytes a socket address holds");
     }
     out.unix_path = std::string(path);
     return out;
   }
   const auto colon = text.rfind(':');
-  const auto bad = [&](const std::string& reason) {
-    why = "\"" + std::string(text) + "\": " + reason +
-          " (expected \"unix:/PATH\", \"IPV4:PORT\" or \"[IPV6]:PORT\")";
-    return std::nullopt;
+  const auto bad = [&](const std::string& reason) -> Result<ListenAddress> {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "\"" + std::string(text) + "\": " + reason +
+                         " (expected \"unix:/PATH\", \"IPV4:PORT\" or \"[IPV6]:PORT\")");
   };
   if (colon == std::string_view::npos) return bad("no port");
   const auto port = text.substr(colon + 1);

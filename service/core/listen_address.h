@@ -4,9 +4,10 @@
 #pragma once
 
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
+
+#include "model/result.h"
 
 namespace wctmon {
 
@@ -20,8 +21,8 @@ struct ListenAddress {
   [[nodiscard]] bool isLocal() const;
 };
 
-/// Parses "unix:/path", "1.2.3.4:PORT" or "[::1]:PORT"; nullopt with `why` set when malformed.
-[[nodiscard]] std::optional<ListenAddress> parseListenAddress(std::string_view text,
-                                                              std::string& why);
+/// Parses "unix:/path", "1.2.3.4:PORT" or "[::1]:PORT"; an error saying what is wrong when
+/// malformed.
+[[nodiscard]] Result<ListenAddress> parseListenAddress(std::string_view text);
 
 }  // namespace wctmon
