@@ -2,7 +2,8 @@
 # Checks that includes follow the direction of the rooms of service/ (service/CMakeLists.txt):
 #   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model,
 #   for store, api, platform (the Event Log's data) and app;
-#   cli (command-line checks, header-only) on nothing. The client (client/, wctctl) uses only
+#   cli (command-line checks, header-only) and os (the OS helpers several rooms share: a
+#   descriptor's owner) on nothing. The client (client/, wctctl) uses only
 #   model, wire, cli and the generated API, never the engine.
 # Tests mirror the tree and may use what the room they test may use, plus fakes/ (core rooms
 # only) and support/; the fuzz targets (tests/fuzz) reach the parsers of every room but app.
@@ -17,18 +18,19 @@ declare -A allowed=(
   [model]=""
   [core]="model"
   [wire]="model wctmon"
-  [platform]="core model wire"
-  [store]="core model wire"
+  [os]=""
+  [platform]="core model os wire"
+  [store]="core model os wire"
   [runtime]="core model"
-  [api]="core model wire wctmon"
-  [app]="api cli core model platform runtime store wire wctmon"
+  [api]="core model os wire wctmon"
+  [app]="api cli core model os platform runtime store wire wctmon"
   [cli]=""
   [client]="cli model wire wctmon grpc"
   [fakes]="core model"
   [support]=""
   [e2e]="support"
   [fixtures]=""
-  [fuzz]="api core model platform store support wire wctmon"
+  [fuzz]="api core model os platform store support wire wctmon"
 )
 # Headers from outside the tree that model/ and core/ may include.
 neutral_libraries='^(nlohmann/json\.hpp|spdlog/spdlog\.h)$'

@@ -31,6 +31,7 @@
 #include "api/connection_front.h"
 #include "api/http2_guard.h"
 #include "api/log_throttle.h"
+#include "os/unique_fd.h"
 
 namespace wctmon::api {
 namespace {
@@ -41,22 +42,6 @@ using Descriptor = asio::posix::stream_descriptor;
 std::string errnoText(int error) {
   return std::error_code(error, std::generic_category()).message();
 }
-
-/// A descriptor closed when destroyed, unless released.
-class OwnedFd {
- public:
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  ~OwnedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  [[nodiscard]] int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 Error socketError(const std::string& what, const std::string& where) {
   return makeError(ErrorCode::kIo,
@@ -75,7 +60,7 @@ Result<int> bindListener(const ListenAddress& address, std::string& shown) {
                            std::to_string(sizeof(name.sun_path) - 1) + " bytes");
     }
     std::memcpy(name.sun_path, path.c_str(), path.size() + 1);
-    OwnedFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (fd.get() < 0) return socketError("make a socket for", "unix:" + path);
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&name), sizeof(name)) != 0 ||
         ::listen(fd.get(), SOMAXCONN) != 0) {
@@ -105,7 +90,7 @@ Result<int> bindListener(const ListenAddress& address, std::string& shown) {
     }
     length = sizeof(in);
   }
-  OwnedFd fd(::socket(name.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(name.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return socketError("make a socket for", where);
   const int on = 1;
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
@@ -347,7 +332,7 @@ class PosixFront final : public ConnectionFront {
   }
 
   void admit(int client_fd, const std::string& listener) {
-    OwnedFd client(client_fd);
+    UniqueFd client(client_fd);
     // What gRPC does on its own sockets: small frames go at once, not after the last one's
     // acknowledgement (a 40 ms stall per answer otherwise). Not a TCP socket: no harm.
     const int on = 1;
@@ -380,8 +365,8 @@ class PosixFront final : public ConnectionFront {
       }
       return;
     }
-    OwnedFd ours(pair[0]);
-    OwnedFd grpcs(pair[1]);
+    UniqueFd ours(pair[0]);
+    UniqueFd grpcs(pair[1]);
     // gRPC names a connection it is handed by its descriptor.
     const std::string grpc_peer = "fd:" + std::to_string(pair[1]);
     std::shared_ptr<Connection> connection;

@@ -44,7 +44,8 @@ enum class IncidentState { kOpen, kResolved };
 struct Incident {
   using TimePoint = std::chrono::system_clock::time_point;
 
-  /// Assigned by the store; 0 until stored.
+  /// Given when the incident is decided (IncidentIds, above every id the store holds); the store
+  /// keeps it. 0 for an incident built by hand that was never decided.
   std::int64_t id = 0;
   IncidentKind kind = IncidentKind::kDeadlock;
   IncidentState state = IncidentState::kOpen;

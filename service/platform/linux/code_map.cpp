@@ -23,10 +23,10 @@
 #include <tuple>
 
 #include "model/format.h"
+#include "os/unique_fd.h"
 #include "platform/linux/demangle.h"
 #include "platform/linux/module_sites_store.h"
 #include "platform/linux/proc_text.h"
-#include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
 namespace {

@@ -15,7 +15,7 @@
 #include <array>
 #include <cstring>
 
-#include "platform/linux/unique_fd.h"
+#include "os/unique_fd.h"
 
 namespace wctmon::linux_platform {
 namespace {

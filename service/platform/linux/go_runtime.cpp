@@ -15,10 +15,10 @@
 #include <set>
 #include <tuple>
 
+#include "os/unique_fd.h"
 #include "platform/linux/call_sites.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/process_memory.h"
-#include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
 namespace {

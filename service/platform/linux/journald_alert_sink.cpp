@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/linux/unique_fd.h"
+#include "os/unique_fd.h"
 
 namespace wctmon::linux_platform {
 namespace {

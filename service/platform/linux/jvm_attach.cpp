@@ -11,9 +11,9 @@
 #include <cstring>
 #include <thread>
 
+#include "os/unique_fd.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/task_reader.h"
-#include "platform/linux/unique_fd.h"
 #include "platform/linux/unix_stream.h"
 
 namespace wctmon::linux_platform {

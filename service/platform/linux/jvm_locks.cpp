@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "model/format.h"
+#include "os/unique_fd.h"
 #include "platform/linux/call_sites.h"
 #include "platform/linux/task_reader.h"
-#include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
 namespace {

@@ -16,8 +16,8 @@
 #include <system_error>
 #include <vector>
 
+#include "os/unique_fd.h"
 #include "platform/linux/proc_text.h"
-#include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
 namespace {

@@ -7,9 +7,9 @@
 #include <functional>
 
 #include "model/format.h"
+#include "os/unique_fd.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/task_reader.h"
-#include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
 namespace {

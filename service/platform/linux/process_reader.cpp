@@ -5,8 +5,8 @@
 #include <array>
 #include <vector>
 
+#include "os/unique_fd.h"
 #include "platform/linux/task_reader.h"
-#include "platform/linux/unique_fd.h"
 #include "platform/linux/wait_classifier.h"
 
 namespace wctmon::linux_platform {

@@ -12,8 +12,8 @@
 #include "model/ids.h"
 #include "model/result.h"
 #include "model/snapshot.h"
+#include "os/unique_fd.h"
 #include "platform/linux/proc_text.h"
-#include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
 

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "model/ids.h"
-#include "platform/linux/unique_fd.h"
+#include "os/unique_fd.h"
 
 namespace wctmon::linux_platform {
 

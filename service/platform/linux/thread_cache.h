@@ -10,10 +10,10 @@
 #include "model/ids.h"
 #include "model/result.h"
 #include "model/snapshot.h"
+#include "os/unique_fd.h"
 #include "platform/linux/descriptor_budget.h"
 #include "platform/linux/task_reader.h"
 #include "platform/linux/taskstats.h"
-#include "platform/linux/unique_fd.h"
 
 namespace wctmon::linux_platform {
 

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "model/result.h"
-#include "platform/linux/unique_fd.h"
+#include "os/unique_fd.h"
 
 namespace wctmon::linux_platform {
 

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "platform/linux/unique_fd.h"
+#include "os/unique_fd.h"
 #include "support/temp_dir.h"
 
 namespace wctmon::linux_platform {

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-namespace wctmon::linux_platform {
+namespace wctmon {
 
 /// Owns one file descriptor and closes it once.
 class UniqueFd {
@@ -22,6 +22,8 @@ class UniqueFd {
 
   [[nodiscard]] int get() const { return fd_; }
   [[nodiscard]] bool valid() const { return fd_ >= 0; }
+  /// Gives the descriptor up without closing it.
+  [[nodiscard]] int release() { return std::exchange(fd_, -1); }
   void reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
@@ -31,4 +33,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace wctmon::linux_platform
+}  // namespace wctmon
