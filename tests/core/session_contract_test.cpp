@@ -42,7 +42,7 @@ class FakeSessionHarness {
   FakeWaitChainSource exited_;
 };
 
-INSTANTIATE_TYPED_TEST_SUITE_P(Fake, WaitChainSessionContract, FakeSessionHarness);
+INSTANTIATE_TYPED_TEST_SUITE_P(FakeSessionContract, WaitChainSessionContract, FakeSessionHarness);
 
 }  // namespace
 }  // namespace wctmon::testing

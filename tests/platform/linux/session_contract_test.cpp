@@ -33,7 +33,7 @@ class LinuxSessionHarness {
   linux_platform::LinuxWaitChainSource source_{worker_.executor()};
 };
 
-INSTANTIATE_TYPED_TEST_SUITE_P(Linux, WaitChainSessionContract, LinuxSessionHarness);
+INSTANTIATE_TYPED_TEST_SUITE_P(LinuxSessionContract, WaitChainSessionContract, LinuxSessionHarness);
 
 }  // namespace
 }  // namespace wctmon::testing

@@ -50,7 +50,7 @@ class WctSessionHarness {
       }};
 };
 
-INSTANTIATE_TYPED_TEST_SUITE_P(Wct, WaitChainSessionContract, WctSessionHarness);
+INSTANTIATE_TYPED_TEST_SUITE_P(WctSessionContract, WaitChainSessionContract, WctSessionHarness);
 
 }  // namespace
 }  // namespace wctmon::testing
