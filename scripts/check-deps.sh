@@ -6,7 +6,8 @@
 #   descriptor's owner) on nothing. The client (client/, wctctl) uses only
 #   model, wire, cli and the generated API, never the engine.
 # Tests mirror the tree and may use what the room they test may use, plus fakes/ (core rooms
-# only) and support/; the fuzz targets (tests/fuzz) reach the parsers of every room but app.
+# only), support/ and contract/ (suites of a port's contract, on core alone); the fuzz targets
+# (tests/fuzz) reach the parsers of every room but app.
 # model/ and core/ include no OS, SQLite, protobuf, gRPC or Boost header,
 # except in their per-platform files (name_windows.cpp, name_linux.cpp, name_posix.cpp).
 # Prints every include against the direction and fails when there is one.
@@ -28,6 +29,7 @@ declare -A allowed=(
   [client]="cli model wire wctmon grpc"
   [fakes]="core model"
   [support]=""
+  [contract]="core model"
   [e2e]="support"
   [fixtures]=""
   [fuzz]="api core model os platform store support wire wctmon"
@@ -71,8 +73,9 @@ while IFS= read -r file; do
         [[ $target == "$room" ]] && continue
       fi
       if [[ $file == tests/* ]]; then
-        # Tests may use the test support; fakes serve the tests of core and runtime only.
-        [[ $target == support ]] && continue
+        # Tests may use the test support and the contract suites; fakes serve the tests of core
+        # and runtime only.
+        [[ $target == support || $target == contract ]] && continue
         [[ $target == fakes && ($room == core || $room == runtime) ]] && continue
       fi
       if [[ " ${allowed[$room]} " != *" $target "* ]]; then

@@ -26,10 +26,12 @@ target_link_libraries(wctmon-scm-control PRIVATE wctmon_warnings advapi32)
 add_executable(wctmon-capture-crash platform/windows/capture_crash_main.cpp)
 target_link_libraries(wctmon-capture-crash PRIVATE wctmon_platform wctmon_warnings)
 
-# The WCT source on a scripted WCT and on the system's, the thread inspector and the process
-# catalog on the fixture (found beside the test).
+# The WCT source on a scripted WCT and on the system's, the session contract (tests/contract) on
+# the scripted WCT, the thread inspector and the process catalog on the fixture (found beside the
+# test).
 add_executable(wctmon_windows_tests
   platform/windows/process_catalog_test.cpp
+  platform/windows/session_contract_test.cpp
   platform/windows/thread_inspector_test.cpp
   platform/windows/wct_source_test.cpp)
 target_include_directories(wctmon_windows_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
@@ -53,13 +55,15 @@ add_dependencies(wctmon_windows_service_tests wctmond)
 gtest_discover_tests(wctmon_windows_service_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                      PROPERTIES LABELS windows TIMEOUT 120)
 
-# The platform-neutral core and model, built by the Windows compiler and run on Windows.
+# The platform-neutral core and model, built by the Windows compiler and run on Windows, and the
+# session contract on the fake source.
 add_executable(wctmon_windows_core_tests
   core/alert_rate_limiter_test.cpp
   core/analyzer_test.cpp
   core/glob_test.cpp
   core/incident_tracker_test.cpp
   core/listen_address_test.cpp
+  core/session_contract_test.cpp
   core/strict_json_test.cpp
   core/wait_graph_test.cpp
   model/enum_names_test.cpp

@@ -546,49 +546,6 @@ TEST_F(EngineTest, TaskstatsTellsWhenNoThreadOfAProcessRan) {
   EXPECT_EQ(again->threads.size(), 51U);
 }
 
-TEST_F(EngineTest, ACancelledSampleCompletesAtOnceAndTheSessionServesTheNextOne) {
-  FixtureProcess fx("mutex-abba");
-  // The platform's work waits in a queue of its own until the test runs it, as it would behind a
-  // stuck read on a busy pool.
-  RunLoop work;
-  linux_platform::LinuxWaitChainSource source(work.executor());
-  auto session = std::move(source.open(Pid{fx.pid()})).value();
-  std::vector<Result<Snapshot>> results;
-  const auto keep = [&](Result<Snapshot> s) { results.push_back(std::move(s)); };
-  session->asyncSample({}, loop_.executor(), keep);
-  session->cancel();
-  loop_.run();
-  ASSERT_EQ(results.size(), 1U);  // at once, without the platform
-  ASSERT_FALSE(results[0].ok());
-  EXPECT_EQ(results[0].error().code, ErrorCode::kCancelled);
-  session->asyncSample({}, loop_.executor(), keep);  // the cancelled read has not ended
-  loop_.run();
-  ASSERT_EQ(results.size(), 2U);
-  ASSERT_FALSE(results[1].ok());
-  EXPECT_EQ(results[1].error().code, ErrorCode::kBusy);
-
-  work.run();  // the cancelled read ends (it does not even start: nobody waits for it)
-  loop_.run();
-  EXPECT_EQ(results.size(), 2U);  // its result went nowhere
-  session->asyncSample({}, loop_.executor(), keep);
-  work.run();
-  loop_.run();
-  ASSERT_EQ(results.size(), 3U);
-  ASSERT_TRUE(results[2].ok()) << results[2].error().message;
-  EXPECT_EQ(results[2]->processes.at(0).pid, Pid{fx.pid()});
-  const auto& threads = results[2]->processes.at(0).threads;
-  EXPECT_TRUE(std::any_of(threads.begin(), threads.end(), [&](const ThreadSample& t) {
-    return t.id == ref(fx.pid(), fx.tid("a")) && t.status == ObjectStatus::kBlocked;
-  }));
-}
-
-TEST_F(EngineTest, ASessionOfAProcessThatIsGoneSaysSo) {
-  auto session = std::move(source_.open(Pid{0x7ffffff0})).value();
-  const auto r = sample(*session);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, ErrorCode::kNoSuchProcess);
-}
-
 TEST_F(EngineTest, ACachedSampleSeesThreadsThatRanAndDeadlocksThatFormed) {
   FixtureProcess fx("mutex-abba");
   std::shared_ptr<WaitChainSession> session = std::move(source_.open(Pid{fx.pid()})).value();
