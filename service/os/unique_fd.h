@@ -23,7 +23,7 @@ class UniqueFd {
   [[nodiscard]] int get() const { return fd_; }
   [[nodiscard]] bool valid() const { return fd_ >= 0; }
   /// Gives the descriptor up without closing it.
-  [[nodiscard]] int release() { return std::exchange(fd_, -1); }
+  int release() { return std::exchange(fd_, -1); }
   void reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
