@@ -1,5 +1,6 @@
 // An executor that runs the tasks posted to it on a thread of its own, in order, as the
-// service's pool would, for tests of asynchronous code.
+// service's pool would, for tests of asynchronous code; its tasks can be held back, as a read
+// stuck in the kernel or a pool busy elsewhere looks to the code that handed it work.
 #pragma once
 
 #include <condition_variable>
@@ -17,6 +18,7 @@ class ThreadExecutor {
     {
       std::lock_guard lock(mutex_);
       done_ = true;
+      held_ = false;
     }
     wake_.notify_all();
     thread_.join();
@@ -40,13 +42,28 @@ class ThreadExecutor {
   /// The thread the tasks run on.
   [[nodiscard]] std::thread::id id() const { return thread_.get_id(); }
 
+  /// Tasks posted from now on wait until release().
+  void hold() {
+    std::lock_guard lock(mutex_);
+    held_ = true;
+  }
+
+  /// Runs the tasks held back, and later ones at once.
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      held_ = false;
+    }
+    wake_.notify_all();
+  }
+
  private:
   void loop() {
     for (;;) {
       Task task;
       {
         std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return done_ || !tasks_.empty(); });
+        wake_.wait(lock, [&] { return done_ || (!held_ && !tasks_.empty()); });
         if (tasks_.empty()) return;
         task = std::move(tasks_.front());
         tasks_.pop_front();
@@ -58,6 +75,7 @@ class ThreadExecutor {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Task> tasks_;
+  bool held_ = false;
   bool done_ = false;
   std::thread thread_;
 };

@@ -2,8 +2,8 @@
 // The source's work runs on a worker the harness can hold, as a read stuck in the kernel would.
 #include "contract/wait_chain_session_contract.h"
 #include "platform/linux/linux_wait_chain_source.h"
-#include "support/gated_worker.h"
 #include "support/subprocess.h"
+#include "support/thread_executor.h"
 
 namespace wctmon::testing {
 namespace {
@@ -29,7 +29,7 @@ class LinuxSessionHarness {
 
  private:
   FixtureProcess subject_{"mutex-abba"};
-  GatedWorker worker_;
+  ThreadExecutor worker_;
   linux_platform::LinuxWaitChainSource source_{worker_.executor()};
 };
 
