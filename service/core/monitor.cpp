@@ -190,8 +190,13 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
           }
           const auto p = std::find_if(seen.begin(), seen.end(),
                                       [&](const ProcessSeen& s) { return s.pid == t.pid; });
-          if (p != seen.end()) {
+          if (p != seen.end() && p->start_time != 0) {
             peers.push_back(IncidentProcess{{p->pid, p->start_time}, p->name, p->title});
+          } else if (auto info = deps_.catalog.get(t.pid, false)) {
+            // A platform whose sample does not identify the other processes (WCT names only
+            // their threads): the catalog does, read outside the lock like the analysis.
+            peers.push_back(IncidentProcess{info->identity, info->comm,
+                                            p != seen.end() ? p->title : std::string()});
           }
         }
       }

@@ -231,7 +231,8 @@ struct GoProgram {
   friend bool operator==(const GoProgram&, const GoProgram&) = default;
 };
 
-/// Another process an analysis read: who it is and what it is called.
+/// Another process an analysis read: who it is and what it is called, as far as the platform's
+/// sample says (WCT's gives only the pid: start time 0, no name).
 struct ProcessSeen {
   Pid pid;
   /// With the pid, identifies the process across PID reuse.

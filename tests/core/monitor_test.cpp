@@ -541,6 +541,45 @@ TEST_F(MonitorTest, ACycleWhoseOtherProcessIsNotWatchedListsItAndEndsWhenItExits
   EXPECT_EQ(stored[0].resolution, "beta (pid 20) exited");
 }
 
+TEST_F(MonitorTest, TheOtherProcessOfACycleIsWhoTheSampleSaysAndTheCatalogOnlyWhereItSaysNot) {
+  // The catalog's view is older than the sample's: beta has run another program since.
+  catalog_.set({processInfo(10, "alpha", {}, 100), processInfo(20, "beta-old", {}, 200)});
+  auto monitor = makeMonitor(configWith(R"([{"exe": "alpha", "out_of_proc": true}])"));
+  ASSERT_EQ(monitor->discover().added.size(), 1U);
+  auto snapshot = crossCycle(10);
+  snapshot.processes[0].start_time = 100;
+  snapshot.processes[1].start_time = 200;
+  snapshot.processes[1].title = "beta: serving";
+  setSnapshot(snapshot);
+  ASSERT_TRUE(sample(*monitor, ProcessIdentity{Pid{10}, 100}));
+  auto stored = store_.list({})->incidents;
+  ASSERT_EQ(stored.size(), 1U);
+  ASSERT_EQ(stored[0].processes.size(), 2U);
+  EXPECT_EQ(stored[0].processes[1], (IncidentProcess{{Pid{20}, 200}, "beta", "beta: serving"}));
+
+  // A platform whose sample names only the other process's threads (WCT): the catalog says who.
+  catalog_.set({processInfo(30, "gamma", {}, 300), processInfo(40, "delta", {}, 400)});
+  auto windows_like = makeMonitor(configWith(R"([{"exe": "gamma", "out_of_proc": true}])"));
+  ASSERT_EQ(windows_like->discover().added.size(), 1U);
+  snapshot = SnapshotBuilder()
+                 .process(30, "gamma")
+                 .waitsOnProcesses(30, {40}, ObjectType::kFileLock)
+                 .switches(1)
+                 .process(40, "")
+                 .waitsOnProcesses(40, {30}, ObjectType::kFileLock)
+                 .switches(1)
+                 .build();
+  snapshot.processes[0].start_time = 300;
+  setSnapshot(snapshot);
+  ASSERT_TRUE(sample(*windows_like, ProcessIdentity{Pid{30}, 300}));
+  stored = store_.list(IncidentQuery::by(IncidentState::kOpen, {}, 0))->incidents;
+  const auto found = std::find_if(stored.begin(), stored.end(),
+                                  [](const Incident& i) { return i.process.pid == Pid{30}; });
+  ASSERT_NE(found, stored.end());
+  ASSERT_EQ(found->processes.size(), 2U);
+  EXPECT_EQ(found->processes[1], (IncidentProcess{{Pid{40}, 400}, "delta", ""}));
+}
+
 TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
   // Written by a version that opened one incident per watched process.
   for (const int pid : {10, 20}) {
