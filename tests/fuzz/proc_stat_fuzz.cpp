@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     WCTMON_FUZZ_CHECK(stat->comm.size() <= text.size());
   }
   if (const auto cpu = wctmon::linux_platform::parseStatProcessor(text)) {
-    WCTMON_FUZZ_CHECK(text.find(std::to_string(*cpu)) != std::string_view::npos);
+    WCTMON_FUZZ_CHECK(*cpu >= 0 && text.find(std::to_string(*cpu)) != std::string_view::npos);
   }
   return 0;
 }

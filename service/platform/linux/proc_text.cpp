@@ -268,7 +268,10 @@ std::optional<int> parseStatProcessor(std::string_view text) {
   if (close == std::string_view::npos) return std::nullopt;
   std::string_view rest = text.substr(close + 1);
   for (int field = 3; field < 39; ++field) nextToken(rest);
-  return parseNumber<int>(nextToken(rest), 10);
+  // A CPU number: digits only, never a sign (found by the proc_stat fuzz target).
+  const auto cpu = parseNumber<std::uint32_t>(nextToken(rest), 10);
+  if (!cpu || *cpu > 1U << 20) return std::nullopt;
+  return static_cast<int>(*cpu);
 }
 
 std::optional<SyscallState> parseSyscall(std::string_view text) {

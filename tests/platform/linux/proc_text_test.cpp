@@ -163,6 +163,10 @@ TEST(ProcText, TheProcessorIsField39OfAStatLine) {
   EXPECT_EQ(parseStatProcessor(line), 5);
   EXPECT_FALSE(parseStatProcessor(line.substr(0, line.find(" 17 5"))).has_value());
   EXPECT_FALSE(parseStatProcessor("garbage").has_value());
+  // Found by the proc_stat fuzz target: a sign is no CPU number.
+  std::string negative(line);
+  negative.replace(negative.find(" 17 5") + 4, 1, "-045310");
+  EXPECT_FALSE(parseStatProcessor(negative).has_value());
 }
 
 TEST(ProcText, SchedExecStartIsTheSchedulerClockInMilliseconds) {
