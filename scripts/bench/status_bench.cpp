@@ -169,8 +169,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", parsed.errors.front().toString().c_str());
     return 1;
   }
-  wctmon::Monitor monitor({*source, &inspector, *catalog, &repository, nullptr, clock, pool.work()},
-                          *parsed.config);
+  wctmon::TargetRegistry targets(&repository, *parsed.config);
+  wctmon::IncidentEffects incidents({&repository, &inspector, nullptr, clock, pool.work(),
+                                     [&targets] { return targets.runtime(); }},
+                                    parsed.config->alerts);
+  wctmon::Monitor monitor({*source, *catalog, clock, targets, incidents}, *parsed.config);
   wctmon::Scheduler::Options options;
   options.discovery_interval = std::chrono::milliseconds(100);
   wctmon::Scheduler scheduler(monitor, pool, options);
@@ -193,7 +196,7 @@ int main(int argc, char** argv) {
     while (!stop) {
       const auto start = SteadyClock::now();
       const auto stats = monitor.stats();
-      const auto open = monitor.openIncidents();
+      const auto open = incidents.openIncidents();
       const auto elapsed = SteadyClock::now() - start;
       if (stats.pending_effects > 0) {
         reads.add(elapsed);

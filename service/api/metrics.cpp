@@ -24,7 +24,7 @@ class Metrics::Figures final : public prometheus::Collectable {
     const auto facts = deps_.control.facts();
     std::uint64_t open_deadlocks = 0;
     std::uint64_t open_hangs = 0;
-    for (const auto& incident : *deps_.monitor.openIncidents()) {
+    for (const auto& incident : *deps_.incidents.openIncidents()) {
       ++(incident.kind == IncidentKind::kDeadlock ? open_deadlocks : open_hangs);
     }
     const auto d = [](auto v) { return static_cast<double>(v); };

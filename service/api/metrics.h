@@ -29,6 +29,8 @@ class Metrics {
  public:
   struct Dependencies {
     Monitor& monitor;
+    /// The open incidents.
+    const IncidentEffects& incidents;
     ServiceControl& control;
     /// The API's WatchIncidents calls now (none without the API).
     std::function<std::size_t()> watchers;

@@ -172,7 +172,7 @@ grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext*
   *response->mutable_p99_sample_duration() = duration(facts.p99_sample);
   std::uint64_t deadlocks = 0;
   std::uint64_t hangs = 0;
-  for (const auto& incident : *deps_.monitor.openIncidents()) {
+  for (const auto& incident : *deps_.incidents.openIncidents()) {
     ++(incident.kind == IncidentKind::kDeadlock ? deadlocks : hangs);
   }
   auto* open_deadlocks = response->add_open_incidents();
@@ -195,8 +195,8 @@ grpc::ServerUnaryReactor* MonitorService::ListTargets(grpc::CallbackServerContex
                                                       const v1::ListTargetsRequest* /*request*/,
                                                       v1::ListTargetsResponse* response) {
   if (auto* refused = refuse(context, Role::kReader)) return refused;
-  const auto runtime = deps_.monitor.targets().runtime();
-  for (const auto& t : deps_.monitor.targets().all()) {
+  const auto runtime = deps_.targets.runtime();
+  for (const auto& t : deps_.targets.all()) {
     const bool added = std::any_of(runtime.begin(), runtime.end(),
                                    [&](const TargetConfig& r) { return r.name == t.name; });
     *response->add_targets() = toProto(t, added);
@@ -213,7 +213,7 @@ grpc::ServerUnaryReactor* MonitorService::AddTarget(grpc::CallbackServerContext*
   return onPool(context, [this, target = request->target(), response] {
     auto parsed = targetOf(target, deps_.monitor.config());
     if (!parsed) return toGrpcStatus(parsed.error());
-    if (auto added = deps_.monitor.targets().add(*parsed); !added) {
+    if (auto added = deps_.targets.add(*parsed); !added) {
       return toGrpcStatus(added.error());
     }
     spdlog::info("target \"{}\" added through the API", parsed->name);
@@ -227,7 +227,7 @@ grpc::ServerUnaryReactor* MonitorService::RemoveTarget(grpc::CallbackServerConte
                                                        v1::RemoveTargetResponse* /*response*/) {
   if (auto* refused = refuse(context, Role::kAdmin)) return refused;
   return onPool(context, [this, name = request->name()] {
-    auto removed = deps_.monitor.targets().remove(name);
+    auto removed = deps_.targets.remove(name);
     if (!removed) return toGrpcStatus(removed.error());
     if (!*removed) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND,
@@ -313,7 +313,7 @@ grpc::ServerUnaryReactor* MonitorService::ListIncidents(grpc::CallbackServerCont
       if (!listed->warning.empty()) spdlog::warn("{}", listed->warning);
       incidents = std::move(listed->incidents);
     } else {
-      for (const auto& i : *deps_.monitor.openIncidents()) {
+      for (const auto& i : *deps_.incidents.openIncidents()) {
         if (query.matches(i)) incidents.push_back(i);
       }
     }
@@ -342,7 +342,7 @@ grpc::ServerUnaryReactor* MonitorService::GetIncident(grpc::CallbackServerContex
       if (!got) return toGrpcStatus(got.error());
       found = std::move(*got);
     } else {
-      for (const auto& i : *deps_.monitor.openIncidents()) {
+      for (const auto& i : *deps_.incidents.openIncidents()) {
         if (i.id == id) found = i;
       }
     }
@@ -363,7 +363,7 @@ grpc::ServerWriteReactor<v1::IncidentEvent>* MonitorService::WatchIncidents(
     void OnDone() override { delete this; }
   };
   if (auto status = refusal(context, Role::kReader)) return new Refused(*status);
-  auto* watch = watchers_.start(deps_.monitor.feed(), deps_.watch_queue, deps_.work);
+  auto* watch = watchers_.start(deps_.incidents.feed(), deps_.watch_queue, deps_.work);
   if (watch == nullptr) {
     return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the service is stopping"));
   }

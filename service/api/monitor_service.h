@@ -33,6 +33,9 @@ class MonitorService final : public v1::Monitor::CallbackService {
  public:
   struct Dependencies {
     Monitor& monitor;
+    /// The open incidents and their feed.
+    IncidentEffects& incidents;
+    TargetRegistry& targets;
     OnDemandAnalysis& analysis;
     IncidentRepository* store;  // nullptr: the open incidents are all there is
     ServiceControl& control;

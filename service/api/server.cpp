@@ -76,8 +76,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
   if (!tokens) return tokens.error();
   server->tokens_ = std::make_unique<Tokens>(std::move(*tokens));
   server->service_ = std::make_unique<MonitorService>(MonitorService::Dependencies{
-      deps.monitor, deps.analysis, deps.store, deps.control, *server->tokens_, std::move(deps.work),
-      config.watch_queue, [raw = server.get()](const std::string& grpc_peer) {
+      deps.monitor, deps.incidents, deps.targets, deps.analysis, deps.store, deps.control,
+      *server->tokens_, std::move(deps.work), config.watch_queue,
+      [raw = server.get()](const std::string& grpc_peer) {
         return raw->front_ ? raw->front_->peerOf(grpc_peer) : grpc_peer;
       }});
 

@@ -28,6 +28,9 @@ class ApiServer {
  public:
   struct Dependencies {
     Monitor& monitor;
+    /// The open incidents and their feed.
+    IncidentEffects& incidents;
+    TargetRegistry& targets;
     OnDemandAnalysis& analysis;
     IncidentRepository* store;
     ServiceControl& control;

@@ -35,7 +35,8 @@ struct AlertRoutes {
 }  // namespace
 
 /// Everything start() builds. Members are released in reverse order: the scheduler, the
-/// monitor, the platform's pieces, the pool, the store, and the log last.
+/// monitor, the incident effects, the targets, the platform's pieces, the pool, the store, and
+/// the log last.
 struct Service::Running {
   /// Released last: the state directory is this service's until everything else is gone.
   std::unique_ptr<StateLock> lock;
@@ -49,6 +50,9 @@ struct Service::Running {
   /// Every alert goes through it to each configured sink.
   std::unique_ptr<AlertRouter> alerts;
   SystemClock clock;
+  std::unique_ptr<TargetRegistry> targets;
+  /// Where the monitor's decisions are captured, recorded and alerted; the open incidents.
+  std::unique_ptr<IncidentEffects> incidents;
   std::unique_ptr<Monitor> monitor;
   std::unique_ptr<OnDemandAnalysis> analysis;
   std::unique_ptr<Scheduler> scheduler;
@@ -278,9 +282,14 @@ Status Service::start(const std::filesystem::path& config_path) {
     auto [routes, said] = routeAlerts(config.alerts.sinks);
     r->alerts = std::make_unique<AlertRouter>(std::move(routes));
     r->alert_routes = std::move(said);
+    r->targets = std::make_unique<TargetRegistry>(r->store.get(), config);
+    r->incidents = std::make_unique<IncidentEffects>(
+        IncidentEffects::Dependencies{r->store.get(), r->inspector.get(), r->alerts.get(), r->clock,
+                                      r->pool->work(),
+                                      [targets = r->targets.get()] { return targets->runtime(); }},
+        config.alerts);
     r->monitor = std::make_unique<Monitor>(
-        Monitor::Dependencies{*r->source, r->inspector.get(), *r->catalog, r->store.get(),
-                              r->alerts.get(), r->clock, r->pool->work()},
+        Monitor::Dependencies{*r->source, *r->catalog, r->clock, *r->targets, *r->incidents},
         config);
     r->monitor->adoptStoredIncidents();
     r->analysis = std::make_unique<OnDemandAnalysis>(*r->source, r->inspector.get());
@@ -296,6 +305,9 @@ Status Service::start(const std::filesystem::path& config_path) {
           std::chrono::duration_cast<std::chrono::milliseconds>(*interval / 3));
     }
     options.watch_health_check = true;
+    options.retention = [running = r.get()] {
+      running->incidents->applyRetention(running->monitor->config().retention);
+    };
     options.on_health = [this, running = r.get()](bool healthy, const SchedulerStats& s) {
       if (healthy) host_->watchdog();
       if (running->api) running->api->setServing(healthy);
@@ -305,7 +317,7 @@ Status Service::start(const std::filesystem::path& config_path) {
     r->control = std::make_unique<Control>(*this, *r);
     if (config.metrics.enabled) {
       r->metrics = std::make_unique<api::Metrics>(api::Metrics::Dependencies{
-          *r->monitor, *r->control,
+          *r->monitor, *r->incidents, *r->control,
           [running = r.get()]() -> std::size_t {
             return running->api ? running->api->watchers() : 0;
           },
@@ -320,8 +332,8 @@ Status Service::start(const std::filesystem::path& config_path) {
     if (config.api.enabled) {
       auto api = api::ApiServer::start(
           config.api, config.state_dir,
-          api::ApiServer::Dependencies{*r->monitor, *r->analysis, r->store.get(), *r->control,
-                                       r->pool->work()});
+          api::ApiServer::Dependencies{*r->monitor, *r->incidents, *r->targets, *r->analysis,
+                                       r->store.get(), *r->control, r->pool->work()});
       if (!api) return failed(api.error());
       r->api = std::move(api).value();
       std::string where;
@@ -420,6 +432,8 @@ ReloadReport Service::reload() {
   }
   // Whatever changed, the alert route is chosen again: the system log may have come up or gone
   // away since the last time.
+  r->targets->reconfigure(plan.next);
+  r->incidents->setAlertLimits(plan.next.alerts);
   r->monitor->reconfigure(plan.next);
   auto [routes, said] = routeAlerts(plan.next.alerts.sinks);
   r->alerts->replaceRoutes(std::move(routes));

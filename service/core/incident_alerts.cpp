@@ -29,12 +29,13 @@ void IncidentAlerts::setLimits(const Config::Alerts& limits) {
   limiter_.setLimits(limits.window, limits.max_per_window);
 }
 
-std::optional<Alert> IncidentAlerts::forEvent(const IncidentEvent& event) {
-  if (event.type == IncidentEvent::Type::kUpdated) return std::nullopt;
-  const auto& i = event.incident;
+std::optional<Alert> IncidentAlerts::forEvent(IncidentEvent::Type type,
+                                              std::shared_ptr<const Incident> incident) {
+  if (type == IncidentEvent::Type::kUpdated) return std::nullopt;
+  const auto& i = *incident;
   Alert a;
   a.target = i.target;
-  if (event.type == IncidentEvent::Type::kOpened) {
+  if (type == IncidentEvent::Type::kOpened) {
     a.kind =
         i.kind == IncidentKind::kDeadlock ? AlertKind::kDeadlockDetected : AlertKind::kHangDetected;
     a.severity =
@@ -46,6 +47,7 @@ std::optional<Alert> IncidentAlerts::forEvent(const IncidentEvent& event) {
     a.message = std::string(toString(i.kind)) + " resolved (" + i.resolution + "): " + i.summary;
   }
   a.fields = incidentFields(i);
+  a.incident = std::move(incident);
   return admitted(std::move(a));
 }
 

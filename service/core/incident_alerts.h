@@ -24,7 +24,8 @@ class IncidentAlerts {
 
   /// The alert of an incident's opening or resolution, when its target's rate allows; none for
   /// an update.
-  [[nodiscard]] std::optional<Alert> forEvent(const IncidentEvent& event);
+  [[nodiscard]] std::optional<Alert> forEvent(IncidentEvent::Type type,
+                                              std::shared_ptr<const Incident> incident);
   /// The alert saying that no evidence of `incident` could be taken, when none could and its
   /// target's rate allows.
   [[nodiscard]] std::optional<Alert> forFailedCapture(std::shared_ptr<const Incident> incident);

@@ -23,11 +23,8 @@ void IncidentFeed::Subscription::reset() {
 }
 
 IncidentFeed::Subscription IncidentFeed::subscribe(const Initial& initial, Listener listener) {
-  std::lock_guard lock(mutex_);
-  std::vector<Incident> open;
-  open.reserve(open_.size());
-  for (const auto& [id, incident] : open_) open.push_back(incident);
-  initial(open);
+  MutexLock lock(mutex_);
+  initial(*openIncidents());  // what open_ holds: published under this lock
   const auto id = next_id_++;
   listeners_.emplace(id, std::move(listener));
   return Subscription(this, id);
@@ -36,29 +33,51 @@ IncidentFeed::Subscription IncidentFeed::subscribe(const Initial& initial, Liste
 void IncidentFeed::publish(IncidentEvent event) {
   auto shared = std::make_shared<const IncidentEvent>(std::move(event));
   const auto& incident = shared->incident;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (shared->type == IncidentEvent::Type::kResolved) {
     open_.erase(incident.id);
   } else {
     open_.insert_or_assign(incident.id, incident);
   }
+  publishOpen();
   for (const auto& [id, listener] : listeners_) listener(shared);
 }
 
 void IncidentFeed::seed(const std::vector<Incident>& open) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& incident : open) {
     if (incident.state == IncidentState::kOpen) open_.insert_or_assign(incident.id, incident);
   }
+  publishOpen();
+}
+
+void IncidentFeed::publishOpen() {
+  std::vector<Incident> open;
+  open.reserve(open_.size());
+  for (const auto& [id, incident] : open_) open.push_back(incident);
+  auto shared = std::make_shared<const std::vector<Incident>>(std::move(open));
+  MutexLock lock(published_mutex_);
+  published_ = std::move(shared);
+}
+
+std::shared_ptr<const std::vector<Incident>> IncidentFeed::openIncidents() const {
+  MutexLock lock(published_mutex_);
+  return published_;
+}
+
+std::vector<ThreadCapture> IncidentFeed::evidenceOf(std::int64_t id) const {
+  MutexLock lock(mutex_);
+  auto it = open_.find(id);
+  return it == open_.end() ? std::vector<ThreadCapture>{} : it->second.evidence;
 }
 
 std::size_t IncidentFeed::subscribers() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return listeners_.size();
 }
 
 void IncidentFeed::unsubscribe(std::uint64_t id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   listeners_.erase(id);
 }
 

@@ -4,16 +4,17 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "core/incident_tracker.h"
+#include "model/mutex.h"
 
 namespace wctmon {
 
 /// The incidents as they are recorded, for whoever follows them live (the API's
 /// WatchIncidents): the open ones when a subscriber joins, then every opening, update and
 /// resolution, in the order they were recorded, with nothing missed or repeated in between.
+/// The open incidents it keeps, their evidence included, are the ones status reads are served.
 ///
 /// Listeners run on the thread that publishes (the monitor's effects, which also write the store)
 /// under the feed's lock: they must only hand the event on (queue it), never wait.
@@ -44,23 +45,36 @@ class IncidentFeed {
 
   /// Calls `initial` with the open incidents (oldest first), then `listener` with every event
   /// published after them. The feed must outlive the subscription.
-  [[nodiscard]] Subscription subscribe(const Initial& initial, Listener listener);
+  [[nodiscard]] Subscription subscribe(const Initial& initial, Listener listener)
+      WCTMON_EXCLUDES(mutex_);
 
   /// Publishes one recorded event to every subscriber.
-  void publish(IncidentEvent event);
+  void publish(IncidentEvent event) WCTMON_EXCLUDES(mutex_);
 
   /// Takes incidents that were open when the service started as open (before their events).
-  void seed(const std::vector<Incident>& open);
+  void seed(const std::vector<Incident>& open) WCTMON_EXCLUDES(mutex_);
+
+  /// The open incidents as last published (oldest first), shared rather than copied.
+  [[nodiscard]] std::shared_ptr<const std::vector<Incident>> openIncidents() const;
+  /// The evidence recorded for the open incident `id` (none when it is not open).
+  [[nodiscard]] std::vector<ThreadCapture> evidenceOf(std::int64_t id) const;
 
   [[nodiscard]] std::size_t subscribers() const;
 
  private:
-  void unsubscribe(std::uint64_t id);
+  void unsubscribe(std::uint64_t id) WCTMON_EXCLUDES(mutex_);
+  /// Publishes what open_ holds now to the readers of openIncidents().
+  void publishOpen() WCTMON_REQUIRES(mutex_) WCTMON_EXCLUDES(published_mutex_);
 
-  mutable std::mutex mutex_;
-  std::map<std::int64_t, Incident> open_;  // by id: the oldest first
-  std::map<std::uint64_t, Listener> listeners_;
-  std::uint64_t next_id_ = 1;
+  mutable Mutex mutex_;
+  std::map<std::int64_t, Incident> open_ WCTMON_GUARDED_BY(mutex_);  // by id: the oldest first
+  std::map<std::uint64_t, Listener> listeners_ WCTMON_GUARDED_BY(mutex_);
+  std::uint64_t next_id_ WCTMON_GUARDED_BY(mutex_) = 1;
+  /// A reader of the open incidents takes only this lock, which guards only the pointer: it
+  /// never waits for the listeners.
+  mutable Mutex published_mutex_;
+  std::shared_ptr<const std::vector<Incident>> published_ WCTMON_GUARDED_BY(published_mutex_) =
+      std::make_shared<const std::vector<Incident>>();
 };
 
 }  // namespace wctmon

@@ -4,6 +4,15 @@
 
 namespace wctmon {
 
+IncidentRecorder::IncidentRecorder(Dependencies deps) : deps_(std::move(deps)) {
+  if (deps_.store == nullptr) return;
+  if (auto last = deps_.store->lastId()) {
+    last_id_ = *last;
+  } else {
+    spdlog::error("{}", last.error().message);
+  }
+}
+
 IncidentRecorder::~IncidentRecorder() {
   if (deps_.store == nullptr || pending_writes_.empty()) return;
   writeStore(/*force=*/true);
@@ -16,13 +25,9 @@ IncidentRecorder::~IncidentRecorder() {
 }
 
 Incident IncidentRecorder::record(Incident incident, IncidentEvent::Type type) {
-  if (!incident.evidence.empty()) {
-    evidence_[incident.id] = incident.evidence;
-  } else if (auto it = evidence_.find(incident.id); it != evidence_.end()) {
-    // Decided before its capture came back: records are rewritten whole.
-    incident.evidence = it->second;
-  }
-  if (type == IncidentEvent::Type::kResolved) evidence_.erase(incident.id);
+  // Decided before its capture came back: records are rewritten whole.
+  if (incident.evidence.empty()) incident.evidence = feed_.evidenceOf(incident.id);
+  if (incident.id > last_id_) last_id_ = incident.id;
   if (deps_.store != nullptr) {
     if (auto dropped = pending_writes_.push(incident, type == IncidentEvent::Type::kOpened)) {
       ++counters_.store_writes_dropped;
@@ -39,16 +44,6 @@ Incident IncidentRecorder::record(Incident incident, IncidentEvent::Type type) {
   }
   feed_.publish({type, incident});
   return incident;
-}
-
-std::int64_t IncidentRecorder::lastStoredId() const {
-  if (deps_.store == nullptr) return 0;
-  auto last = deps_.store->lastId();
-  if (!last) {
-    spdlog::error("{}", last.error().message);
-    return 0;
-  }
-  return *last;
 }
 
 std::vector<Incident> IncidentRecorder::storedOpenIncidents() const {
@@ -130,24 +125,26 @@ void IncidentRecorder::storeFailed(const Error& error) {
 }
 
 void IncidentRecorder::storeRemade(const std::string& what) {
-  const auto live = deps_.live();
   // Ids are never given twice, even by the service's next start on the new file.
-  if (auto kept = deps_.store->keepIdsAbove(live.last_id); !kept) {
+  if (auto kept = deps_.store->keepIdsAbove(last_id_); !kept) {
     spdlog::error("{}", kept.error().message);
   }
   // The open incidents (with their evidence) and the runtime targets go into the new file, so
   // that nothing live is lost; resolved ones were in the file that went.
-  for (const auto& incident : live.open) (void)pending_writes_.push(incident, /*is_new=*/true);
-  for (const auto& target : live.runtime_targets) {
+  const auto open = feed_.openIncidents();
+  for (const auto& incident : *open) (void)pending_writes_.push(incident, /*is_new=*/true);
+  const auto targets =
+      deps_.runtime_targets ? deps_.runtime_targets() : std::vector<TargetConfig>{};
+  for (const auto& target : targets) {
     if (auto put = deps_.store->putTarget(target); !put) spdlog::error("{}", put.error().message);
   }
   spdlog::error(
       "{}: a new incident store was made there; {} open incident(s) and {} runtime "
       "target(s) are written to it again",
-      what, live.open.size(), live.runtime_targets.size());
+      what, open->size(), targets.size());
   sendStoreAlert(AlertKind::kStoreFault, AlertSeverity::kError,
                  what + ": a new incident store was made there, with the " +
-                     std::to_string(live.open.size()) + " open incident(s)",
+                     std::to_string(open->size()) + " open incident(s)",
                  what);
 }
 

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -21,8 +20,9 @@ namespace wctmon {
 /// Where decided incident changes go, in the order they were decided: the store, and then the
 /// feed of live followers. While the store fails (a full disk), the changes wait in memory and
 /// are written when it takes them again; when its file went (deleted, replaced), a new one is
-/// made with what is live. Each outage and recovery is said once, in the log and an alert. Used
-/// by one thread at a time (the monitor's effects); its counters are read from any thread.
+/// made with what is live: the open incidents as the feed keeps them, and the runtime targets. Each
+/// outage and recovery is said once, in the log and an alert. Used by one thread at a time (the
+/// monitor's effects); its counters are read from any thread.
 class IncidentRecorder {
  public:
   /// How many incidents' changes wait for a store that cannot take them: about 10 KiB each with
@@ -31,19 +31,12 @@ class IncidentRecorder {
   /// How often a failing store is tried again (at a discovery or with a new change).
   static constexpr std::chrono::seconds kStoreRetryInterval{1};
 
-  /// What is live, written again into a store made anew: the open incidents, the runtime
-  /// targets, and the last id given (the new file gives none up to it).
-  struct Live {
-    std::vector<Incident> open;
-    std::vector<TargetConfig> runtime_targets;
-    std::int64_t last_id = 0;
-  };
-
   struct Dependencies {
     IncidentRepository* store;  // nullptr: incidents are kept in memory only
     AlertSink* alerts;          // nullptr: no alerts
     const Clock& clock;
-    std::function<Live()> live;
+    /// The runtime targets, written again into a store made anew with the open incidents.
+    std::function<std::vector<TargetConfig>()> runtime_targets = {};
   };
 
   struct Counters {
@@ -54,7 +47,8 @@ class IncidentRecorder {
     std::atomic<std::uint64_t> store_writes_dropped{0};
   };
 
-  explicit IncidentRecorder(Dependencies deps) : deps_(std::move(deps)) {}
+  /// Reads the highest id the store ever gave.
+  explicit IncidentRecorder(Dependencies deps);
   /// Tries once more to write what waits for the store, and says how many changes are lost
   /// when it cannot (their open records are resolved at the next start).
   ~IncidentRecorder();
@@ -62,16 +56,17 @@ class IncidentRecorder {
   IncidentRecorder& operator=(const IncidentRecorder&) = delete;
 
   /// Writes `incident` to the store (or keeps it waiting while the store fails) and publishes
-  /// it to the feed as `type`. An incident recorded without evidence takes the evidence recorded
-  /// for it before (a change decided before its capture came back), so that what the store,
-  /// the feed and the alerts get is the whole incident. Returns it so.
+  /// it to the feed as `type`. An open incident recorded without evidence takes the evidence
+  /// recorded for it before (a change decided before its capture came back), so that what the
+  /// store, the feed and the alerts get is the whole incident. Returns it so.
   Incident record(Incident incident, IncidentEvent::Type type);
   /// Checks that the store's file is still in place and retries what waits for it (at most once
   /// per kStoreRetryInterval while it fails).
   void checkStore();
 
-  /// The highest id the store ever gave (0 without a store, or when it cannot be read).
-  [[nodiscard]] std::int64_t lastStoredId() const;
+  /// The highest id recorded or ever given by the store (0 without a store, or when it cannot
+  /// be read): a new incident's id is above it.
+  [[nodiscard]] std::int64_t lastId() const { return last_id_; }
   /// The incidents the store holds open (at a start: those open when the service stopped).
   [[nodiscard]] std::vector<Incident> storedOpenIncidents() const;
   /// Deletes the resolved incidents past `retention`. Touches only the store: safe from any
@@ -80,6 +75,7 @@ class IncidentRecorder {
 
   [[nodiscard]] bool hasStore() const { return deps_.store != nullptr; }
   [[nodiscard]] IncidentFeed& feed() { return feed_; }
+  [[nodiscard]] const IncidentFeed& feed() const { return feed_; }
   [[nodiscard]] const Counters& counters() const { return counters_; }
 
  private:
@@ -94,8 +90,7 @@ class IncidentRecorder {
 
   Dependencies deps_;
   PendingWrites pending_writes_{kMaxPendingWrites};
-  /// The evidence recorded for each open incident, by id.
-  std::map<std::int64_t, std::vector<ThreadCapture>> evidence_;
+  std::atomic<std::int64_t> last_id_{0};
   bool store_failing_ = false;
   /// Whether the overflow of the waiting changes was said (once per outage).
   bool drop_reported_ = false;

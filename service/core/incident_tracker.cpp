@@ -245,22 +245,6 @@ std::vector<IncidentEvent> IncidentTracker::adopt(std::vector<Incident> open) {
   return events;
 }
 
-void IncidentTracker::attachEvidence(const Incident& incident,
-                                     const std::vector<ThreadCapture>& evidence) {
-  // Captured after the decision: the incident may have ended meanwhile, and another with the
-  // same threads opened; only the one it was captured for takes it.
-  if (incident.kind == IncidentKind::kDeadlock) {
-    if (auto it = deadlocks_.find(keyOf(incident));
-        it != deadlocks_.end() && it->second.incident.id == incident.id)
-      it->second.incident.evidence = evidence;
-    return;
-  }
-  auto p = processes_.find(incident.process);
-  if (p == processes_.end()) return;
-  auto it = p->second.open.find(incident.signature);
-  if (it != p->second.open.end() && it->second.id == incident.id) it->second.evidence = evidence;
-}
-
 std::vector<Incident> IncidentTracker::openIncidents() const {
   std::vector<Incident> out;
   for (const auto& [cycle, d] : deadlocks_) out.push_back(d.incident);

@@ -92,9 +92,6 @@ class IncidentTracker {
   /// the oldest one, and the others resolve as its duplicates (returned with any update).
   [[nodiscard]] std::vector<IncidentEvent> adopt(std::vector<Incident> open);
 
-  /// Records the evidence captured for an open incident, so later records keep it.
-  void attachEvidence(const Incident& incident, const std::vector<ThreadCapture>& evidence);
-
   /// The most severe kind of incident open whose first process is `process` (a deadlock over a
   /// hang); none when none is. Cheap: it copies no incident.
   [[nodiscard]] std::optional<IncidentKind> openKindOf(const ProcessIdentity& process) const;

@@ -33,43 +33,19 @@ AnalyzeOptions sampleOptions(const std::shared_ptr<const TargetConfig>& target) 
   return options;
 }
 
-/// The threads whose evidence an incident carries: a deadlock's cycle; a hang's thread and the
-/// threads its chains lead to (the owners it waits on), each once.
-std::vector<ThreadRef> evidenceThreads(const Incident& incident) {
-  if (incident.kind == IncidentKind::kDeadlock) return incident.threads;
-  std::vector<ThreadRef> out = incident.threads;
-  for (const auto& chain : incident.chains) {
-    for (const auto& node : chain.nodes) {
-      if (node.isThread() && node.thread.tid.value != 0 &&
-          std::find(out.begin(), out.end(), node.thread) == out.end()) {
-        out.push_back(node.thread);
-      }
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Monitor::Monitor(Dependencies deps, Config config)
-    : deps_(std::move(deps)),
+    : deps_(deps),
       analyzer_(nullptr),  // samples never capture with the analysis: their evidence is an effect
       config_(std::move(config)),
-      targets_(deps_.store, config_),
-      tracker_(deps.clock, ids_),
-      alerts_(deps.clock, config_.alerts),
-      recorder_({deps_.store, deps_.alerts, deps_.clock, [this] {
-                   MutexLock lock(mutex_);
-                   return IncidentRecorder::Live{tracker_.openIncidents(), targets_.runtime(),
-                                                 ids_.last()};
-                 }}) {
-  ids_.keepAbove(recorder_.lastStoredId());
-}
+      ids_(deps.effects.lastRecordedId()),
+      tracker_(deps.clock, ids_) {}
 
 Monitor::~Monitor() = default;
 
 Monitor::Discovery Monitor::discover() {
-  const auto matcher = targets_.matcher();
+  const auto matcher = deps_.targets.matcher();
   // The slow part, outside the lock: samples go on while the process list is read.
   const auto processes = deps_.catalog.list(matcher->needsCmdline());
 
@@ -132,13 +108,7 @@ Monitor::Discovery Monitor::discover() {
   }
   counters_.watched = watched_.size();
   lock.unlock();
-  if (recorder_.hasStore()) {
-    // The store's check: its file still there, and the writes it could not take retried, at each
-    // discovery, in the order of the effects.
-    MutexLock effects(effects_mutex_);
-    effects_.emplace_back();
-  }
-  runEffects();
+  deps_.effects.checkStore();  // at each discovery
   return out;
 }
 
@@ -232,8 +202,6 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
     watched_.erase(watched);
     last_capture_.erase(process);
     counters_.watched = watched_.size();
-    lock.unlock();
-    runEffects();
     return false;
   }
   if (!analysis) {
@@ -261,20 +229,18 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
   handle(tracker_.observe(o), o.threads);
   const auto open = tracker_.openKindOf(process);
   last(!open ? "ok" : *open == IncidentKind::kDeadlock ? "deadlocked" : "hung", threads);
-  lock.unlock();
-  runEffects();
   return true;
 }
 
 void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads) {
-  std::vector<Effect> batch;
+  std::vector<IncidentChange> batch;
   // Incidents one sample opens in a process (two deadlocks at once) are all captured: the
   // interval between captures keeps a process from being stopped again and again, not from
   // giving each of its incidents its evidence.
   std::set<ProcessIdentity> capturing;
   for (auto& event : events) {
     auto& incident = event.incident;
-    Effect effect;
+    IncidentChange effect;
     effect.type = event.type;
     if (event.type == IncidentEvent::Type::kOpened) {
       ++counters_.incidents_opened;
@@ -292,19 +258,15 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
       spdlog::info("{} incident resolved ({}): {}", toString(incident.kind), incident.resolution,
                    incident.summary);
     }
-    if (deps_.alerts != nullptr) effect.alert = alerts_.forEvent(event);
     effect.incident = std::move(incident);
     batch.push_back(std::move(effect));
   }
-  if (batch.empty()) return;
-  publishOpenIncidents();
-  MutexLock lock(effects_mutex_);
-  counters_.pending_effects += batch.size();
-  effects_.push_back(std::move(batch));
+  // Under the lock, so that the effects take the changes in the order they were decided.
+  deps_.effects.push(std::move(batch));
 }
 
 bool Monitor::shouldCapture(const Incident& incident) {
-  if (deps_.inspector == nullptr || !config_.capture.enabled) return false;
+  if (!deps_.effects.captures() || !config_.capture.enabled) return false;
   auto w = watched_.find(incident.process);
   if (w != watched_.end() && !w->second.target->capture) return false;
   const auto now = deps_.clock.steadyNow();
@@ -318,75 +280,9 @@ bool Monitor::shouldCapture(const Incident& incident) {
   return true;
 }
 
-void Monitor::runEffects() {
-  {
-    MutexLock lock(effects_mutex_);
-    if (effects_running_ || effects_.empty()) return;
-    effects_running_ = true;
-  }
-  if (deps_.effects) {
-    deps_.effects([this] { drainEffects(); });
-  } else {
-    drainEffects();
-  }
-}
-
-void Monitor::drainEffects() {
-  for (;;) {
-    std::vector<Effect> batch;
-    {
-      MutexLock lock(effects_mutex_);
-      if (effects_.empty()) {
-        effects_running_ = false;
-        return;
-      }
-      batch = std::move(effects_.front());
-      effects_.pop_front();
-    }
-    if (batch.empty()) recorder_.checkStore();  // the check queued by discover()
-    for (auto& effect : batch) {
-      apply(effect);
-      --counters_.pending_effects;
-    }
-  }
-}
-
-void Monitor::apply(Effect& effect) {
-  auto& incident = effect.incident;
-  if (effect.capture) {
-    // Recorded and told first, the evidence after: a capture stops the threads one by one and
-    // unwinds their stacks (a few hundred milliseconds), and the incident must not wait for it.
-    incident = recorder_.record(std::move(incident), effect.type);
-    incident.evidence = deps_.inspector->capture(evidenceThreads(incident));
-    attachRuntimeStacks(incident.evidence, effect.runtime_stacks);
-    ++counters_.captures;
-    {
-      // Records are rewritten whole; the tracker's copy must carry the evidence too.
-      MutexLock lock(mutex_);
-      tracker_.attachEvidence(incident, incident.evidence);
-      publishOpenIncidents();
-    }
-    incident = recorder_.record(std::move(incident), IncidentEvent::Type::kUpdated);
-  } else {
-    incident = recorder_.record(std::move(incident), effect.type);
-  }
-  if (deps_.alerts != nullptr) {
-    const auto whole = std::make_shared<const Incident>(incident);
-    if (effect.alert) {
-      effect.alert->incident = whole;
-      (void)deps_.alerts->send(*effect.alert);
-    }
-    if (effect.capture) {
-      if (auto failed = alerts_.forFailedCapture(whole)) (void)deps_.alerts->send(*failed);
-    }
-  }
-}
-
 void Monitor::reconfigure(Config config) {
-  targets_.reconfigure(config);
   MutexLock lock(mutex_);
   config_ = std::move(config);
-  alerts_.setLimits(config_.alerts);
 }
 
 std::vector<WatchedProcess> Monitor::watched() const {
@@ -414,17 +310,6 @@ void Monitor::forgetThreads(const WatchedProcess& process) {
   if (process.last_sample) counters_.watched_threads -= process.last_sample->threads;
 }
 
-void Monitor::publishOpenIncidents() {
-  auto open = std::make_shared<const std::vector<Incident>>(tracker_.openIncidents());
-  MutexLock lock(published_mutex_);
-  open_incidents_ = std::move(open);
-}
-
-std::shared_ptr<const std::vector<Incident>> Monitor::openIncidents() const {
-  MutexLock lock(published_mutex_);
-  return open_incidents_;
-}
-
 MonitorStats Monitor::stats() const {
   MonitorStats s;
   s.samples = counters_.samples;
@@ -436,14 +321,15 @@ MonitorStats Monitor::stats() const {
   s.hangs_opened = counters_.hangs_opened;
   s.watched_threads = counters_.watched_threads;
   s.incidents_resolved = counters_.incidents_resolved;
-  s.captures = counters_.captures;
-  s.store_errors = recorder_.counters().store_errors;
-  s.pending_writes = recorder_.counters().pending_writes;
-  s.store_writes_dropped = recorder_.counters().store_writes_dropped;
-  s.alerts_suppressed = alerts_.suppressed();
+  const auto effects = deps_.effects.counters();
+  s.captures = effects.captures;
+  s.store_errors = effects.store_errors;
+  s.pending_writes = effects.pending_writes;
+  s.store_writes_dropped = effects.store_writes_dropped;
+  s.alerts_suppressed = effects.alerts_suppressed;
   s.watched = counters_.watched;
-  s.targets = targets_.matcher()->targets().size();
-  s.pending_effects = counters_.pending_effects;
+  s.targets = deps_.targets.matcher()->targets().size();
+  s.pending_effects = effects.pending;
   return s;
 }
 
@@ -452,19 +338,11 @@ Config Monitor::config() const {
   return config_;
 }
 
-void Monitor::applyRetention() { recorder_.applyRetention(config().retention); }
-
 void Monitor::adoptStoredIncidents() {
-  const auto open = recorder_.storedOpenIncidents();
+  const auto open = deps_.effects.reopenStored();
   if (open.empty()) return;
-  {
-    MutexLock lock(mutex_);
-    spdlog::info("{} incident(s) were open when the service stopped", open.size());
-    recorder_.feed().seed(open);
-    handle(tracker_.adopt(open));
-    publishOpenIncidents();
-  }
-  runEffects();
+  MutexLock lock(mutex_);
+  handle(tracker_.adopt(open));
 }
 
 }  // namespace wctmon

@@ -59,8 +59,10 @@ class BasicScheduler {
     /// 0 = each target's interval.
     std::chrono::milliseconds deadline{0};
     std::chrono::milliseconds health_interval{1000};
-    std::chrono::milliseconds retention_interval{std::chrono::hours(1)};
     std::chrono::milliseconds shutdown_grace{3000};
+    /// Called every retention_interval (the store's retention); none when empty.
+    std::function<void()> retention;
+    std::chrono::milliseconds retention_interval{std::chrono::hours(1)};
     /// Called from the health timer; `healthy` is false when every worker is stuck.
     std::function<void(bool healthy, const SchedulerStats&)> on_health;
     /// Called after each sample with how long it took (the metrics' histogram).

@@ -326,11 +326,11 @@ void BasicScheduler<TimerClock>::checkHealth() {
 
 template <typename TimerClock>
 void BasicScheduler<TimerClock>::scheduleRetention() {
-  if (stopping_) return;
+  if (stopping_ || !options_.retention) return;
   retention_timer_.expires_after(options_.retention_interval);
   retention_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
-    monitor_.applyRetention();
+    options_.retention();
     scheduleRetention();
   });
 }

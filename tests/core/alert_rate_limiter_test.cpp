@@ -16,6 +16,24 @@ Alert alertFor(const std::string& target) {
   return a;
 }
 
+TEST(AlertRateLimiter, AdmitsAtMostMaxPerWindowPerTarget) {
+  FakeClock clock;
+  AlertRateLimiter limiter(clock, 60s, 2);
+  Alert a;
+  a.target = "db";
+  Alert b;
+  b.target = "api";
+  Alert service;
+  EXPECT_TRUE(limiter.admit(a));
+  EXPECT_TRUE(limiter.admit(a));
+  EXPECT_FALSE(limiter.admit(a));
+  EXPECT_TRUE(limiter.admit(b));
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(limiter.admit(service));
+  clock.advance(60s);
+  EXPECT_TRUE(limiter.admit(a));
+  EXPECT_EQ(limiter.suppressed(), 1U);
+}
+
 TEST(AlertRateLimiter, AWallClockStepBackDoesNotHoldTheWindowShut) {
   FakeClock clock;
   AlertRateLimiter limiter(clock, 60s, 1);

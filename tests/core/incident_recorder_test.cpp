@@ -15,11 +15,11 @@ using namespace std::chrono_literals;
 
 class IncidentRecorderTest : public ::testing::Test {
  protected:
-  IncidentRecorder::Live live_;
+  std::vector<TargetConfig> runtime_targets_;
   testing::FakeClock clock_;
   testing::FakeIncidentRepository store_;
   testing::FakeAlertSink alerts_;
-  IncidentRecorder recorder_{{&store_, &alerts_, clock_, [this] { return live_; }}};
+  IncidentRecorder recorder_{{&store_, &alerts_, clock_, [this] { return runtime_targets_; }}};
 
   static Incident incident(std::int64_t id, IncidentState state = IncidentState::kOpen) {
     Incident i;
@@ -64,7 +64,7 @@ TEST_F(IncidentRecorderTest, AChangeDecidedBeforeTheCaptureCameBackKeepsTheEvide
   auto captured = incident(1);
   captured.evidence.resize(2);
   recorder_.record(captured, IncidentEvent::Type::kUpdated);
-  // Decided from the tracker's copy before the evidence reached it.
+  // Decided from the tracker's copy, which carries no evidence.
   const auto updated = recorder_.record(incident(1), IncidentEvent::Type::kUpdated);
   EXPECT_EQ(updated.evidence.size(), 2U);
   EXPECT_EQ(store_.get(1)->value().evidence.size(), 2U);
@@ -97,18 +97,44 @@ TEST_F(IncidentRecorderTest, AFailingStoreIsSaidOnceRetriedOnceASecondAndWritten
 
 TEST_F(IncidentRecorderTest, AStoreDeletedIsMadeAgainWithWhatIsLive) {
   recorder_.record(incident(1), IncidentEvent::Type::kOpened);
-  recorder_.record(incident(2), IncidentEvent::Type::kOpened);
+  auto captured = incident(2);
+  captured.evidence.resize(1);
+  recorder_.record(captured, IncidentEvent::Type::kOpened);
+  recorder_.record(incident(1, IncidentState::kResolved), IncidentEvent::Type::kResolved);
   TargetConfig db;
   db.name = "db";
   db.exe = "postgres";
-  live_ = {{incident(2)}, {db}, 2};
+  runtime_targets_ = {db};
   store_.deleteFile();
   recorder_.checkStore();
   EXPECT_FALSE(store_.get(1)->has_value()) << "resolved or not, it was in the file that went";
-  EXPECT_TRUE(store_.get(2)->has_value());
+  ASSERT_TRUE(store_.get(2)->has_value());
+  EXPECT_EQ(store_.get(2)->value().evidence.size(), 1U) << "with its evidence";
   ASSERT_EQ(store_.targets(Config{})->size(), 1U);
   EXPECT_EQ(store_.lastId().value(), 2);
   EXPECT_EQ(alertKinds(), std::vector<AlertKind>{AlertKind::kStoreFault});
+}
+
+TEST_F(IncidentRecorderTest, TheOpenIncidentsAreTheRecordedOnesWithTheirEvidence) {
+  recorder_.record(incident(1), IncidentEvent::Type::kOpened);
+  recorder_.record(incident(2), IncidentEvent::Type::kOpened);
+  auto captured = incident(2);
+  captured.evidence.resize(3);
+  recorder_.record(captured, IncidentEvent::Type::kUpdated);
+  recorder_.record(incident(1, IncidentState::kResolved), IncidentEvent::Type::kResolved);
+  const auto open = recorder_.feed().openIncidents();
+  ASSERT_EQ(open->size(), 1U);
+  EXPECT_EQ((*open)[0].id, 2);
+  EXPECT_EQ((*open)[0].evidence.size(), 3U);
+  EXPECT_EQ(recorder_.lastId(), 2);
+}
+
+TEST_F(IncidentRecorderTest, IdsStayAboveTheHighestTheStoreEverGave) {
+  ASSERT_TRUE(store_.keepIdsAbove(40));
+  IncidentRecorder recorder({&store_, &alerts_, clock_, {}});
+  EXPECT_EQ(recorder.lastId(), 40);
+  recorder.record(incident(41), IncidentEvent::Type::kOpened);
+  EXPECT_EQ(recorder.lastId(), 41);
 }
 
 }  // namespace

@@ -56,32 +56,6 @@ std::vector<Type> types(const std::vector<IncidentEvent>& events) {
   return out;
 }
 
-TEST(IncidentTracker, EvidenceCapturedForAnIncidentThatEndedDoesNotGoToItsSuccessor) {
-  FakeClock clock;
-  IncidentIds ids;
-  IncidentTracker tracker(clock, ids);
-  auto first = tracker.observe(observe(abba()));
-  ASSERT_EQ(types(first), std::vector<Type>{Type::kOpened});
-  EXPECT_EQ(first[0].incident.id, 1);
-  clock.advance(1s);
-  ASSERT_TRUE(tracker.observe(observe(healthy())).empty());  // once more, to be sure
-  clock.advance(1s);
-  ASSERT_EQ(types(tracker.observe(observe(healthy()))), std::vector<Type>{Type::kResolved});
-  clock.advance(1s);
-  auto second = tracker.observe(observe(abba()));  // the same threads deadlock again
-  ASSERT_EQ(types(second), std::vector<Type>{Type::kOpened});
-  EXPECT_EQ(second[0].incident.id, 2);
-
-  ThreadCapture capture;
-  capture.thread = T(10, 11);
-  capture.captured = true;
-  tracker.attachEvidence(first[0].incident, {capture});  // the first one's capture, late
-  ASSERT_EQ(tracker.openIncidents().size(), 1U);
-  EXPECT_TRUE(tracker.openIncidents()[0].evidence.empty());
-  tracker.attachEvidence(second[0].incident, {capture});
-  EXPECT_EQ(tracker.openIncidents()[0].evidence.size(), 1U);
-}
-
 TEST(IncidentTracker, OneDeadlockIsOneIncidentFromOpenToResolve) {
   FakeClock clock;
   IncidentIds ids;

@@ -46,10 +46,28 @@ Config configWith(const std::string& targets) {
 
 class MonitorTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Monitor> makeMonitor(Config config) {
-    return std::make_unique<Monitor>(
-        Monitor::Dependencies{source_, &inspector_, catalog_, &store_, &alerts_, clock_},
-        std::move(config));
+  /// A monitor with the units the service gives it: the targets, and the incident effects (on
+  /// `effects`; none: right after each decision). It keeps them alive; targets_ and incidents_
+  /// are the last made.
+  std::shared_ptr<Monitor> makeMonitor(Config config, ThreadInspector* inspector = nullptr,
+                                       Executor effects = {}) {
+    struct Units {
+      Units(MonitorTest& t, Config config, ThreadInspector* inspector, Executor effects)
+          : targets(&t.store_, config),
+            incidents({&t.store_, inspector, &t.alerts_, t.clock_, std::move(effects),
+                       [this] { return targets.runtime(); }},
+                      config.alerts),
+            monitor({t.source_, t.catalog_, t.clock_, targets, incidents}, std::move(config)) {}
+      TargetRegistry targets;
+      IncidentEffects incidents;
+      Monitor monitor;
+    };
+    auto units =
+        std::make_shared<Units>(*this, std::move(config),
+                                inspector != nullptr ? inspector : &inspector_, std::move(effects));
+    targets_ = &units->targets;
+    incidents_ = &units->incidents;
+    return {units, &units->monitor};
   }
 
   /// One sample of `process` to its end, as the scheduler runs it: the analysis on an executor,
@@ -84,6 +102,8 @@ class MonitorTest : public ::testing::Test {
   FakeProcessCatalog catalog_;
   FakeAlertSink alerts_;
   FakeClock clock_;
+  TargetRegistry* targets_ = nullptr;
+  IncidentEffects* incidents_ = nullptr;
 };
 
 TEST_F(MonitorTest, DiscoveryWatchesWhatTheTargetsSelect) {
@@ -358,7 +378,7 @@ TEST_F(MonitorTest, IncidentsOpenAtRestartContinueOrResolve) {
   (void)monitor->discover();
   ASSERT_TRUE(sample(*monitor, id));
   EXPECT_EQ(store_.list({})->incidents.size(), 1U);  // the same incident, not a second one
-  ASSERT_EQ(monitor->openIncidents()->size(), 1U);
+  ASSERT_EQ(incidents_->openIncidents()->size(), 1U);
 
   catalog_.set({});
   (void)monitor->discover();
@@ -377,16 +397,16 @@ TEST_F(MonitorTest, TheFeedGivesTheOpenIncidentsThenEachRecordedChangeInOrder) {
   std::vector<Incident> initial;
   std::vector<IncidentEvent> events;
   auto subscription =
-      monitor->feed().subscribe([&](const std::vector<Incident>& open) { initial = open; },
-                                [&](const IncidentFeed::Event& e) {
-                                  // Recorded before it is published.
-                                  const auto stored = store_.get(e->incident.id);
-                                  EXPECT_TRUE(stored && stored->has_value());
-                                  events.push_back(*e);
-                                });
+      incidents_->feed().subscribe([&](const std::vector<Incident>& open) { initial = open; },
+                                   [&](const IncidentFeed::Event& e) {
+                                     // Recorded before it is published.
+                                     const auto stored = store_.get(e->incident.id);
+                                     EXPECT_TRUE(stored && stored->has_value());
+                                     events.push_back(*e);
+                                   });
   ASSERT_EQ(initial.size(), 1U);
   EXPECT_EQ(initial[0].state, IncidentState::kOpen);
-  EXPECT_EQ(monitor->feed().subscribers(), 1U);
+  EXPECT_EQ(incidents_->feed().subscribers(), 1U);
 
   (void)monitor->discover();
   setSnapshot(healthy());
@@ -411,13 +431,13 @@ TEST_F(MonitorTest, TheFeedGivesTheOpenIncidentsThenEachRecordedChangeInOrder) {
 
   // A second follower joins: the incident open now, nothing of the past.
   std::vector<Incident> later;
-  auto second = monitor->feed().subscribe([&](const std::vector<Incident>& open) { later = open; },
-                                          [](const IncidentFeed::Event&) {});
+  auto second = incidents_->feed().subscribe(
+      [&](const std::vector<Incident>& open) { later = open; }, [](const IncidentFeed::Event&) {});
   ASSERT_EQ(later.size(), 1U);
   EXPECT_EQ(later[0].id, opened->incident.id);
   subscription.reset();
   second.reset();
-  EXPECT_EQ(monitor->feed().subscribers(), 0U);
+  EXPECT_EQ(incidents_->feed().subscribers(), 0U);
   const auto seen = events.size();
   setSnapshot(healthy());
   ASSERT_TRUE(sample(*monitor, id));
@@ -431,14 +451,14 @@ TEST_F(MonitorTest, RuntimeTargetsAreAddedRemovedAndPersisted) {
     EXPECT_TRUE(monitor->discover().added.empty());
     std::vector<ConfigError> errors;
     auto target = parseTarget(R"({"name": "w", "exe": "worker"})", monitor->config(), errors);
-    ASSERT_TRUE(monitor->targets().add(*target).ok());
+    ASSERT_TRUE(targets_->add(*target).ok());
     EXPECT_EQ(monitor->discover().added.size(), 1U);
   }
   auto monitor = makeMonitor(configWith("[]"));
   EXPECT_EQ(monitor->discover().added.size(), 1U);  // registered before the restart
-  EXPECT_EQ(*monitor->targets().remove("w"), true);
+  EXPECT_EQ(*targets_->remove("w"), true);
   EXPECT_EQ(monitor->discover().removed.size(), 1U);
-  EXPECT_EQ(*monitor->targets().remove("w"), false);
+  EXPECT_EQ(*targets_->remove("w"), false);
 }
 
 /// Processes 10 ("alpha") and 20 ("beta") each hold a file lock the other waits for; the sample
@@ -608,7 +628,7 @@ TEST_F(MonitorTest, RecordsOfOneCycleStoredPerProcessBecomeOneAtRestart) {
   EXPECT_EQ(open[0].process.pid, Pid{10});  // the older record goes on
   EXPECT_EQ(open[0].processes.size(), 2U);
   EXPECT_EQ(store_.list({})->incidents.size(), 2U);  // nothing new opened
-  EXPECT_EQ(monitor->openIncidents()->size(), 1U);
+  EXPECT_EQ(incidents_->openIncidents()->size(), 1U);
 }
 
 TEST_F(MonitorTest, AProcessRenamedByExecIsShownUnderItsNewName) {
@@ -689,10 +709,11 @@ class HeldInspector final : public ThreadInspector {
 
 TEST_F(MonitorTest, DecisionsAndStatusReadsDoNotWaitForACaptureOrAStoreWrite) {
   HeldInspector held;
-  ThreadExecutor effects;
+  std::shared_ptr<Monitor> made;
+  ThreadExecutor effects;  // gone first: its last task ends before the monitor does
   catalog_.set({processInfo(10, "server")});
-  Monitor monitor({source_, &held, catalog_, &store_, &alerts_, clock_, effects.executor()},
-                  configWith(R"([{"exe": "server"}])"));
+  made = makeMonitor(configWith(R"([{"exe": "server"}])"), &held, effects.executor());
+  Monitor& monitor = *made;
   (void)monitor.discover();
   const ProcessIdentity id{Pid{10}, 0};
   setSnapshot(abba());
@@ -702,7 +723,7 @@ TEST_F(MonitorTest, DecisionsAndStatusReadsDoNotWaitForACaptureOrAStoreWrite) {
   // While the capture holds the effects, everything that reads or decides goes on.
   auto reads = std::async(std::launch::async, [&] {
     const auto stats = monitor.stats();
-    const auto open = monitor.openIncidents();
+    const auto open = incidents_->openIncidents();
     return std::make_pair(stats, open->size());
   });
   ASSERT_EQ(reads.wait_for(5s), std::future_status::ready) << "a status read waited for a capture";
@@ -894,24 +915,6 @@ TEST_F(MonitorTest, ASampleCancelledPastItsDeadlineIsCountedAndDecidesNothing) {
   source_.release();
   EXPECT_TRUE(sample(*monitor, id));
   EXPECT_EQ(store_.list({})->incidents.size(), 1U);
-}
-
-TEST(AlertRateLimiter, AdmitsAtMostMaxPerWindowPerTarget) {
-  FakeClock clock;
-  AlertRateLimiter limiter(clock, 60s, 2);
-  Alert a;
-  a.target = "db";
-  Alert b;
-  b.target = "api";
-  Alert service;
-  EXPECT_TRUE(limiter.admit(a));
-  EXPECT_TRUE(limiter.admit(a));
-  EXPECT_FALSE(limiter.admit(a));
-  EXPECT_TRUE(limiter.admit(b));
-  for (int i = 0; i < 10; ++i) EXPECT_TRUE(limiter.admit(service));
-  clock.advance(60s);
-  EXPECT_TRUE(limiter.admit(a));
-  EXPECT_EQ(limiter.suppressed(), 1U);
 }
 
 }  // namespace

@@ -149,14 +149,27 @@ class StuckSource final : public WaitChainSource {
   std::vector<std::function<void()>> held_;
 };
 
+/// A monitor with no store, inspector or alerts, its effects on `effects`.
+struct MonitorUnits {
+  MonitorUnits(WaitChainSource& source, ProcessCatalog& catalog, const Clock& clock,
+               Executor effects, const Config& config)
+      : targets(nullptr, config),
+        incidents({nullptr, nullptr, nullptr, clock, std::move(effects)}, config.alerts),
+        monitor({source, catalog, clock, targets, incidents}, config) {}
+  TargetRegistry targets;
+  IncidentEffects incidents;
+  Monitor monitor;
+};
+
 /// Processes of the catalog, every one watched at a 50 ms interval through a StuckSource, on a
 /// pool the test runs.
 struct Watching {
   Watching(std::set<int> stuck, std::vector<ProcessInfo> processes)
       : source(std::move(stuck)),
-        monitor({source, nullptr, catalog, nullptr, nullptr, clock, pool.work()},
-                *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})")
-                     .config) {
+        units(source, catalog, clock, pool.work(),
+              *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})")
+                   .config),
+        monitor(units.monitor) {
     catalog.set(std::move(processes));
     source.setWork(pool.work());
   }
@@ -164,12 +177,13 @@ struct Watching {
   StuckSource source;
   FakeProcessCatalog catalog;
   SystemClock clock;
-  Monitor monitor;
+  MonitorUnits units;
+  Monitor& monitor;
 };
 
 TEST(Scheduler, AStuckTargetIsCancelledAtItsDeadlineAndDoesNotStopTheOthers) {
   Watching w({20}, {processInfo(10, "a"), processInfo(20, "b"), processInfo(30, "c")});
-  auto& [pool, source, catalog, clock, monitor] = w;
+  auto& [pool, source, catalog, clock, units, monitor] = w;
 
   int health_checks = 0;
   bool ever_unhealthy = false;
@@ -211,7 +225,7 @@ TEST(Scheduler, AStuckTargetIsCancelledAtItsDeadlineAndDoesNotStopTheOthers) {
 
 TEST(Scheduler, ATurnWhoseSampleStillRunsIsSkipped) {
   Watching w({10}, {processInfo(10, "a")});
-  auto& [pool, source, catalog, clock, monitor] = w;
+  auto& [pool, source, catalog, clock, units, monitor] = w;
   TestScheduler::Options options;
   options.deadline = 10s;  // longer than the test: the sample is never cancelled
   TestScheduler scheduler(monitor, pool, options);
@@ -233,7 +247,7 @@ TEST(Scheduler, ATurnWhoseSampleStillRunsIsSkipped) {
 
 TEST(Scheduler, ProcessesThatExitAreDroppedAndNewOnesPickedUp) {
   Watching w({}, {processInfo(10, "a")});
-  auto& [pool, source, catalog, clock, monitor] = w;
+  auto& [pool, source, catalog, clock, units, monitor] = w;
   TestScheduler::Options options;
   options.discovery_interval = 50ms;
   TestScheduler scheduler(monitor, pool, options);
@@ -252,7 +266,7 @@ TEST(Scheduler, ProcessesThatExitAreDroppedAndNewOnesPickedUp) {
 
 TEST(Scheduler, StopSaysWhenASampleStuckInThePlatformIsLeftBehind) {
   Watching w({10}, {processInfo(10, "a")});
-  auto& [pool, source, catalog, clock, monitor] = w;
+  auto& [pool, source, catalog, clock, units, monitor] = w;
   TestScheduler::Options options;
   options.deadline = 10s;
   options.shutdown_grace = 50ms;  // waited for in real time: kept short
@@ -277,9 +291,10 @@ TEST(Scheduler, EveryWorkerStuckIsSaidUnhealthyWithoutAWorkerAndHealthyAgainWhen
       {processInfo(10, "a"), processInfo(20, "b"), processInfo(30, "c"), processInfo(40, "d")});
   SystemClock clock;
   source.setWork(pool.work());
-  Monitor monitor(
-      {source, nullptr, catalog, nullptr, nullptr, clock, pool.work()},
+  MonitorUnits units(
+      source, catalog, clock, pool.work(),
       *parseConfig(R"({"sampling": {"interval_ms": 20}, "targets": [{"all": true}]})").config);
+  Monitor& monitor = units.monitor;
   std::mutex mutex;
   std::vector<bool> verdicts;
   Scheduler::Options options;

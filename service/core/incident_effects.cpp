@@ -1,0 +1,116 @@
+#include "core/incident_effects.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace wctmon {
+
+std::vector<ThreadRef> evidenceThreads(const Incident& incident) {
+  if (incident.kind == IncidentKind::kDeadlock) return incident.threads;
+  std::vector<ThreadRef> out = incident.threads;
+  for (const auto& chain : incident.chains) {
+    for (const auto& node : chain.nodes) {
+      if (node.isThread() && node.thread.tid.value != 0 &&
+          std::find(out.begin(), out.end(), node.thread) == out.end()) {
+        out.push_back(node.thread);
+      }
+    }
+  }
+  return out;
+}
+
+IncidentEffects::IncidentEffects(Dependencies deps, const Config::Alerts& limits)
+    : deps_(std::move(deps)),
+      alerts_(deps_.clock, limits),
+      recorder_({deps_.store, deps_.alerts, deps_.clock, deps_.runtime_targets}) {}
+
+void IncidentEffects::push(std::vector<IncidentChange> changes) {
+  if (changes.empty()) return;
+  {
+    MutexLock lock(mutex_);
+    pending_ += changes.size();
+    queue_.push_back(std::move(changes));
+  }
+  run();
+}
+
+void IncidentEffects::checkStore() {
+  if (!recorder_.hasStore()) return;
+  {
+    MutexLock lock(mutex_);
+    queue_.emplace_back();  // an empty batch: the check
+  }
+  run();
+}
+
+std::vector<Incident> IncidentEffects::reopenStored() {
+  auto open = recorder_.storedOpenIncidents();
+  if (!open.empty()) spdlog::info("{} incident(s) were open when the service stopped", open.size());
+  recorder_.feed().seed(open);
+  return open;
+}
+
+IncidentEffects::Counters IncidentEffects::counters() const {
+  const auto& recorded = recorder_.counters();
+  return Counters{.captures = captures_,
+                  .pending = pending_,
+                  .store_errors = recorded.store_errors,
+                  .pending_writes = recorded.pending_writes,
+                  .store_writes_dropped = recorded.store_writes_dropped,
+                  .alerts_suppressed = alerts_.suppressed()};
+}
+
+void IncidentEffects::run() {
+  {
+    MutexLock lock(mutex_);
+    if (running_ || queue_.empty()) return;
+    running_ = true;
+  }
+  if (deps_.executor) {
+    deps_.executor([this] { drain(); });
+  } else {
+    drain();
+  }
+}
+
+void IncidentEffects::drain() {
+  for (;;) {
+    std::vector<IncidentChange> batch;
+    {
+      MutexLock lock(mutex_);
+      if (queue_.empty()) {
+        running_ = false;
+        return;
+      }
+      batch = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    if (batch.empty()) recorder_.checkStore();
+    for (auto& change : batch) {
+      apply(change);
+      --pending_;
+    }
+  }
+}
+
+void IncidentEffects::apply(IncidentChange& change) {
+  auto incident = recorder_.record(std::move(change.incident), change.type);
+  if (change.capture) {
+    // Recorded and told first, the evidence after: a capture stops the threads one by one and
+    // unwinds their stacks (a few hundred milliseconds), and the incident must not wait for it.
+    incident.evidence = deps_.inspector->capture(evidenceThreads(incident));
+    attachRuntimeStacks(incident.evidence, change.runtime_stacks);
+    ++captures_;
+    incident = recorder_.record(std::move(incident), IncidentEvent::Type::kUpdated);
+  }
+  if (deps_.alerts == nullptr) return;
+  // The alert carries the whole incident, its evidence included.
+  const auto whole = std::make_shared<const Incident>(std::move(incident));
+  if (auto alert = alerts_.forEvent(change.type, whole)) (void)deps_.alerts->send(*alert);
+  if (change.capture) {
+    if (auto failed = alerts_.forFailedCapture(whole)) (void)deps_.alerts->send(*failed);
+  }
+}
+
+}  // namespace wctmon

@@ -1,0 +1,129 @@
+// The incident effects on their own: decided changes captured, recorded and alerted in the order
+// they came, off the thread that decided them.
+#include "core/incident_effects.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/snapshot_builder.h"
+#include "fakes/fake_clock.h"
+#include "fakes/fake_incident_repository.h"
+#include "fakes/fake_platform.h"
+#include "fakes/fake_wait_chain_source.h"
+#include "support/thread_executor.h"
+
+namespace wctmon {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::T;
+
+Incident deadlock(std::int64_t id) {
+  Incident i;
+  i.id = id;
+  i.kind = IncidentKind::kDeadlock;
+  i.process = ProcessIdentity{Pid{10}, 0};
+  i.target = "server";
+  i.threads = {T(10, 11), T(10, 12)};
+  i.summary = "deadlock " + std::to_string(id);
+  return i;
+}
+
+IncidentChange change(IncidentEvent::Type type, Incident incident, bool capture = false) {
+  if (type == IncidentEvent::Type::kResolved) incident.state = IncidentState::kResolved;
+  return IncidentChange{type, std::move(incident), capture, {}};
+}
+
+class IncidentEffectsTest : public ::testing::Test {
+ protected:
+  IncidentEffects make(Executor executor = {}) {
+    return IncidentEffects({&store_, &inspector_, &alerts_, clock_, std::move(executor)},
+                           Config{}.alerts);
+  }
+
+  testing::FakeClock clock_;
+  testing::FakeIncidentRepository store_;
+  testing::FakeThreadInspector inspector_;
+  testing::FakeAlertSink alerts_;
+};
+
+TEST_F(IncidentEffectsTest, AnOpeningIsRecordedThenCapturedAndAlertedWithItsEvidence) {
+  auto effects = make();
+  std::vector<std::size_t> told;
+  auto subscription = effects.feed().subscribe(
+      [](const auto&) {}, [&](const auto& e) { told.push_back(e->incident.evidence.size()); });
+  effects.push({change(IncidentEvent::Type::kOpened, deadlock(1), /*capture=*/true)});
+  // Told without its evidence first (a capture takes a while), then with it.
+  EXPECT_EQ(told, (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(inspector_.requested, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}));
+  EXPECT_EQ(store_.get(1)->value().evidence.size(), 2U);
+  ASSERT_EQ(alerts_.sent.size(), 1U);
+  EXPECT_EQ(alerts_.sent[0].kind, AlertKind::kDeadlockDetected);
+  ASSERT_NE(alerts_.sent[0].incident, nullptr);
+  EXPECT_EQ(alerts_.sent[0].incident->evidence.size(), 2U);
+  const auto open = effects.openIncidents();
+  ASSERT_EQ(open->size(), 1U);
+  EXPECT_EQ((*open)[0].evidence.size(), 2U) << "status reads are served what was recorded";
+  EXPECT_EQ(effects.counters().captures, 1U);
+}
+
+TEST_F(IncidentEffectsTest, ACaptureThatTookNothingIsAlertedToo) {
+  inspector_.fail_with = "ptrace: Operation not permitted";
+  auto effects = make();
+  effects.push({change(IncidentEvent::Type::kOpened, deadlock(1), /*capture=*/true)});
+  ASSERT_EQ(alerts_.sent.size(), 2U);
+  EXPECT_EQ(alerts_.sent[0].kind, AlertKind::kDeadlockDetected);
+  EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kCaptureFailed);
+}
+
+TEST_F(IncidentEffectsTest, ChangesAreDoneInTheOrderDecidedOnTheirOwnThread) {
+  testing::ThreadExecutor thread;
+  thread.hold();
+  auto effects = make(thread.executor());
+  effects.push({change(IncidentEvent::Type::kOpened, deadlock(1), /*capture=*/true)});
+  effects.push({change(IncidentEvent::Type::kOpened, deadlock(2)),
+                change(IncidentEvent::Type::kResolved, deadlock(1))});
+  effects.push({change(IncidentEvent::Type::kUpdated, deadlock(2))});
+  // Queued, not done: whoever decided them does not wait.
+  EXPECT_EQ(effects.counters().pending, 4U);
+  EXPECT_FALSE(store_.get(1)->has_value());
+  EXPECT_TRUE(effects.openIncidents()->empty());
+
+  std::vector<std::pair<IncidentEvent::Type, std::int64_t>> told;
+  auto subscription = effects.feed().subscribe(
+      [](const auto&) {}, [&](const auto& e) { told.emplace_back(e->type, e->incident.id); });
+  thread.release();
+  for (int i = 0; i < 500 && effects.counters().pending > 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(effects.counters().pending, 0U);
+  using Type = IncidentEvent::Type;
+  EXPECT_EQ(told, (std::vector<std::pair<Type, std::int64_t>>{{Type::kOpened, 1},
+                                                              {Type::kUpdated, 1},
+                                                              {Type::kOpened, 2},
+                                                              {Type::kResolved, 1},
+                                                              {Type::kUpdated, 2}}));
+  // Resolved with the evidence its capture took before.
+  EXPECT_EQ(store_.get(1)->value().state, IncidentState::kResolved);
+  EXPECT_EQ(store_.get(1)->value().evidence.size(), 2U);
+  EXPECT_TRUE(store_.get(2)->value().evidence.empty()) << "evidence stays with its incident";
+  ASSERT_EQ(effects.openIncidents()->size(), 1U);
+  EXPECT_EQ(effects.openIncidents()->front().id, 2);
+}
+
+TEST_F(IncidentEffectsTest, TheIncidentsOpenInTheStoreAreOpenAgainAtAStart) {
+  auto stored = deadlock(7);
+  stored.evidence.resize(1);
+  ASSERT_TRUE(store_.insert(stored).ok());
+  auto effects = make();
+  EXPECT_EQ(effects.lastRecordedId(), 7);
+  const auto open = effects.reopenStored();
+  ASSERT_EQ(open.size(), 1U);
+  ASSERT_EQ(effects.openIncidents()->size(), 1U);
+  // A change decided from the tracker's copy keeps what was recorded.
+  effects.push({change(IncidentEvent::Type::kResolved, deadlock(7))});
+  EXPECT_EQ(store_.get(7)->value().evidence.size(), 1U);
+  EXPECT_TRUE(effects.openIncidents()->empty());
+}
+
+}  // namespace
+}  // namespace wctmon
