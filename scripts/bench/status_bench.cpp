@@ -165,15 +165,15 @@ int main(int argc, char** argv) {
   auto parsed = wctmon::parseConfig(R"({"sampling": {"interval_ms": 200},
       "capture": {"min_interval_ms": 0}, "targets": [{"exe": ")" +
                                     name + R"("}]})");
-  if (!parsed.config) {
-    std::fprintf(stderr, "%s\n", parsed.errors.front().toString().c_str());
+  if (!parsed) {
+    std::fprintf(stderr, "%s\n", parsed.error().front().toString().c_str());
     return 1;
   }
-  wctmon::TargetRegistry targets(&repository, *parsed.config);
+  wctmon::TargetRegistry targets(&repository, *parsed);
   wctmon::IncidentEffects incidents({&repository, &inspector, nullptr, clock, pool.work(),
                                      [&targets] { return targets.runtime(); }},
-                                    parsed.config->alerts);
-  wctmon::Monitor monitor({*source, *catalog, clock, targets, incidents}, *parsed.config);
+                                    parsed->alerts);
+  wctmon::Monitor monitor({*source, *catalog, clock, targets, incidents}, *parsed);
   wctmon::Scheduler::Options options;
   options.discovery_interval = std::chrono::milliseconds(100);
   wctmon::Scheduler scheduler(monitor, pool, options);

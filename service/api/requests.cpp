@@ -111,11 +111,10 @@ std::string pageToken(const Incident& last) {
 }
 
 Result<TargetConfig> targetOf(const v1::Target& target, const Config& defaults) {
-  std::vector<ConfigError> errors;
-  auto parsed = parseTarget(targetJson(target), defaults, errors);
-  if (parsed) return std::move(*parsed);
+  auto parsed = parseTarget(targetJson(target), defaults);
+  if (parsed) return std::move(parsed).value();
   std::string message = "invalid target:";
-  for (const auto& e : errors) message += " " + e.toString() + ";";
+  for (const auto& e : parsed.error()) message += " " + e.toString() + ";";
   message.pop_back();
   return invalid(message);
 }

@@ -138,11 +138,11 @@ void writeList(std::ostream& out, const std::vector<Incident>& incidents) {
 
 int runIncidents(const IncidentsArgs& args) {
   const auto parsed = loadConfig(args.config);
-  if (!parsed.config) {
-    for (const auto& e : parsed.errors) std::cerr << "wctmon: " << e.describe(args.config) << "\n";
+  if (!parsed) {
+    for (const auto& e : parsed.error()) std::cerr << "wctmon: " << e.describe(args.config) << "\n";
     return kExitError;
   }
-  const auto file = parsed.config->state_dir / "incidents.db";
+  const auto file = parsed->state_dir / "incidents.db";
   auto store = IncidentStore::openReadOnly(file);
   if (!store) {
     std::cerr << "wctmon: " << store.error().message << "\n";

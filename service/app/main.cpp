@@ -91,12 +91,12 @@ int runAnalyze(const AnalyzeArgs& args) {
 /// `wctmon validate-config FILE`: 0 when valid, 1 with one line per problem otherwise.
 int runValidateConfig(const std::string& file) {
   const auto parsed = wctmon::loadConfig(file);
-  if (parsed.config) {
-    std::cout << file << ": OK (" << parsed.config->targets.size() << " target(s))\n";
+  if (parsed) {
+    std::cout << file << ": OK (" << parsed->targets.size() << " target(s))\n";
     return kExitOk;
   }
   // Problems in the file are its report, one per line; a file that cannot be read is an error.
-  for (const auto& e : parsed.errors) {
+  for (const auto& e : parsed.error()) {
     std::cerr << (e.unreadable ? "wctmon: " : "") << e.describe(file) << "\n";
   }
   return kExitError;

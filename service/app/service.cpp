@@ -242,15 +242,15 @@ Status Service::start(const std::filesystem::path& config_path) {
     // Before any platform piece is made: the sampler sizes its descriptor budget from limits.
     prepareServiceProcess();
     auto parsed = loadConfig(config_path);
-    if (!parsed.config) {
+    if (!parsed) {
       std::string message;
-      for (const auto& e : parsed.errors) {
+      for (const auto& e : parsed.error()) {
         message += (message.empty() ? "" : "\n") + e.describe(config_path);
       }
       return failed(makeError(ErrorCode::kInvalidArgument, message));
     }
     auto r = std::make_unique<Running>();
-    r->config = std::move(*parsed.config);
+    r->config = std::move(parsed).value();
     const Config& config = r->config;
     if (auto made = createStateDir(config.state_dir); !made) return failed(made.error());
     auto owned = StateLock::acquire(config.state_dir);
@@ -401,21 +401,21 @@ ReloadReport Service::reload() {
   }
   host_->reloading();
   auto loaded = loadConfig(config_path_);
-  if (!loaded.config) {
-    for (const auto& e : loaded.errors) {
+  if (!loaded) {
+    for (const auto& e : loaded.error()) {
       report.errors.push_back(e.describe(config_path_));
       spdlog::error("reload refused, keeping the running config: {}: {}", config_path_.string(),
                     e.toString());
     }
     sendServiceAlert(
         *r->alerts, AlertKind::kConfigError, AlertSeverity::kError,
-        "configuration reload refused: " + loaded.errors.front().toString(),
-        {{"CONFIG", config_path_.string()}, {"REASON", loaded.errors.front().toString()}});
+        "configuration reload refused: " + loaded.error().front().toString(),
+        {{"CONFIG", config_path_.string()}, {"REASON", loaded.error().front().toString()}});
     host_->ready(status());
     return report;
   }
 
-  auto plan = planReload(r->config, *loaded.config);
+  auto plan = planReload(r->config, *loaded);
   // The log first, so that what the reload says goes where the new configuration wants it.
   const bool reopen = std::any_of(plan.live.begin(), plan.live.end(),
                                   [](const ConfigKey* k) { return reopensLog(*k); });
@@ -446,8 +446,7 @@ ReloadReport Service::reload() {
   for (const ConfigKey* k : plan.restart) {
     report.needs_restart.emplace_back(k->name);
     spdlog::warn("{} changed to {} in {}, which needs a restart ({}): still running with {}",
-                 k->name, k->show(*loaded.config), config_path_.string(), k->why,
-                 k->show(plan.next));
+                 k->name, k->show(*loaded), config_path_.string(), k->why, k->show(plan.next));
   }
   for (const auto& f : report.failed) {
     spdlog::error("{} not applied, keeping the running value: {}", f.key, f.reason);

@@ -105,11 +105,11 @@ int run(const std::string& config_path) {
 wctmon::Result<std::filesystem::path> stateDirOf(const std::string& config_path) {
   if (config_path.empty()) return wctmon::platformDefaults().state_dir;
   auto parsed = wctmon::loadConfig(config_path);
-  if (!parsed.config) {
+  if (!parsed) {
     return wctmon::makeError(wctmon::ErrorCode::kInvalidArgument,
-                             parsed.errors.front().describe(config_path));
+                             parsed.error().front().describe(config_path));
   }
-  return parsed.config->state_dir;
+  return parsed->state_dir;
 }
 
 int configureService(const std::string& config_path, bool remove, bool purge) {

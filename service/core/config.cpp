@@ -351,28 +351,26 @@ std::optional<ObjectType> waitTypeFromKey(std::string_view key) {
   return fromConfigName<ObjectType>(key);
 }
 
-ConfigParse parseConfig(std::string_view json_text) {
-  ConfigParse out;
+Result<Config, ConfigErrors> parseConfig(std::string_view json_text) {
+  ConfigErrors errors;
   json j;
   try {
-    j = parseWithoutDuplicateKeys(json_text, out.errors);
+    j = parseWithoutDuplicateKeys(json_text, errors);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 8e400
-    out.errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
-    return out;
+    errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
+    return errors;
   }
   Config config;
   config.detection.ignore_waits = defaultIgnoredWaits();
-  readConfig(j, config, out.errors);
-  if (out.errors.empty()) out.config = std::move(config);
-  return out;
+  readConfig(j, config, errors);
+  if (!errors.empty()) return errors;
+  return config;
 }
 
-ConfigParse loadConfig(const std::filesystem::path& path) {
+Result<Config, ConfigErrors> loadConfig(const std::filesystem::path& path) {
   const auto unreadable = [&](int error) {
-    ConfigParse out;
-    out.errors.push_back(ConfigError{
-        "", "cannot read " + path.string() + ": " + std::generic_category().message(error), true});
-    return out;
+    return ConfigErrors{ConfigError{
+        "", "cannot read " + path.string() + ": " + std::generic_category().message(error), true}};
   };
   // A directory opens as a stream on Linux and reads as nothing: "not valid JSON" would hide why.
   std::error_code ec;
@@ -390,19 +388,18 @@ ConfigParse loadConfig(const std::filesystem::path& path) {
   return parseConfig(text);
 }
 
-std::optional<TargetConfig> parseTarget(std::string_view json_text, const Config& defaults,
-                                        std::vector<ConfigError>& errors) {
+Result<TargetConfig, ConfigErrors> parseTarget(std::string_view json_text, const Config& defaults) {
+  ConfigErrors errors;
   json j;
-  const auto before = errors.size();
   try {
     j = parseWithoutDuplicateKeys(json_text, errors);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 8e400
     errors.push_back(ConfigError{"", std::string("not valid JSON: ") + e.what()});
-    return std::nullopt;
+    return errors;
   }
   TargetConfig target;
   readTarget(j, "", defaults, target, errors);
-  if (errors.size() != before) return std::nullopt;
+  if (!errors.empty()) return errors;
   return target;
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/config_error.h"
 #include "model/ids.h"
+#include "model/result.h"
 #include "model/wait_model.h"
 
 namespace wctmon {
@@ -162,11 +163,8 @@ struct Config {
   friend bool operator==(const Config&, const Config&) = default;
 };
 
-/// The outcome of reading a configuration: a config, or every problem found in it.
-struct ConfigParse {
-  std::optional<Config> config;
-  std::vector<ConfigError> errors;
-};
+/// Every problem found in a configuration or a target, in the order found; never empty.
+using ConfigErrors = std::vector<ConfigError>;
 
 /// The configuration's name of an alert sink ("journald", "syslog", "eventlog", "none"), and back.
 [[nodiscard]] std::string_view alertSinkName(AlertSinkKind kind);
@@ -180,15 +178,14 @@ struct ConfigParse {
 [[nodiscard]] std::optional<ObjectType> waitTypeFromKey(std::string_view key);
 
 /// Parses and validates a JSON configuration. Unknown keys are errors (they are typos).
-[[nodiscard]] ConfigParse parseConfig(std::string_view json_text);
+[[nodiscard]] Result<Config, ConfigErrors> parseConfig(std::string_view json_text);
 
 /// Reads and parses a configuration file.
-[[nodiscard]] ConfigParse loadConfig(const std::filesystem::path& path);
+[[nodiscard]] Result<Config, ConfigErrors> loadConfig(const std::filesystem::path& path);
 
 /// Validates one target given as JSON (runtime registrations use the config's shape).
-[[nodiscard]] std::optional<TargetConfig> parseTarget(std::string_view json_text,
-                                                      const Config& defaults,
-                                                      std::vector<ConfigError>& errors);
+[[nodiscard]] Result<TargetConfig, ConfigErrors> parseTarget(std::string_view json_text,
+                                                             const Config& defaults);
 
 /// The JSON form of one target, as parseTarget reads it.
 [[nodiscard]] std::string targetToJson(const TargetConfig& target);

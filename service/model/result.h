@@ -32,12 +32,13 @@ struct Error {
   std::string message;
 };
 
-/// Either a value or an Error. Expected failures travel as values, never as exceptions.
-template <typename T>
+/// Either a value or an error: an Error, or what a failure of its own kind says (every problem
+/// of a configuration). Expected failures travel as values, never as exceptions.
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
-  Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(E error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -50,10 +51,10 @@ class [[nodiscard]] Result {
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  [[nodiscard]] const Error& error() const { return std::get<1>(state_); }
+  [[nodiscard]] const E& error() const { return std::get<1>(state_); }
 
  private:
-  std::variant<T, Error> state_;
+  std::variant<T, E> state_;
 };
 
 /// Success without a value.

@@ -115,13 +115,13 @@ Config configWith(const std::string& key, const json& value) {
   for (std::size_t i = 0; i + 1 < names.size(); ++i) at = &(*at)[names[i]];
   (*at)[names.back()] = value;
   auto parsed = parseConfig(j.dump());
-  if (!parsed.config) {
-    throw std::runtime_error(j.dump() + ": " + parsed.errors.front().toString());
+  if (!parsed) {
+    throw std::runtime_error(j.dump() + ": " + parsed.error().front().toString());
   }
-  return *parsed.config;
+  return *parsed;
 }
 
-Config defaults() { return *parseConfig("{}").config; }
+Config defaults() { return *parseConfig("{}"); }
 
 std::vector<std::string> names(const std::vector<const ConfigKey*>& keys) {
   std::vector<std::string> out;
@@ -166,7 +166,7 @@ TEST(ConfigKeys, CopyingEveryKeyCopiesTheWholeConfiguration) {
     for (std::size_t i = 0; i + 1 < path.size(); ++i) at = &(*at)[path[i]];
     (*at)[path.back()] = otherValue(node);
   }
-  Config changed = *parseConfig(j.dump()).config;
+  Config changed = *parseConfig(j.dump());
   const Config base = defaults();
   EXPECT_EQ(planReload(base, changed).live.size() + planReload(base, changed).restart.size(),
             configKeys().size());

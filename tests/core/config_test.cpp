@@ -10,15 +10,17 @@ namespace wctmon {
 namespace {
 
 std::vector<std::string> errorsOf(std::string_view json) {
+  const auto parsed = parseConfig(json);
   std::vector<std::string> out;
-  for (const auto& e : parseConfig(json).errors) out.push_back(e.toString());
+  if (parsed) return out;
+  for (const auto& e : parsed.error()) out.push_back(e.toString());
   return out;
 }
 
 TEST(Config, EmptyObjectGivesEveryDefault) {
   const auto parsed = parseConfig("{}");
-  ASSERT_TRUE(parsed.config.has_value());
-  const auto& c = *parsed.config;
+  ASSERT_TRUE(parsed.ok());
+  const auto& c = *parsed;
   EXPECT_EQ(c.state_dir, "/var/lib/wctmon");
   EXPECT_EQ(c.sampling.interval, std::chrono::milliseconds(1000));
   EXPECT_EQ(c.sampling.threads, 0U);
@@ -43,8 +45,8 @@ TEST(Config, TargetsInheritTheDefaultsAndOverrideThem) {
       {"pid": 4242},
       {"all": true}
     ]})");
-  ASSERT_TRUE(parsed.config.has_value()) << parsed.errors.front().toString();
-  const auto& t = parsed.config->targets;
+  ASSERT_TRUE(parsed.ok()) << parsed.error().front().toString();
+  const auto& t = parsed->targets;
   ASSERT_EQ(t.size(), 4U);
   EXPECT_EQ(t[0].name, "postgres*");
   EXPECT_EQ(t[0].exe, "postgres*");
@@ -117,14 +119,14 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
 TEST(Config, AlertSinksAreAListOfTypesOrObjectsAndTheOneSinkFormStillReads) {
   const auto listed =
       parseConfig(R"({"alerts": {"sinks": ["journald", {"type": "syslog", "queue": 50}]}})");
-  ASSERT_TRUE(listed.config) << listed.errors.front().toString();
-  EXPECT_EQ(listed.config->alerts.sinks,
+  ASSERT_TRUE(listed) << listed.error().front().toString();
+  EXPECT_EQ(listed->alerts.sinks,
             (std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kJournald, 1000},
                                                   {AlertSinkKind::kSyslog, 50}}));
-  EXPECT_TRUE(parseConfig(R"({"alerts": {"sinks": []}})").config->alerts.sinks.empty());
-  EXPECT_EQ(parseConfig(R"({"alerts": {"sink": "syslog"}})").config->alerts.sinks,
+  EXPECT_TRUE(parseConfig(R"({"alerts": {"sinks": []}})")->alerts.sinks.empty());
+  EXPECT_EQ(parseConfig(R"({"alerts": {"sink": "syslog"}})")->alerts.sinks,
             std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kSyslog}});
-  EXPECT_TRUE(parseConfig(R"({"alerts": {"sink": "none"}})").config->alerts.sinks.empty());
+  EXPECT_TRUE(parseConfig(R"({"alerts": {"sink": "none"}})")->alerts.sinks.empty());
 }
 
 TEST(Config, AKeyGivenTwiceIsRefusedWhereverItIs) {
@@ -140,10 +142,10 @@ TEST(Config, AKeyGivenTwiceIsRefusedWhereverItIs) {
                                 "/api/tls/a~1b: unknown key"}));
   // The same key in two objects is no repetition.
   EXPECT_TRUE(errorsOf(R"({"targets": [{"exe": "a"}, {"exe": "b"}]})").empty());
-  std::vector<ConfigError> errors;
-  EXPECT_FALSE(parseTarget(R"({"exe": "a", "exe": "b"})", Config{}, errors).has_value());
-  ASSERT_EQ(errors.size(), 1U);
-  EXPECT_EQ(errors[0].toString(), "/exe: given twice in one object: only one would count");
+  const auto twice = parseTarget(R"({"exe": "a", "exe": "b"})", Config{});
+  ASSERT_FALSE(twice);
+  ASSERT_EQ(twice.error().size(), 1U);
+  EXPECT_EQ(twice.error()[0].toString(), "/exe: given twice in one object: only one would count");
 }
 
 TEST(Config, AWaitTypeListedTwiceIsRefusedAsTheSchemaSays) {
@@ -210,9 +212,9 @@ TEST(Config, ANumberNoDoubleCanHoldIsAnErrorNotAnException) {
   ASSERT_EQ(errors.size(), 1U);
   EXPECT_EQ(errors[0].rfind("/: not valid JSON", 0), 0U) << errors[0];
   EXPECT_NE(errors[0].find("number overflow"), std::string::npos) << errors[0];
-  std::vector<ConfigError> target_errors;
-  EXPECT_FALSE(parseTarget(R"({"name": "x", "pid": 1e999})", Config{}, target_errors));
-  EXPECT_EQ(target_errors.size(), 1U);
+  const auto target = parseTarget(R"({"name": "x", "pid": 1e999})", Config{});
+  ASSERT_FALSE(target);
+  EXPECT_EQ(target.error().size(), 1U);
 }
 
 TEST(Config, WaitTypeKeys) {
@@ -229,52 +231,55 @@ TEST(Config, WaitTypeKeys) {
 }
 
 TEST(Config, TargetsRoundTripThroughJson) {
-  const auto defaults = *parseConfig("{}").config;
-  std::vector<ConfigError> errors;
+  const auto defaults = *parseConfig("{}");
   auto target = parseTarget(R"({"name": "db", "exe": "postgres", "hang_threshold_ms": 700,
                                 "out_of_proc": true,
                                 "wct": {"critical_sections": false, "network_io": false},
                                 "ignore_waits": ["poll"]})",
-                            defaults, errors);
-  ASSERT_TRUE(target.has_value());
-  auto again = parseTarget(targetToJson(*target), defaults, errors);
-  ASSERT_TRUE(again.has_value());
+                            defaults);
+  ASSERT_TRUE(target.ok());
+  auto again = parseTarget(targetToJson(*target), defaults);
+  ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, *target);
-  EXPECT_FALSE(parseTarget(R"({"name": "x"})", defaults, errors).has_value());
-  EXPECT_FALSE(errors.empty());
+  const auto unnamed = parseTarget(R"({"name": "x"})", defaults);
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_FALSE(unnamed.error().empty());
 }
 
 TEST(Config, TheShippedDefaultConfigIsValid) {
   const auto parsed = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.json");
-  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front().toString();
-  EXPECT_FALSE(parsed.config->targets.empty());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().front().toString();
+  EXPECT_FALSE(parsed->targets.empty());
 
   // The Windows service's (installed by the MSI): the Event Log, the state directory by default.
   const auto windows = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.windows.json");
-  ASSERT_TRUE(windows.errors.empty()) << windows.errors.front().toString();
-  EXPECT_EQ(windows.config->alerts.sinks,
+  ASSERT_TRUE(windows.ok()) << windows.error().front().toString();
+  EXPECT_EQ(windows->alerts.sinks,
             std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kEventLog}});
-  EXPECT_EQ(windows.config->state_dir, platformDefaults().state_dir);
-  EXPECT_FALSE(windows.config->log.console);  // no console under the SCM
+  EXPECT_EQ(windows->state_dir, platformDefaults().state_dir);
+  EXPECT_FALSE(windows->log.console);  // no console under the SCM
 }
 
 TEST(Config, AFileThatCannotBeReadNamesThePathAndTheSystemsReason) {
   const auto missing = loadConfig("/nonexistent/wctmon.json");
-  ASSERT_EQ(missing.errors.size(), 1U);
-  EXPECT_TRUE(missing.errors[0].unreadable);
-  EXPECT_EQ(missing.errors[0].toString(),
+  ASSERT_FALSE(missing);
+  ASSERT_EQ(missing.error().size(), 1U);
+  EXPECT_TRUE(missing.error()[0].unreadable);
+  EXPECT_EQ(missing.error()[0].toString(),
             "cannot read /nonexistent/wctmon.json: No such file or directory");
   // It names the file itself: no "FILE: /: cannot read FILE".
-  EXPECT_EQ(missing.errors[0].describe("/nonexistent/wctmon.json"),
+  EXPECT_EQ(missing.error()[0].describe("/nonexistent/wctmon.json"),
             "cannot read /nonexistent/wctmon.json: No such file or directory");
 
   const auto directory = loadConfig("/tmp");
-  ASSERT_EQ(directory.errors.size(), 1U);
-  EXPECT_EQ(directory.errors[0].toString(), "cannot read /tmp: Is a directory");
+  ASSERT_FALSE(directory);
+  ASSERT_EQ(directory.error().size(), 1U);
+  EXPECT_EQ(directory.error()[0].toString(), "cannot read /tmp: Is a directory");
 
   const auto below_a_file = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.json/x.json");
-  ASSERT_EQ(below_a_file.errors.size(), 1U);
-  EXPECT_EQ(below_a_file.errors[0].toString(),
+  ASSERT_FALSE(below_a_file);
+  ASSERT_EQ(below_a_file.error().size(), 1U);
+  EXPECT_EQ(below_a_file.error()[0].toString(),
             "cannot read " WCTMON_SOURCE_DIR "/config/wctmon.json/x.json: Not a directory");
 }
 
@@ -285,7 +290,7 @@ TEST(Config, ErrorsInAFileArePrefixedWithItsPath) {
 }
 
 TEST(Config, TheApiListensOnTheRuntimeSocketAndLoopbackByDefault) {
-  const auto config = *parseConfig("{}").config;
+  const auto config = *parseConfig("{}");
   EXPECT_TRUE(config.api.enabled);
   EXPECT_EQ(config.api.listen,
             (std::vector<std::string>{"unix:/run/wctmon/api.sock", "127.0.0.1:7787"}));
@@ -293,9 +298,9 @@ TEST(Config, TheApiListensOnTheRuntimeSocketAndLoopbackByDefault) {
   EXPECT_EQ(config.api.reader_token_file, "api-reader.token");
   const auto other = parseConfig(R"({"api": {"listen": ["[::1]:9000", "unix:/tmp/w.sock"],
                                             "tls": {"cert_file": "/c.pem", "key_file": "/k.pem"}}})");
-  ASSERT_TRUE(other.config) << other.errors.front().toString();
-  EXPECT_EQ(other.config->api.listen, (std::vector<std::string>{"[::1]:9000", "unix:/tmp/w.sock"}));
-  EXPECT_EQ(other.config->api.tls_cert_file, "/c.pem");
+  ASSERT_TRUE(other) << other.error().front().toString();
+  EXPECT_EQ(other->api.listen, (std::vector<std::string>{"[::1]:9000", "unix:/tmp/w.sock"}));
+  EXPECT_EQ(other->api.tls_cert_file, "/c.pem");
 }
 
 TEST(Config, ListenAddressesAreCheckedAndOnlyLoopbackGoesWithoutTls) {

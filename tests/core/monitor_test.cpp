@@ -40,8 +40,8 @@ Config configWith(const std::string& targets) {
   auto parsed = parseConfig(
       R"({"capture": {"min_interval_ms": 60000}, "alerts": {"max_per_window": 2}, "targets": )" +
       targets + "}");
-  if (!parsed.config) throw std::runtime_error(parsed.errors.front().toString());
-  return *parsed.config;
+  if (!parsed) throw std::runtime_error(parsed.error().front().toString());
+  return *parsed;
 }
 
 class MonitorTest : public ::testing::Test {
@@ -449,8 +449,7 @@ TEST_F(MonitorTest, RuntimeTargetsAreAddedRemovedAndPersisted) {
   {
     auto monitor = makeMonitor(configWith("[]"));
     EXPECT_TRUE(monitor->discover().added.empty());
-    std::vector<ConfigError> errors;
-    auto target = parseTarget(R"({"name": "w", "exe": "worker"})", monitor->config(), errors);
+    auto target = parseTarget(R"({"name": "w", "exe": "worker"})", monitor->config());
     ASSERT_TRUE(targets_->add(*target).ok());
     EXPECT_EQ(monitor->discover().added.size(), 1U);
   }

@@ -6,15 +6,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto text = wctmon::fuzz::asText(data, size);
   const auto parsed = wctmon::parseConfig(text);
-  if (parsed.config) {
-    for (const auto& target : parsed.config->targets) {
-      std::vector<wctmon::ConfigError> errors;
-      const auto again = wctmon::parseTarget(wctmon::targetToJson(target), *parsed.config, errors);
-      WCTMON_FUZZ_CHECK(again.has_value());
+  if (parsed) {
+    for (const auto& target : parsed->targets) {
+      const auto again = wctmon::parseTarget(wctmon::targetToJson(target), *parsed);
+      WCTMON_FUZZ_CHECK(again.ok());
       WCTMON_FUZZ_CHECK(again->name == target.name);
     }
   }
-  std::vector<wctmon::ConfigError> errors;
-  static_cast<void>(wctmon::parseTarget(text, wctmon::Config{}, errors));
+  const auto target = wctmon::parseTarget(text, wctmon::Config{});
+  WCTMON_FUZZ_CHECK(target.ok() || !target.error().empty());
   return 0;
 }

@@ -167,8 +167,7 @@ struct Watching {
   Watching(std::set<int> stuck, std::vector<ProcessInfo> processes)
       : source(std::move(stuck)),
         units(source, catalog, clock, pool.work(),
-              *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})")
-                   .config),
+              *parseConfig(R"({"sampling": {"interval_ms": 50}, "targets": [{"all": true}]})")),
         monitor(units.monitor) {
     catalog.set(std::move(processes));
     source.setWork(pool.work());
@@ -293,7 +292,7 @@ TEST(Scheduler, EveryWorkerStuckIsSaidUnhealthyWithoutAWorkerAndHealthyAgainWhen
   source.setWork(pool.work());
   MonitorUnits units(
       source, catalog, clock, pool.work(),
-      *parseConfig(R"({"sampling": {"interval_ms": 20}, "targets": [{"all": true}]})").config);
+      *parseConfig(R"({"sampling": {"interval_ms": 20}, "targets": [{"all": true}]})"));
   Monitor& monitor = units.monitor;
   std::mutex mutex;
   std::vector<bool> verdicts;

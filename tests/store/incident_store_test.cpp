@@ -336,16 +336,14 @@ TEST(IncidentStore, RetentionDropsOldAndExcessResolvedIncidentsButNeverOpenOnes)
 
 TEST(IncidentStore, RuntimeTargetsPersist) {
   StateDir dir;
-  const auto defaults = *parseConfig("{}").config;
+  const auto defaults = *parseConfig("{}");
   {
     auto store = std::move(IncidentStore::open(dir.file())).value();
-    std::vector<ConfigError> errors;
-    auto t =
-        parseTarget(R"({"name": "db", "exe": "postgres", "interval_ms": 200})", defaults, errors);
+    auto t = parseTarget(R"({"name": "db", "exe": "postgres", "interval_ms": 200})", defaults);
     ASSERT_TRUE(store->putTarget(*t).ok());
     t->interval = 300ms;
     ASSERT_TRUE(store->putTarget(*t).ok());  // same name: replaced
-    auto u = parseTarget(R"({"name": "api", "pid": 42})", defaults, errors);
+    auto u = parseTarget(R"({"name": "api", "pid": 42})", defaults);
     ASSERT_TRUE(store->putTarget(*u).ok());
   }
   auto store = std::move(IncidentStore::open(dir.file())).value();
