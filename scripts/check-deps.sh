@@ -3,7 +3,8 @@
 #   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model,
 #   for store, api, platform (the Event Log's data) and app;
 #   cli (command-line checks, header-only) and os (the OS helpers several rooms share: a
-#   descriptor's owner) on nothing. The client (client/, wctctl) uses only
+#   descriptor's owner, durable files, a service's state directory) on nothing; core uses os
+#   only in its per-platform files. The client (client/, wctctl) uses only
 #   model, wire, cli and the generated API, never the engine.
 # Tests mirror the tree and may use what the room they test may use, plus fakes/ (core rooms
 # only), support/ and contract/ (suites of a port's contract, on core alone); the fuzz targets
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 # What each room may include, itself aside.
 declare -A allowed=(
   [model]=""
-  [core]="model"
+  [core]="model os"
   [wire]="model wctmon"
   [os]=""
   [platform]="core model os wire"

@@ -3,7 +3,7 @@
 
 #include <cerrno>
 
-#include "store/durable_file.h"
+#include "os/durable_file.h"
 
 namespace wctmon {
 

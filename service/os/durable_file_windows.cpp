@@ -1,6 +1,6 @@
 #include <windows.h>
 
-#include "store/durable_file.h"
+#include "os/durable_file.h"
 
 namespace wctmon {
 
