@@ -4,10 +4,11 @@
 
 namespace wctmon {
 
-TargetRegistry::TargetRegistry(IncidentRepository* store, const Config& config)
-    : store_(store),
-      file_(config.targets),
-      runtime_(readRuntime(config).value_or(std::vector<TargetConfig>{})) {
+TargetRegistry::TargetRegistry(IncidentRepository* store, const Config& config) : store_(store) {
+  auto runtime = readRuntime(config).value_or(std::vector<TargetConfig>{});
+  MutexLock lock(mutex_);
+  file_ = config.targets;
+  runtime_ = std::move(runtime);
   rebuild();
 }
 
@@ -24,14 +25,14 @@ std::optional<std::vector<TargetConfig>> TargetRegistry::readRuntime(const Confi
 void TargetRegistry::reconfigure(const Config& config) {
   // A store read: outside the lock.
   auto runtime = readRuntime(config);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (runtime) runtime_ = std::move(*runtime);
   file_ = config.targets;
   rebuild();
 }
 
 Status TargetRegistry::add(const TargetConfig& target) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (store_ != nullptr) {
     if (auto s = store_->putTarget(target); !s) return s;
   }
@@ -42,7 +43,7 @@ Status TargetRegistry::add(const TargetConfig& target) {
 }
 
 Result<bool> TargetRegistry::remove(const std::string& name) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (store_ != nullptr) {
     auto removed = store_->removeTarget(name);
     if (!removed) return removed;
@@ -56,12 +57,12 @@ Result<bool> TargetRegistry::remove(const std::string& name) {
 std::vector<TargetConfig> TargetRegistry::all() const { return matcher()->targets(); }
 
 std::vector<TargetConfig> TargetRegistry::runtime() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return runtime_;
 }
 
 std::shared_ptr<const TargetMatcher> TargetRegistry::matcher() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return matcher_;
 }
 

@@ -1,13 +1,13 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
 #include "core/ports/incident_repository.h"
 #include "core/target_matcher.h"
+#include "model/mutex.h"
 #include "model/result.h"
 
 namespace wctmon {
@@ -40,14 +40,16 @@ class TargetRegistry {
  private:
   /// The runtime targets in the store, against `config`'s defaults; nullopt when unreadable.
   [[nodiscard]] std::optional<std::vector<TargetConfig>> readRuntime(const Config& config) const;
-  /// Makes the matcher of the targets now; with the lock held.
-  void rebuild();
+  /// Makes the matcher of the targets now.
+  void rebuild() WCTMON_REQUIRES(mutex_);
 
   IncidentRepository* store_;
-  mutable std::mutex mutex_;
-  std::vector<TargetConfig> file_;
-  std::vector<TargetConfig> runtime_;
-  std::shared_ptr<const TargetMatcher> matcher_;
+  /// Held across a runtime target's store write, so that the store and the matcher change in
+  /// the same order.
+  mutable Mutex mutex_;
+  std::vector<TargetConfig> file_ WCTMON_GUARDED_BY(mutex_);
+  std::vector<TargetConfig> runtime_ WCTMON_GUARDED_BY(mutex_);
+  std::shared_ptr<const TargetMatcher> matcher_ WCTMON_GUARDED_BY(mutex_);
 };
 
 }  // namespace wctmon

@@ -20,7 +20,7 @@ using sql::Statement;
 }  // namespace
 
 template <typename Step>
-auto IncidentStore::retryWhenFull(Step step) -> decltype(step()) {
+std::invoke_result_t<Step&> IncidentStore::retryWhenFull(Step step) {
   last_failure_ = 0;
   auto done = step();
   if (done || (last_failure_ & 0xff) != SQLITE_FULL) return done;
@@ -36,11 +36,11 @@ auto IncidentStore::retryWhenFull(Step step) -> decltype(step()) {
   return step();
 }
 Result<std::int64_t> IncidentStore::insert(const Incident& incident) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const std::string what = incident.id != 0 ? "cannot store incident " + std::to_string(incident.id)
                                             : std::string("cannot store a new incident");
   if (db_ == nullptr) return lostError(what);
-  return retryWhenFull([&]() -> Result<std::int64_t> {
+  return retryWhenFull([&]() WCTMON_REQUIRES(mutex_) -> Result<std::int64_t> {
     Statement s(
         db_,
         "INSERT INTO incidents (kind, state, pid, process_start_time, process_name, target, "
@@ -57,7 +57,7 @@ Result<std::int64_t> IncidentStore::insert(const Incident& incident) {
 }
 
 Status IncidentStore::keepIdsAbove(std::int64_t last_id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const std::string what = "cannot keep incident ids above " + std::to_string(last_id);
   if (db_ == nullptr) return lostError(what);
   // AUTOINCREMENT's highest id given, as lastId() reads it: raised, never lowered.
@@ -72,7 +72,7 @@ Status IncidentStore::keepIdsAbove(std::int64_t last_id) {
 }
 
 Result<std::int64_t> IncidentStore::lastId() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (db_ == nullptr) return lostError("cannot read the last incident id");
   if (schema_version_ == 0) return std::int64_t{0};
   // AUTOINCREMENT keeps the highest id ever given in sqlite_sequence, across deletions.
@@ -85,10 +85,10 @@ Result<std::int64_t> IncidentStore::lastId() {
 }
 
 Status IncidentStore::update(const Incident& incident) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const std::string what = "cannot update incident " + std::to_string(incident.id);
   if (db_ == nullptr) return lostError(what);
-  return retryWhenFull([&]() -> Status {
+  return retryWhenFull([&]() WCTMON_REQUIRES(mutex_) -> Status {
     Statement s(db_,
                 "UPDATE incidents SET kind = ?1, state = ?2, pid = ?3, process_start_time = ?4, "
                 "process_name = ?5, target = ?6, signature = ?7, threads = ?8, spurs = ?9, "
@@ -106,7 +106,7 @@ Status IncidentStore::update(const Incident& incident) {
 }
 
 Result<IncidentListing> IncidentStore::list(const IncidentQuery& query) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (db_ == nullptr) return lostError("cannot list incidents");
   if (schema_version_ == 0) return IncidentListing{};  // not created yet
   std::string sql = "SELECT " + selectColumns(schema_version_) + " FROM incidents WHERE 1 = 1";
@@ -155,7 +155,7 @@ Result<IncidentListing> IncidentStore::list(const IncidentQuery& query) {
 }
 
 Result<std::optional<Incident>> IncidentStore::get(std::int64_t id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (db_ == nullptr) return lostError("cannot read incident " + std::to_string(id));
   const std::string sql =
       "SELECT " + selectColumns(schema_version_) + " FROM incidents WHERE id = ?1";
@@ -178,7 +178,7 @@ Result<std::optional<Incident>> IncidentStore::get(std::int64_t id) {
 Result<std::size_t> IncidentStore::applyRetention(std::chrono::system_clock::time_point now,
                                                   std::chrono::hours max_age,
                                                   std::size_t max_count) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (db_ == nullptr) return lostError("cannot apply retention");
   std::size_t removed = 0;
   {
@@ -201,7 +201,7 @@ Result<std::size_t> IncidentStore::applyRetention(std::chrono::system_clock::tim
 }
 
 Status IncidentStore::putTarget(const TargetConfig& target) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (db_ == nullptr) return lostError("cannot store target " + target.name);
   Statement s(db_,
               "INSERT INTO targets (name, spec, created_at_ns) VALUES (?1, ?2, ?3) "
@@ -215,7 +215,7 @@ Status IncidentStore::putTarget(const TargetConfig& target) {
 }
 
 Result<bool> IncidentStore::removeTarget(const std::string& name) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (db_ == nullptr) return lostError("cannot remove target " + name);
   Statement s(db_, "DELETE FROM targets WHERE name = ?1");
   if (!s.ok()) return sqlError("cannot remove target " + name);
@@ -225,15 +225,14 @@ Result<bool> IncidentStore::removeTarget(const std::string& name) {
 }
 
 Result<std::vector<TargetConfig>> IncidentStore::targets(const Config& defaults) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (db_ == nullptr) return lostError("cannot read targets");
   Statement s(db_, "SELECT name, spec FROM targets ORDER BY created_at_ns, name");
   if (!s.ok()) return sqlError("cannot read targets");
   std::vector<TargetConfig> out;
   int rc;
   while ((rc = s.step()) == SQLITE_ROW) {
-    std::vector<ConfigError> errors;
-    if (auto target = parseTarget(s.text(1), defaults, errors)) out.push_back(std::move(*target));
+    if (auto target = parseTarget(s.text(1), defaults)) out.push_back(std::move(target).value());
   }
   if (rc != SQLITE_DONE) return sqlError("cannot read targets");
   return out;

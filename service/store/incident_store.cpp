@@ -4,7 +4,7 @@
 #include <system_error>
 
 #include "model/calendar.h"
-#include "store/durable_file.h"
+#include "os/durable_file.h"
 #include "store/held_file.h"
 #include "store/incident_rows.h"
 #include "store/sqlite_statement.h"
@@ -57,6 +57,7 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
                      "cannot open the incident store " + file.string() + ": " + message);
   }
   std::unique_ptr<IncidentStore> store(new IncidentStore(db, file.string()));
+  MutexLock lock(store->mutex_);  // nobody else has it yet: for the lock rules
   sqlite3_busy_timeout(db, 5000);
   // WAL: readers (wctmon incidents) never block the service; FULL: a committed incident is on
   // disk before the call returns. The log is folded into the file every 8 pages (SQLite's
@@ -131,7 +132,7 @@ Result<IncidentStore::Opened> IncidentStore::openOrMoveAside(
 }
 
 Result<std::string> IncidentStore::ensureCurrent() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (held_ == nullptr) {
     // Not held (it could not be opened at start, or a new one could not be made last time).
     if (db_ != nullptr) return std::string();
@@ -158,6 +159,7 @@ Result<std::string> IncidentStore::ensureCurrent() {
         fresh.error().code,
         file_ + ": " + lost_ + ", and a new store cannot be made there: " + fresh.error().message);
   }
+  MutexLock fresh_lock((*fresh)->mutex_);
   db_ = std::exchange((*fresh)->db_, nullptr);
   held_ = std::move((*fresh)->held_);
   schema_version_ = (*fresh)->schema_version_;
@@ -189,6 +191,7 @@ Status IncidentStore::create(const std::filesystem::path& file) {
     // log into the file and removes it. Nobody sees the file before it is linked, so it is synced
     // once, below, rather than at every step.
     IncidentStore store(db, building.string());
+    MutexLock lock(store.mutex_);
     if (auto s = store.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;",
                             "cannot create the incident store");
         !s) {
@@ -289,6 +292,7 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::openReadOnly(
                                                   ", newer than this wctmon understands (" +
                                                   std::to_string(kSchemaVersion) + ")");
   }
+  MutexLock lock(store->mutex_);
   if (auto s = store->checkTables(); !s) return s.error();
   return store;
 }

@@ -4,15 +4,16 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/config.h"
 #include "core/ports/incident_repository.h"
 #include "model/incident.h"
+#include "model/mutex.h"
 #include "model/result.h"
 
 struct sqlite3;
@@ -95,34 +96,35 @@ class IncidentStore final : public IncidentRepository {
 
  private:
   IncidentStore(sqlite3* db, std::string file);
+  /// Every use of the connection, one at a time (declared first: the members' rules name it).
+  Mutex mutex_;
   /// Runs a write (`step`, with the lock held) and, when the disk is full, once more after
   /// folding the write-ahead log into the file: on a small disk the log alone fills it, and
   /// a checkpoint lets it start again from its beginning.
   template <typename Step>
-  auto retryWhenFull(Step step) -> decltype(step());
+  std::invoke_result_t<Step&> retryWhenFull(Step step) WCTMON_REQUIRES(mutex_);
   /// Builds a new store whole beside `file` and links it in place, so that no reader ever sees
   /// one half made.
   [[nodiscard]] static Status create(const std::filesystem::path& file);
-  [[nodiscard]] Status migrate();
+  [[nodiscard]] Status migrate() WCTMON_REQUIRES(mutex_);
   /// Every table of the schema is there: an error saying what is missing and what to do.
-  [[nodiscard]] Status checkTables() const;
+  [[nodiscard]] Status checkTables() const WCTMON_REQUIRES(mutex_);
   /// Runs `sql`; a failure says "FILE: WHAT: SQLite's reason".
-  [[nodiscard]] Status exec(const char* sql, const std::string& what);
+  [[nodiscard]] Status exec(const char* sql, const std::string& what) WCTMON_REQUIRES(mutex_);
   /// "FILE: WHAT: SQLite's reason" for the last failure, with an ErrorCode that fits it.
-  [[nodiscard]] Error sqlError(const std::string& what) const;
+  [[nodiscard]] Error sqlError(const std::string& what) const WCTMON_REQUIRES(mutex_);
 
-  std::mutex mutex_;
-  sqlite3* db_;
+  sqlite3* db_ WCTMON_GUARDED_BY(mutex_);
   /// The file as opened, to notice it deleted or replaced (none for readers).
-  std::unique_ptr<HeldFile> held_;
+  std::unique_ptr<HeldFile> held_ WCTMON_GUARDED_BY(mutex_);
   /// SQLite's result code of the last failure (exec(), sqlError()), kept across a ROLLBACK or a
   /// finalize that clears it.
-  mutable int last_failure_ = 0;
+  mutable int last_failure_ WCTMON_GUARDED_BY(mutex_) = 0;
   /// What happened to a file deleted or replaced while no new one could be made yet (db_ is
   /// null then); empty otherwise.
-  std::string lost_;
+  std::string lost_ WCTMON_GUARDED_BY(mutex_);
   /// The error of an operation while there is no file (see lost_).
-  [[nodiscard]] Error lostError(const std::string& what) const;
+  [[nodiscard]] Error lostError(const std::string& what) const WCTMON_REQUIRES(mutex_);
   /// The database file, named in every error.
   std::string file_;
   int schema_version_ = 0;
