@@ -111,7 +111,7 @@ class Monitor {
 
   /// Samples one watched process through its session: the analysis runs as completions on
   /// `executor` (the process's strand), its decisions are made under the lock, `done` runs on
-  /// `executor`, and the side effects follow on the effects executor.
+  /// `executor`, and what they lead to follows in the incident effects.
   void asyncSample(const ProcessIdentity& process, Executor executor, SampleDone done);
 
   /// Cancels the sample of `process` in flight (past its deadline): it completes now, counted as
