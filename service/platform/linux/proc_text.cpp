@@ -141,6 +141,9 @@ std::optional<MapsRange> parseMapsLine(std::string_view line) {
   const auto end = parseNumber<std::uint64_t>(range.substr(dash + 1), 16);
   if (!begin || !end || *end <= *begin) return std::nullopt;
   MapsRange out{*begin, *end, perms[2] == 'x'};
+  out.readable = perms[0] == 'r';
+  out.writable = perms[1] == 'w';
+  out.shared = perms[3] == 's';
   out.offset = parseNumber<std::uint64_t>(nextToken(line), 16).value_or(0);
   nextToken(line);  // device
   out.inode = parseNumber<std::uint64_t>(nextToken(line), 10).value_or(0);

@@ -120,6 +120,10 @@ struct MapsRange {
   std::uint64_t inode = 0;
   /// The file's path, or "[stack]", "[vdso]" ...; empty for anonymous memory.
   std::string_view path{};
+  bool readable = false;
+  bool writable = false;
+  /// MAP_SHARED ('s'), not private copy-on-write ('p').
+  bool shared = false;
 };
 
 /// Parses a maps line: its range, permissions, offset, inode and path; nullopt for anything

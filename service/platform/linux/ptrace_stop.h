@@ -1,7 +1,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
+
+#include "model/ids.h"
+#include "platform/linux/proc_text.h"
 
 namespace wctmon::linux_platform {
 
@@ -31,5 +36,18 @@ class PtraceStop {
   Clock::time_point started_;
   std::chrono::nanoseconds held_{0};
 };
+
+/// The process tracing `thread` (TracerPid), 0 when none is.
+[[nodiscard]] std::int32_t tracerOf(ThreadRef thread);
+
+/// What /proc/PID/task/TID/syscall says of `thread`; nullopt when it cannot be read.
+[[nodiscard]] std::optional<SyscallState> syscallOf(ThreadRef thread);
+
+/// Why stopping the thread could change what it does, or empty when a stop is harmless. A
+/// ptrace stop interrupts the system call the thread sleeps in; most calls are restarted by the
+/// kernel as if nothing happened, but a write or send that has moved some bytes returns the short
+/// count, and calls like epoll_wait or a recv with a timeout fail with EINTR. Only calls known to
+/// restart cleanly, and a thread outside any call, are stopped.
+[[nodiscard]] std::string stopHazard(ThreadRef thread, const std::optional<SyscallState>& sc);
 
 }  // namespace wctmon::linux_platform

@@ -1,0 +1,134 @@
+// ELF cores of real deadlocked processes, opened in gdb as an operator would.
+#include "platform/linux/core_dump.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace wctmon::linux_platform {
+namespace {
+
+using testing::FixtureProcess;
+
+/// What `command` prints (stdout and stderr).
+std::string output(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf{};
+  while (const std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe))
+    out.append(buf.data(), n);
+  ::pclose(pipe);
+  return out;
+}
+
+/// gdb's backtrace of each thread of `core`, by LWP.
+std::map<int, std::string> backtraces(const std::filesystem::path& core) {
+  const auto text = output(std::string("gdb -nx -batch -ex 'thread apply all bt' ") +
+                           testing::fixturePath() + " " + core.string());
+  std::map<int, std::string> out;
+  const std::regex header(R"(\nThread \d+ \([^\n]*?LWP (\d+)\))");
+  auto it = std::sregex_iterator(text.begin(), text.end(), header);
+  for (; it != std::sregex_iterator(); ++it) {
+    const auto next = std::next(it);
+    const auto end =
+        next == std::sregex_iterator() ? text.size() : static_cast<std::size_t>(next->position());
+    const auto begin = static_cast<std::size_t>(it->position());
+    out[std::stoi((*it)[1])] = text.substr(begin, end - begin);
+  }
+  if (out.empty()) ADD_FAILURE() << "gdb read no thread from the core:\n" << text;
+  return out;
+}
+
+std::string contents(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST(CoreDump, ADeadlockedProcessGivesACoreGdbOpensWithTheCyclesFramesNamed) {
+  FixtureProcess fx("heartbeat");
+  const int a = fx.tid("a"), b = fx.tid("b");
+  const long before = std::stol(fx.ask("beat"));
+  testing::TempDir dir("core-dump");
+  const auto path = dir.path() / "fixture.core";
+  const auto dump =
+      writeCoreDump(Pid{fx.pid()}, path, CoreDumpOptions{.diagnosis = "{\"incident\": \"abba\"}"});
+  ASSERT_TRUE(dump.ok()) << dump.error().message;
+  EXPECT_EQ(dump->bytes, std::filesystem::file_size(path));
+  EXPECT_FALSE(dump->cut);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U) << "only the service's account reads a dump";
+
+  // Each deadlocked thread was held for its registers alone, one at a time.
+  ASSERT_GE(dump->threads.size(), 4U);
+  EXPECT_EQ(dump->threads.front().thread.tid.value, fx.pid()) << "the main thread first";
+  for (const auto& t : dump->threads) {
+    if (t.thread.tid.value != a && t.thread.tid.value != b) continue;
+    EXPECT_TRUE(t.stopped) << t.not_stopped_because;
+    EXPECT_LT(t.held, std::chrono::milliseconds(50));
+  }
+
+  const auto bt = backtraces(path);
+  for (const int tid : {a, b}) {
+    ASSERT_TRUE(bt.contains(tid)) << "no thread " << tid << " in the core";
+    const auto& frames = bt.at(tid);
+    EXPECT_TRUE(frames.find("pthread_mutex_lock") != std::string::npos ||
+                frames.find("lll_lock_wait") != std::string::npos)
+        << frames;
+    EXPECT_NE(frames.find("abba"), std::string::npos) << frames;
+  }
+  EXPECT_NE(contents(path).find("{\"incident\": \"abba\"}"), std::string::npos)
+      << "the diagnosis is in the core";
+
+  // Nothing was left stopped: the heartbeat goes on.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_GT(std::stol(fx.ask("beat")), before);
+}
+
+TEST(CoreDump, ACoreCutAtItsCapStillOpensAndSaysItWasCut) {
+  FixtureProcess fx("heartbeat");
+  testing::TempDir dir("core-dump");
+  const auto path = dir.path() / "cut.core";
+  const auto dump = writeCoreDump(Pid{fx.pid()}, path, CoreDumpOptions{.max_bytes = 1 << 20});
+  ASSERT_TRUE(dump.ok()) << dump.error().message;
+  EXPECT_TRUE(dump->cut);
+  EXPECT_LE(std::filesystem::file_size(path), std::uint64_t{1} << 20);
+  const auto text = output(std::string("gdb -nx -batch -ex 'info threads' ") +
+                           testing::fixturePath() + " " + path.string());
+  EXPECT_NE(text.find("LWP " + std::to_string(fx.tid("a"))), std::string::npos) << text;
+}
+
+TEST(CoreDump, AProcessThatIsNotThereIsAClearErrorAndLeavesNoFile) {
+  testing::TempDir dir("core-dump");
+  const auto path = dir.path() / "none.core";
+  const auto dump = writeCoreDump(Pid{999999999}, path, {});
+  ASSERT_FALSE(dump.ok());
+  EXPECT_EQ(dump.error().code, ErrorCode::kNoSuchProcess);
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(CoreDump, AnExistingFileIsNeverOverwritten) {
+  FixtureProcess fx("heartbeat");
+  testing::TempDir dir("core-dump");
+  const auto path = dir.path() / "taken.core";
+  std::ofstream(path) << "someone else's";
+  const auto dump = writeCoreDump(Pid{fx.pid()}, path, {});
+  ASSERT_FALSE(dump.ok());
+  EXPECT_EQ(dump.error().code, ErrorCode::kIo);
+  EXPECT_EQ(contents(path), "someone else's");
+}
+
+}  // namespace
+}  // namespace wctmon::linux_platform
