@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "app/dump_command.h"
 #include "app/incidents_command.h"
 #include "app/run_service.h"
 #include "cli/cli_args.h"
@@ -135,6 +136,26 @@ int commandMain(int argc, char** argv) {
   analyze->add_flag("--json", args.json, "Print the result as JSON (proto3 JSON mapping)");
   analyze->add_flag("--brief", args.brief, "Print only the chains that lead somewhere");
 
+  wctmon::app::DumpArgs dump_args;
+  auto* dump = app.add_subcommand(
+      "dump", "Write a dump of a live process that a debugger opens, with its diagnosis inside");
+  dump->require_subcommand(0, 1);
+  dump->add_option("--pid,-p", dump_args.pid, "Process to dump")
+      ->type_name("PID")
+      ->check(wctmon::cli::wholeNumber("a process id", 1, wctmon::cli::kMaxPid));
+  dump->add_option("--out,-o", dump_args.out,
+                   "Where to write it (default wctmon-PID-TIME.core in this directory)")
+      ->type_name("FILE");
+  dump->add_flag("--full", dump_args.full_memory,
+                 "All of the process's memory, code and read-only file data included");
+  dump->add_option("--max-mb", dump_args.max_mib, "The most MiB of memory it holds (default all)")
+      ->type_name("N")
+      ->check(wctmon::cli::wholeNumber("a size in MiB", 1, std::int64_t{1} << 30));
+  std::string dump_file;
+  auto* dump_info = dump->add_subcommand(
+      "info", "Print the diagnosis wctmon put inside a dump (ELF core, minidump)");
+  dump_info->add_option("file", dump_file, "The dump")->type_name("FILE")->required();
+
   std::string run_config;
   auto* run = app.add_subcommand("run", "Run the monitoring service in the foreground");
   run->add_option("--config,-c", run_config, "Configuration file")->type_name("FILE")->required();
@@ -157,8 +178,18 @@ int commandMain(int argc, char** argv) {
     std::cerr << "wctmon: analyze needs --pid PID or --all\n";
     return kExitUsage;
   }
+  if (dump->parsed() && !dump_info->parsed() && dump_args.pid == 0) {
+    std::cerr << "wctmon: dump needs --pid PID (or: dump info FILE)\n";
+    return kExitUsage;
+  }
+  if (dump_info->parsed() && dump_args.pid != 0) {
+    std::cerr << "wctmon: dump info reads a file: --pid does not go with it\n";
+    return kExitUsage;
+  }
   try {
     if (analyze->parsed()) return runAnalyze(args);
+    if (dump_info->parsed()) return wctmon::app::runDumpInfo(dump_file);
+    if (dump->parsed()) return wctmon::app::runDump(dump_args);
     if (run->parsed()) return wctmon::app::runService({"--config", run_config});
     if (validate->parsed()) return runValidateConfig(validate_file);
     if (incidents->parsed()) {

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "core/executor.h"
+#include "core/ports/process_dumper.h"
 #include "core/ports/thread_inspector.h"
 #include "core/ports/wait_chain_source.h"
 
@@ -14,5 +15,8 @@ namespace wctmon {
 
 /// The thread inspector of the platform this binary was built for.
 [[nodiscard]] std::unique_ptr<ThreadInspector> makeThreadInspector();
+
+/// The process dumper of the platform this binary was built for.
+[[nodiscard]] std::unique_ptr<ProcessDumper> makeProcessDumper();
 
 }  // namespace wctmon

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "model/snapshot.h"
+#include "os/durable_file.h"
 #include "os/unique_fd.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/ptrace_stop.h"
@@ -378,7 +379,7 @@ Result<CoreDump> writeCore(Pid pid, const std::filesystem::path& path, int out_f
   const auto files = fileNote(segments);
   appendNote(notes, "CORE", NT_FILE, files.data(), files.size());
   if (!options.diagnosis.empty()) {
-    appendNote(notes, kDiagnosisNoteName, kDiagnosisNoteType, options.diagnosis.data(),
+    appendNote(notes, kDiagnosisNoteName, kDumpDiagnosisType, options.diagnosis.data(),
                options.diagnosis.size());
   }
 
@@ -453,12 +454,61 @@ Result<CoreDump> writeCore(Pid pid, const std::filesystem::path& path, int out_f
 
 Result<CoreDump> writeCoreDump(Pid pid, const std::filesystem::path& path,
                                const CoreDumpOptions& options) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!fd.valid()) return ioError(path, "cannot create it", errno);
+  // Written under another name and given its own only whole: a writer killed midway leaves a
+  // .partial file, never a core that looks whole and is not.
+  std::error_code ec;
+  if (std::filesystem::symlink_status(path, ec).type() != std::filesystem::file_type::not_found) {
+    return ioError(path, "cannot create it", EEXIST);
+  }
+  auto partial = path;
+  partial += ".partial";
+  UniqueFd fd(::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd.valid()) return ioError(partial, "cannot create it", errno);
   auto written = writeCore(pid, path, fd.get(), options);
   fd.reset();
-  if (!written) ::unlink(path.c_str());
+  if (written) {
+    if (const auto linked = linkNoReplace(partial, path)) {
+      written = ioError(path, "cannot give it its name", linked.value());
+    } else {
+      syncDirectory(path.parent_path().empty() ? "." : path.parent_path());
+    }
+  }
+  ::unlink(partial.c_str());
   return written;
+}
+
+Result<DumpWritten> CoreDumper::dump(Pid pid, const DumpRequest& request) {
+  auto core =
+      writeCoreDump(pid, request.path,
+                    CoreDumpOptions{request.full_memory, request.max_bytes, request.diagnosis});
+  if (!core) return core.error();
+  std::size_t held = 0;
+  std::chrono::nanoseconds longest{0};
+  std::string unstopped;
+  for (const auto& t : core->threads) {
+    if (t.stopped) {
+      ++held;
+      longest = std::max(longest, t.held);
+    } else {
+      unstopped += (unstopped.empty() ? "" : "; ") + std::string("thread ") +
+                   std::to_string(t.thread.tid.value) + " (" + t.not_stopped_because + ")";
+    }
+  }
+  std::string method = "ELF core; " + std::to_string(held) +
+                       " thread(s) held for their registers, one at a time (the longest " +
+                       std::to_string(longest.count() / 1000) + " us)";
+  if (!unstopped.empty()) {
+    method +=
+        "; read without stopping, their registers as their blocked calls show them: " + unstopped;
+  }
+  if (core->unreadable_bytes > 0) {
+    method += "; " + std::to_string(core->unreadable_bytes) +
+              " bytes of memory could not be read and are zeros";
+  }
+  if (core->cut) {
+    method += "; cut at its cap of " + std::to_string(request.max_bytes) + " bytes";
+  }
+  return DumpWritten{core->bytes, "elf-core", std::move(method)};
 }
 
 }  // namespace wctmon::linux_platform

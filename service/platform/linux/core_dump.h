@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "core/ports/process_dumper.h"
 #include "model/ids.h"
 #include "model/result.h"
 
 namespace wctmon::linux_platform {
 
-/// The type of the note ("WCTMON") that carries the diagnosis in a core wctmon writes.
-inline constexpr std::uint32_t kDiagnosisNoteType = 0x57430001;
+/// The owner of the note (of type kDumpDiagnosisType) that carries the diagnosis in a core.
 inline constexpr const char* kDiagnosisNoteName = "WCTMON";
 
 struct CoreDumpOptions {
@@ -22,7 +22,7 @@ struct CoreDumpOptions {
   bool file_backed = false;
   /// Memory is written up to this many bytes of file (0: all of it); a core cut short says so.
   std::uint64_t max_bytes = 0;
-  /// The diagnosis, carried as a note of its own (kDiagnosisNoteName, kDiagnosisNoteType).
+  /// The diagnosis, carried as a note of its own (kDiagnosisNoteName, kDumpDiagnosisType).
   std::string diagnosis = {};
 };
 
@@ -55,5 +55,11 @@ struct CoreDump {
 /// (the process gone, a full disk) leaves no file behind.
 [[nodiscard]] Result<CoreDump> writeCoreDump(Pid pid, const std::filesystem::path& path,
                                              const CoreDumpOptions& options);
+
+/// The ProcessDumper of Linux: writeCoreDump.
+class CoreDumper final : public ProcessDumper {
+ public:
+  [[nodiscard]] Result<DumpWritten> dump(Pid pid, const DumpRequest& request) override;
+};
 
 }  // namespace wctmon::linux_platform

@@ -1,3 +1,4 @@
+#include "platform/linux/core_dump.h"
 #include "platform/linux/linux_wait_chain_source.h"
 #include "platform/linux/ptrace_inspector.h"
 #include "platform/platform_factory.h"
@@ -10,6 +11,10 @@ std::unique_ptr<WaitChainSource> makeWaitChainSource(Executor work) {
 
 std::unique_ptr<ThreadInspector> makeThreadInspector() {
   return std::make_unique<linux_platform::PtraceInspector>();
+}
+
+std::unique_ptr<ProcessDumper> makeProcessDumper() {
+  return std::make_unique<linux_platform::CoreDumper>();
 }
 
 }  // namespace wctmon

@@ -1,4 +1,5 @@
 #include "platform/platform_factory.h"
+#include "platform/windows/minidump_writer.h"
 #include "platform/windows/toolhelp.h"
 #include "platform/windows/wct_api.h"
 #include "platform/windows/wct_wait_chain_source.h"
@@ -13,6 +14,10 @@ std::unique_ptr<WaitChainSource> makeWaitChainSource(Executor work) {
 
 std::unique_ptr<ThreadInspector> makeThreadInspector() {
   return std::make_unique<windows_platform::WindowsThreadInspector>();
+}
+
+std::unique_ptr<ProcessDumper> makeProcessDumper() {
+  return std::make_unique<windows_platform::MinidumpWriter>();
 }
 
 }  // namespace wctmon

@@ -1,0 +1,100 @@
+#include "app/dump_command.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "core/analyzer.h"
+#include "core/run_loop.h"
+#include "model/calendar.h"
+#include "platform/platform_factory.h"
+#include "wire/dump_file.h"
+#include "wire/json_writer.h"
+#include "wire/terminal_text.h"
+
+namespace wctmon::app {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitDeadlock = 3;
+
+#ifdef _WIN32
+constexpr const char* kDumpExtension = ".dmp";
+#else
+constexpr const char* kDumpExtension = ".core";
+#endif
+
+std::filesystem::path defaultPath(int pid) {
+  const auto now = std::chrono::system_clock::now();
+  const std::tm tm = utcCalendar(std::chrono::system_clock::to_time_t(now));
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  return "wctmon-" + std::to_string(pid) + "-" + stamp + kDumpExtension;
+}
+
+}  // namespace
+
+int runDump(const DumpArgs& args) {
+  // The diagnosis first: taken while the process is as it hangs, and carried inside the dump.
+  RunLoop loop;
+  auto source = makeWaitChainSource(loop.executor());
+  WaitChainAnalyzer analyzer(nullptr);
+  auto session = source->open(Pid{args.pid});
+  if (!session) {
+    std::cerr << "wctmon: " << session.error().message << "\n";
+    return kExitError;
+  }
+  auto analysis = analyzeNow(loop, analyzer, std::move(session).value(), AnalyzeOptions{});
+  if (!analysis) {
+    std::cerr << "wctmon: " << analysis.error().message << "\n";
+    return kExitError;
+  }
+  const auto diagnosis = wire::analysisToJson(analysis->result);
+
+  const std::filesystem::path path =
+      args.out.empty() ? defaultPath(args.pid) : std::filesystem::path(args.out);
+  auto dumper = makeProcessDumper();
+  auto written = dumper->dump(Pid{args.pid},
+                              DumpRequest{path, args.max_mib << 20, args.full_memory, diagnosis});
+  if (!written) {
+    std::cerr << "wctmon: " << written.error().message << "\n";
+    return kExitError;
+  }
+  // Beside it, for tools that read neither an ELF note nor a minidump stream.
+  auto sidecar = path;
+  sidecar += ".json";
+  {
+    std::ofstream out(sidecar, std::ios::binary | std::ios::trunc);
+    out << diagnosis;
+  }
+  std::error_code ignored;
+  std::filesystem::permissions(
+      sidecar, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ignored);
+  std::cout << "wrote " << path.string() << ": " << written->bytes << " bytes, " << written->format
+            << "; " << written->method << "\n"
+            << "its diagnosis: " << analysis->result.deadlocks.size()
+            << " deadlock(s), in the dump (wctmon dump info " << path.string() << ") and in "
+            << sidecar.string() << "\n";
+  return analysis->result.deadlocks.empty() ? kExitOk : kExitDeadlock;
+}
+
+int runDumpInfo(const std::string& file) {
+  const auto info = wire::readDumpFile(file);
+  if (!info) {
+    std::cerr << "wctmon: " << info.error().message << "\n";
+    return kExitError;
+  }
+  if (info->diagnosis.empty()) {
+    std::cerr << "wctmon: " << file << " is a " << info->format
+              << " that carries no wctmon diagnosis (written by another tool)\n";
+    return kExitError;
+  }
+  // Names in it are what the processes chose: escaped for the terminal.
+  std::cout << wire::terminalSafe(info->diagnosis);
+  if (!info->diagnosis.ends_with('\n')) std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace wctmon::app
