@@ -16,7 +16,8 @@ packages=(
   libgtest-dev
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev
-  gdb                       # scripts/bench/analyze.sh times gdb's backtraces beside wctmon
+  gdb                       # scripts/bench/analyze.sh times gdb's backtraces; dumps are opened in it
+  lldb                      # the dumps' tests open them in lldb too
   libc6-dbg                 # captures unwind through libc with its debug file, as on servers that have it
   util-linux                # setpriv and flock in the tests
   clang-format              # scripts/check-format.sh

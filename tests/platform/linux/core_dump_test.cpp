@@ -1,4 +1,4 @@
-// ELF cores of real deadlocked processes, opened in gdb as an operator would.
+// ELF cores of real deadlocked processes, opened in gdb and lldb as an operator would.
 #include "platform/linux/core_dump.h"
 
 #include <gtest/gtest.h>
@@ -56,7 +56,7 @@ std::string contents(const std::filesystem::path& file) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-TEST(CoreDump, ADeadlockedProcessGivesACoreGdbOpensWithTheCyclesFramesNamed) {
+TEST(CoreDump, ADeadlockedProcessGivesACoreGdbAndLldbOpenWithTheCyclesFramesNamed) {
   FixtureProcess fx("heartbeat");
   const int a = fx.tid("a"), b = fx.tid("b");
   const long before = std::stol(fx.ask("beat"));
@@ -91,6 +91,17 @@ TEST(CoreDump, ADeadlockedProcessGivesACoreGdbOpensWithTheCyclesFramesNamed) {
   }
   EXPECT_NE(contents(path).find("{\"incident\": \"abba\"}"), std::string::npos)
       << "the diagnosis is in the core";
+
+  // lldb too (Debian's prints Python errors of its own packaging on stderr; they are ignored).
+  const auto lldb = output(std::string("lldb --batch -c ") + path.string() + " " +
+                           testing::fixturePath() + " -o 'thread backtrace all'");
+  std::size_t locking = 0;
+  for (std::size_t at = 0; (at = lldb.find("pthread_mutex_lock(mutex=", at)) != std::string::npos;
+       ++at) {
+    ++locking;
+  }
+  EXPECT_GE(locking, 2U) << "both threads of the cycle, in pthread_mutex_lock:\n" << lldb;
+  EXPECT_NE(lldb.find("abba"), std::string::npos) << lldb;
 
   // Nothing was left stopped: the heartbeat goes on.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
