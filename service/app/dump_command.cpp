@@ -1,9 +1,11 @@
 #include "app/dump_command.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 
 #include "core/analyzer.h"
 #include "core/run_loop.h"
@@ -26,6 +28,24 @@ constexpr const char* kDumpExtension = ".dmp";
 constexpr const char* kDumpExtension = ".core";
 #endif
 
+/// `text` as a JSON string.
+std::string jsonString(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 std::filesystem::path defaultPath(int pid) {
   const auto now = std::chrono::system_clock::now();
   const std::tm tm = utcCalendar(std::chrono::system_clock::to_time_t(now));
@@ -37,21 +57,21 @@ std::filesystem::path defaultPath(int pid) {
 }  // namespace
 
 int runDump(const DumpArgs& args) {
-  // The diagnosis first: taken while the process is as it hangs, and carried inside the dump.
+  // The diagnosis first: taken while the process is as it hangs, and carried inside the dump. A
+  // process whose waits cannot be read (no WCT) is still dumped: the diagnosis says why.
   RunLoop loop;
   auto source = makeWaitChainSource(loop.executor());
   WaitChainAnalyzer analyzer(nullptr);
   auto session = source->open(Pid{args.pid});
-  if (!session) {
-    std::cerr << "wctmon: " << session.error().message << "\n";
-    return kExitError;
-  }
-  auto analysis = analyzeNow(loop, analyzer, std::move(session).value(), AnalyzeOptions{});
-  if (!analysis) {
+  Result<Analysis> analysis =
+      session ? analyzeNow(loop, analyzer, std::move(session).value(), AnalyzeOptions{})
+              : Result<Analysis>(session.error());
+  if (!analysis && analysis.error().code == ErrorCode::kNoSuchProcess) {
     std::cerr << "wctmon: " << analysis.error().message << "\n";
     return kExitError;
   }
-  const auto diagnosis = wire::analysisToJson(analysis->result);
+  const auto diagnosis = analysis ? wire::analysisToJson(analysis->result)
+                                  : "{\"error\": " + jsonString(analysis.error().message) + "}\n";
 
   const std::filesystem::path path =
       args.out.empty() ? defaultPath(args.pid) : std::filesystem::path(args.out);
@@ -74,10 +94,12 @@ int runDump(const DumpArgs& args) {
       sidecar, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ignored);
   std::cout << "wrote " << path.string() << ": " << written->bytes << " bytes, " << written->format
             << "; " << written->method << "\n"
-            << "its diagnosis: " << analysis->result.deadlocks.size()
-            << " deadlock(s), in the dump (wctmon dump info " << path.string() << ") and in "
+            << "its diagnosis: "
+            << (analysis ? std::to_string(analysis->result.deadlocks.size()) + " deadlock(s)"
+                         : "none (" + analysis.error().message + ")")
+            << ", in the dump (wctmon dump info " << path.string() << ") and in "
             << sidecar.string() << "\n";
-  return analysis->result.deadlocks.empty() ? kExitOk : kExitDeadlock;
+  return analysis && !analysis->result.deadlocks.empty() ? kExitDeadlock : kExitOk;
 }
 
 int runDumpInfo(const std::string& file) {

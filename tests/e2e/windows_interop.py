@@ -5,8 +5,11 @@
    same exit codes), and refuses the Linux config's /var/lib/wctmon, not absolute on Windows;
 2. wctmon.exe analyze --pid <a Wine process> exits 1 with one line saying WCT is not supported
    here (Wine's OpenThreadWaitChainSession is a stub);
-3. wctctl.exe status under Wine asks the native Linux wctmond over loopback;
-4. the native wctctl asks wctmond.exe, running in the foreground under Wine, over loopback: it
+3. wctmon.exe dump writes a minidump of a Wine process deadlocked on two critical sections, with
+   its diagnosis (here: why WCT could not tell) in a user stream that the native `wctmon dump
+   info` reads back, and lldb opens it with the process's threads;
+4. wctctl.exe status under Wine asks the native Linux wctmond over loopback;
+5. the native wctctl asks wctmond.exe, running in the foreground under Wine, over loopback: it
    runs, serves the API, and says that its wait-chain source (WCT) is unavailable and why.
 
 Usage: windows_interop.py WINDOWS_BIN_DIR LINUX_BUILD_DIR SOURCE_DIR
@@ -142,6 +145,38 @@ def analyze_unsupported(e):
         stop(fixture)
 
 
+def dump_under_wine(e):
+    fixture = e.wine_start("wctmon-wct-fixture.exe", "cs-abba")
+    try:
+        ready = fixture.stdout.readline().split()
+        check(len(ready) >= 2 and ready[0] == "ready", "the critical-section fixture runs", repr(ready))
+        pid = ready[1] if len(ready) > 1 else "1"
+        dump = os.path.join(e.scratch, "cs-abba.dmp")
+        t0 = time.time()
+        r = e.wine_run("wctmon.exe", "dump", "--pid", pid, "--out", wine_path(dump))
+        elapsed = time.time() - t0
+        check(r.returncode == 0 and "minidump" in r.stdout,
+              "wctmon.exe dump writes a minidump of a Wine process",
+              f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}")
+        print(f"     (dump under Wine: {elapsed * 1000:.0f} ms)")
+        magic = b""
+        if os.path.exists(dump):
+            with open(dump, "rb") as f:
+                magic = f.read(4)
+        check(magic == b"MDMP", "the file is a minidump", repr(magic))
+        check(os.path.exists(dump + ".json"), "the diagnosis is beside it")
+        info = e.native(os.path.join(e.linux_build, "service", "wctmon"), "dump", "info", dump)
+        check(info.returncode == 0 and "not supported" in info.stdout,
+              "the native wctmon reads the diagnosis from the minidump's user stream",
+              f"exit {info.returncode}, stdout {info.stdout!r}, stderr {info.stderr!r}")
+        lldb = e.native("lldb", "--batch", "-c", dump, "-o", "thread list", timeout=120)
+        threads = re.findall(r"thread #\d+: tid = (?:0x)?[0-9a-f]+", lldb.stdout)
+        check(len(threads) >= 3, "lldb opens the minidump and lists the process's threads",
+              lldb.stdout[-2000:] + lldb.stderr[-1000:])
+    finally:
+        stop(fixture)
+
+
 def status_of(r, asked, platform, said):
     """The status a `wctctl status -o json` run printed, checked to succeed (`asked`) and to come
     from a service of `platform` (`said`); None when the call failed."""
@@ -223,7 +258,8 @@ def main():
     windows_bin, linux_build, source_dir = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="wctmon-interop-") as scratch:
         e = Env(windows_bin, linux_build, source_dir, scratch)
-        for step in (validate_config, linux_paths_are_not_windows_paths, analyze_unsupported, windows_client_to_linux_service,
+        for step in (validate_config, linux_paths_are_not_windows_paths, analyze_unsupported,
+                     dump_under_wine, windows_client_to_linux_service,
                      linux_client_to_windows_service):
             step(e)
     if FAILURES:
