@@ -232,14 +232,14 @@ TEST(Cli, AnArgumentErrorIsOneLineNamingTheOptionAndWhatIsAllowed) {
 
 TEST(Cli, AnUnknownCommandIsNamedBesideTheCommandsThereAre) {
   expectUsageError({"bogus"},
-                   "unknown command 'bogus'; the commands are analyze, run, validate-config, "
-                   "incidents");
+                   "unknown command 'bogus'; the commands are analyze, dump, run, "
+                   "validate-config, incidents");
   expectUsageError({},
-                   "a command is required: analyze, run, validate-config, incidents (wctmon "
+                   "a command is required: analyze, dump, run, validate-config, incidents (wctmon "
                    "--help tells more)");
   expectUsageError({"--bogus"},
                    "unknown option '--bogus'; its options are --help, --version; the commands are "
-                   "analyze, run, validate-config, incidents");
+                   "analyze, dump, run, validate-config, incidents");
 }
 
 TEST(Cli, EveryCommandsHelpListsAllItsOptions) {
