@@ -274,7 +274,7 @@ Status Service::start(const std::filesystem::path& config_path) {
     }
 
     // One execution context for everything the service does: samples' platform work, their
-    // completions on per-process strands, and the monitor's side effects.
+    // completions on per-process strands, and the incident effects.
     r->pool = std::make_unique<WorkerPool>(config.sampling.threads);
     r->source = makeWaitChainSource(r->pool->work());
     r->inspector = makeThreadInspector();

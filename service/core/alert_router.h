@@ -13,7 +13,7 @@ namespace wctmon {
 
 /// Alerts delivered to every configured sink, each from a bounded queue and a thread of its own:
 /// a sink that is slow or stuck (a syslog daemon that stopped reading, a web hook that does not
-/// answer) delays neither the other sinks nor the sender (the monitor's effects, the store).
+/// answer) delays neither the other sinks nor the sender (the incident effects, the store).
 class AlertRouter final : public AlertSink {
  public:
   /// One destination: its name in the log, the status and the metrics ("journald"), the sink,

@@ -14,9 +14,9 @@ namespace wctmon {
 /// The incidents as they are recorded, for whoever follows them live (the API's
 /// WatchIncidents): the open ones when a subscriber joins, then every opening, update and
 /// resolution, in the order they were recorded, with nothing missed or repeated in between.
-/// The open incidents it keeps, their evidence included, are the ones status reads are served.
+/// The open incidents it keeps, their evidence included, are what status reads are served.
 ///
-/// Listeners run on the thread that publishes (the monitor's effects, which also write the store)
+/// Listeners run on the thread that publishes (the incident effects, which also write the store)
 /// under the feed's lock: they must only hand the event on (queue it), never wait.
 class IncidentFeed {
  public:

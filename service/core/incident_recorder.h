@@ -22,7 +22,7 @@ namespace wctmon {
 /// are written when it takes them again; when its file went (deleted, replaced), a new one is
 /// made with what is live: the open incidents as the feed keeps them, and the runtime targets. Each
 /// outage and recovery is said once, in the log and an alert. Used by one thread at a time (the
-/// monitor's effects); its counters are read from any thread.
+/// incident effects); its counters are read from any thread.
 class IncidentRecorder {
  public:
   /// How many incidents' changes wait for a store that cannot take them: about 10 KiB each with

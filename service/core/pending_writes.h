@@ -18,7 +18,7 @@ namespace wctmon {
 /// the one queued, in its place, so that an outage of any length costs one entry per incident.
 /// Written in order when the store takes writes again; every write is of a whole record under its
 /// own id, so a write that is done twice (an insert that reached the disk before it failed) is
-/// never a second row. Not thread-safe: the monitor's effects use it one at a time.
+/// never a second row. Not thread-safe: the incident effects use it one at a time.
 class PendingWrites {
  public:
   /// At most `capacity` incidents wait (at least 1).

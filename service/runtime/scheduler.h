@@ -49,7 +49,7 @@ struct SchedulerStats {
 /// fake one and the pool's context by hand, so that no test waits for time to pass).
 ///
 /// Shutdown order: stop() cancels every timer (an expired timer's handler sees the stopped
-/// flag), lets running samples and the monitor's side effects finish within a grace period,
+/// flag), lets running samples and the incident effects finish within a grace period,
 /// then stops the pool.
 template <typename TimerClock>
 class BasicScheduler {

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -33,11 +32,6 @@ CommandResult wctmon(std::vector<std::string> args) {
   return runCommand(args);
 }
 
-std::string contents(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 TEST(Dump, ADeadlockedProcessIsDumpedWithItsDiagnosisInsideAndBeside) {
   FixtureProcess fx("mutex-abba");
   TempDir dir("dump");
@@ -58,7 +52,7 @@ TEST(Dump, ADeadlockedProcessIsDumpedWithItsDiagnosisInsideAndBeside) {
   for (const auto& t : diagnosis["deadlocks"][0].at("threads"))
     cycle.insert(t.at("tid").get<int>());
   EXPECT_EQ(cycle, (std::set<int>{fx.tid("a"), fx.tid("b")}));
-  EXPECT_EQ(nlohmann::json::parse(contents(core.string() + ".json")), diagnosis);
+  EXPECT_EQ(nlohmann::json::parse(testing::readFile(core.string() + ".json")), diagnosis);
   struct stat st {};
   ASSERT_EQ(::stat((core.string() + ".json").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600U);

@@ -151,6 +151,10 @@ struct Segment {
   /// Pages of it the process has written (smaps' Anonymous): copies of its file's pages, or
   /// memory of its own.
   bool written = false;
+  /// Some of its pages are in memory or swapped out (smaps' Rss and Swap).
+  bool populated = false;
+  /// Marked not to be dumped (MADV_DONTDUMP, smaps' VmFlags "dd"): ASan's shadow, for one.
+  bool dont_dump = false;
   std::uint64_t dump_bytes = 0;
   std::uint64_t file_offset = 0;
 };
@@ -170,7 +174,11 @@ bool startsWithElfMagic(int mem_fd, std::uint64_t addr) {
 std::uint64_t dumpBytes(const Segment& s, int mem_fd, bool file_backed) {
   const auto& r = s.range;
   const std::uint64_t size = r.end - r.begin;
-  if (!r.readable || s.path.starts_with("[vvar") || s.path == "[vsyscall]") return 0;
+  if (!r.readable || s.dont_dump || s.path.starts_with("[vvar") || s.path == "[vsyscall]") {
+    return 0;
+  }
+  // Memory of its own that was never touched holds nothing a debugger could read.
+  if (r.inode == 0 && !s.populated) return 0;
   if (file_backed || r.inode == 0) return size;
   if (r.shared) {
     const bool unnamed = s.path.ends_with(" (deleted)") || s.path.starts_with("/SYSV") ||
@@ -259,14 +267,26 @@ Error ioError(const std::filesystem::path& path, const std::string& what, int er
 /// Copies `s`'s memory into the core at its offset: in large reads, and page by page where one
 /// fails (a page the process cannot read either is left as zeros). Returns the bytes no read
 /// reached, or the write's errno.
-Result<std::uint64_t> copySegment(Pid pid, int mem_fd, int out_fd, const Segment& s,
+Result<std::uint64_t> copySegment(Pid pid, int mem_fd, int pagemap_fd, int out_fd, const Segment& s,
                                   std::vector<char>& buffer, const std::filesystem::path& path) {
   std::uint64_t unreadable = 0;
+  std::vector<std::uint64_t> entries(kChunk / kPage);
   for (std::uint64_t done = 0; done < s.dump_bytes;) {
     const std::size_t n =
         static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, s.dump_bytes - done));
-    std::fill_n(buffer.begin(), n, '\0');
     const std::uint64_t addr = s.range.begin + done;
+    // A chunk none of whose pages is in memory or swap (pagemap's bits 63 and 62) is zeros: it
+    // is left as a hole in the file, unread. Without pagemap, every chunk is read.
+    const auto bytes = n / kPage * sizeof(std::uint64_t);
+    if (pagemap_fd >= 0 &&
+        ::pread(pagemap_fd, entries.data(), bytes, static_cast<off_t>(addr / kPage * 8)) ==
+            static_cast<ssize_t>(bytes) &&
+        std::none_of(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(n / kPage),
+                     [](std::uint64_t e) { return (e >> 62) != 0; })) {
+      done += n;
+      continue;
+    }
+    std::fill_n(buffer.begin(), n, '\0');
     iovec local{buffer.data(), n};
     iovec remote{reinterpret_cast<void*>(addr), n};
     ssize_t got = ::process_vm_readv(pid.value, &local, 1, &remote, 1, 0);
@@ -279,12 +299,18 @@ Result<std::uint64_t> copySegment(Pid pid, int mem_fd, int out_fd, const Segment
         unreadable += page;
       }
     }
-    for (std::size_t written = 0; written < n;) {
-      const ssize_t w = ::pwrite(out_fd, buffer.data() + written, n - written,
-                                 static_cast<off_t>(s.file_offset + done + written));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return ioError(path, "its memory", w < 0 ? errno : ENOSPC);
-      written += static_cast<std::size_t>(w);
+    // Pages of zeros are holes: a file system with sparse files keeps no blocks for them.
+    for (std::size_t page = 0; page < n; page += kPage) {
+      const auto size = std::min<std::size_t>(kPage, n - page);
+      const char* data = buffer.data() + page;
+      if (std::all_of(data, data + size, [](char c) { return c == '\0'; })) continue;
+      for (std::size_t written = 0; written < size;) {
+        const ssize_t w = ::pwrite(out_fd, data + written, size - written,
+                                   static_cast<off_t>(s.file_offset + done + page + written));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return ioError(path, "its memory", w < 0 ? errno : ENOSPC);
+        written += static_cast<std::size_t>(w);
+      }
     }
     done += n;
   }
@@ -351,8 +377,16 @@ Result<CoreDump> writeCore(Pid pid, const std::filesystem::path& path, int out_f
       Segment s{*range, std::string(range->path)};
       s.range.path = {};
       segments.push_back(std::move(s));
-    } else if (line.starts_with("Anonymous:") && !segments.empty()) {
+    } else if (segments.empty()) {
+      continue;
+    } else if (line.starts_with("Anonymous:")) {
       segments.back().written = numberAt(line.substr(10), 0).value_or(0) > 0;
+    } else if (line.starts_with("Rss:") || line.starts_with("Swap:")) {
+      const auto colon = line.find(':');
+      if (numberAt(line.substr(colon + 1), 0).value_or(0) > 0) segments.back().populated = true;
+    } else if (line.starts_with("VmFlags:")) {
+      segments.back().dont_dump =
+          (std::string(line.substr(8)) + " ").find(" dd ") != std::string::npos;
     }
   }
   std::erase_if(segments, [](const Segment& s) { return s.path == "[vsyscall]"; });
@@ -396,9 +430,10 @@ Result<CoreDump> writeCore(Pid pid, const std::filesystem::path& path, int out_f
   }
 
   std::vector<char> buffer(kChunk);
+  const UniqueFd pagemap(::open(procPath(pid, "pagemap").c_str(), O_RDONLY | O_CLOEXEC));
   for (const auto& s : segments) {
     if (s.dump_bytes == 0) continue;
-    auto unreadable = copySegment(pid, mem.get(), out_fd, s, buffer, path);
+    auto unreadable = copySegment(pid, mem.get(), pagemap.get(), out_fd, s, buffer, path);
     if (!unreadable) return unreadable.error();
     out.unreadable_bytes += *unreadable;
   }

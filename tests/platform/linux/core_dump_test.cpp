@@ -4,10 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <regex>
 #include <string>
@@ -21,22 +18,16 @@ namespace {
 
 using testing::FixtureProcess;
 
-/// What `command` prints (stdout and stderr).
-std::string output(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> buf{};
-  while (const std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe))
-    out.append(buf.data(), n);
-  ::pclose(pipe);
-  return out;
+/// What `argv` prints, stdout then stderr.
+std::string output(const std::vector<std::string>& argv) {
+  const auto r = testing::runCommand(argv);
+  return r.out + r.err;
 }
 
 /// gdb's backtrace of each thread of `core`, by LWP.
 std::map<int, std::string> backtraces(const std::filesystem::path& core) {
-  const auto text = output(std::string("gdb -nx -batch -ex 'thread apply all bt' ") +
-                           testing::fixturePath() + " " + core.string());
+  const auto text = output({"gdb", "-nx", "-batch", "-ex", "thread apply all bt",
+                            testing::fixturePath(), core.string()});
   std::map<int, std::string> out;
   const std::regex header(R"(\nThread \d+ \([^\n]*?LWP (\d+)\))");
   auto it = std::sregex_iterator(text.begin(), text.end(), header);
@@ -49,11 +40,6 @@ std::map<int, std::string> backtraces(const std::filesystem::path& core) {
   }
   if (out.empty()) ADD_FAILURE() << "gdb read no thread from the core:\n" << text;
   return out;
-}
-
-std::string contents(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 TEST(CoreDump, ADeadlockedProcessGivesACoreGdbAndLldbOpenWithTheCyclesFramesNamed) {
@@ -89,12 +75,12 @@ TEST(CoreDump, ADeadlockedProcessGivesACoreGdbAndLldbOpenWithTheCyclesFramesName
         << frames;
     EXPECT_NE(frames.find("abba"), std::string::npos) << frames;
   }
-  EXPECT_NE(contents(path).find("{\"incident\": \"abba\"}"), std::string::npos)
+  EXPECT_NE(testing::readFile(path).find("{\"incident\": \"abba\"}"), std::string::npos)
       << "the diagnosis is in the core";
 
   // lldb too (Debian's prints Python errors of its own packaging on stderr; they are ignored).
-  const auto lldb = output(std::string("lldb --batch -c ") + path.string() + " " +
-                           testing::fixturePath() + " -o 'thread backtrace all'");
+  const auto lldb = output({"lldb", "--batch", "-c", path.string(), testing::fixturePath(), "-o",
+                            "thread backtrace all"});
   std::size_t locking = 0;
   for (std::size_t at = 0; (at = lldb.find("pthread_mutex_lock(mutex=", at)) != std::string::npos;
        ++at) {
@@ -116,9 +102,33 @@ TEST(CoreDump, ACoreCutAtItsCapStillOpensAndSaysItWasCut) {
   ASSERT_TRUE(dump.ok()) << dump.error().message;
   EXPECT_TRUE(dump->cut);
   EXPECT_LE(std::filesystem::file_size(path), std::uint64_t{1} << 20);
-  const auto text = output(std::string("gdb -nx -batch -ex 'info threads' ") +
-                           testing::fixturePath() + " " + path.string());
+  const auto text = output(
+      {"gdb", "-nx", "-batch", "-ex", "info threads", testing::fixturePath(), path.string()});
   EXPECT_NE(text.find("LWP " + std::to_string(fx.tid("a"))), std::string::npos) << text;
+}
+
+TEST(CoreDump, MemoryMarkedNotToBeDumpedOrNeverTouchedIsLeftOut) {
+  // As an ASan-built server's: 64 GiB reserved and never touched, and 64 MiB touched but marked
+  // MADV_DONTDUMP (ASan's shadow is both). The kernel's core leaves both out; so does ours.
+  const std::string program = R"(
+import json, mmap, sys
+reserved = mmap.mmap(-1, 64 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x4000)
+marked = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+marked.write(b"\x01" * (64 << 20))
+marked.madvise(mmap.MADV_DONTDUMP)
+print(json.dumps({"pid": __import__("os").getpid()}), flush=True)
+sys.stdin.read()
+)";
+  FixtureProcess fx({"python3", "-c", program}, std::chrono::seconds(20));
+  testing::TempDir dir("core-dump");
+  const auto path = dir.path() / "python.core";
+  const auto dump = writeCoreDump(Pid{fx.pid()}, path, {});
+  ASSERT_TRUE(dump.ok()) << dump.error().message;
+  EXPECT_LT(dump->bytes, std::uint64_t{48} << 20)
+      << "neither the reservation nor the marked memory";
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_LE(static_cast<std::uint64_t>(st.st_blocks) * 512, dump->bytes + (1 << 20));
 }
 
 TEST(CoreDump, AProcessThatIsNotThereIsAClearErrorAndLeavesNoFile) {
@@ -138,7 +148,7 @@ TEST(CoreDump, AnExistingFileIsNeverOverwritten) {
   const auto dump = writeCoreDump(Pid{fx.pid()}, path, {});
   ASSERT_FALSE(dump.ok());
   EXPECT_EQ(dump.error().code, ErrorCode::kIo);
-  EXPECT_EQ(contents(path), "someone else's");
+  EXPECT_EQ(testing::readFile(path), "someone else's");
 }
 
 }  // namespace
