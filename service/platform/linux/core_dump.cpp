@@ -299,18 +299,29 @@ Result<std::uint64_t> copySegment(Pid pid, int mem_fd, int pagemap_fd, int out_f
         unreadable += page;
       }
     }
-    // Pages of zeros are holes: a file system with sparse files keeps no blocks for them.
-    for (std::size_t page = 0; page < n; page += kPage) {
-      const auto size = std::min<std::size_t>(kPage, n - page);
+    // Pages of zeros are holes: a file system with sparse files keeps no blocks for them. Each
+    // run of other pages is one write.
+    const auto zero = [&](std::size_t page) {
       const char* data = buffer.data() + page;
-      if (std::all_of(data, data + size, [](char c) { return c == '\0'; })) continue;
-      for (std::size_t written = 0; written < size;) {
-        const ssize_t w = ::pwrite(out_fd, data + written, size - written,
-                                   static_cast<off_t>(s.file_offset + done + page + written));
+      return std::all_of(data, data + std::min<std::size_t>(kPage, n - page),
+                         [](char c) { return c == '\0'; });
+    };
+    for (std::size_t page = 0; page < n;) {
+      if (zero(page)) {
+        page += kPage;
+        continue;
+      }
+      std::size_t end = page + kPage;
+      while (end < n && !zero(end)) end += kPage;
+      end = std::min(end, n);
+      for (std::size_t at = page; at < end;) {
+        const ssize_t w = ::pwrite(out_fd, buffer.data() + at, end - at,
+                                   static_cast<off_t>(s.file_offset + done + at));
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return ioError(path, "its memory", w < 0 ? errno : ENOSPC);
-        written += static_cast<std::size_t>(w);
+        at += static_cast<std::size_t>(w);
       }
+      page = end;
     }
     done += n;
   }
