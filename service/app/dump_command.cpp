@@ -28,30 +28,9 @@ constexpr const char* kDumpExtension = ".dmp";
 constexpr const char* kDumpExtension = ".core";
 #endif
 
-/// `text` as a JSON string.
-std::string jsonString(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::filesystem::path defaultPath(int pid) {
-  const auto now = std::chrono::system_clock::now();
-  const std::tm tm = utcCalendar(std::chrono::system_clock::to_time_t(now));
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  return "wctmon-" + std::to_string(pid) + "-" + stamp + kDumpExtension;
+  return "wctmon-" + std::to_string(pid) + "-" + utcStamp(std::chrono::system_clock::now()) +
+         kDumpExtension;
 }
 
 }  // namespace
@@ -71,7 +50,7 @@ int runDump(const DumpArgs& args) {
     return kExitError;
   }
   const auto diagnosis = analysis ? wire::analysisToJson(analysis->result)
-                                  : "{\"error\": " + jsonString(analysis.error().message) + "}\n";
+                                  : wire::analysisErrorToJson(analysis.error().message);
 
   const std::filesystem::path path =
       args.out.empty() ? defaultPath(args.pid) : std::filesystem::path(args.out);

@@ -23,14 +23,6 @@ using sql::sqlitePath;
 using sql::sqliteReason;
 using sql::Statement;
 
-/// "20261125T162500Z".
-std::string utcStamp(std::chrono::system_clock::time_point now) {
-  const std::tm tm = utcCalendar(std::chrono::system_clock::to_time_t(now));
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y%m%dT%H%M%SZ", &tm);
-  return text;
-}
-
 }  // namespace
 
 IncidentStore::IncidentStore(sqlite3* db, std::string file) : db_(db), file_(std::move(file)) {}

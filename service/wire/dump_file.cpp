@@ -7,13 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "model/dump_format.h"
+
 namespace wctmon::wire {
 namespace {
-
-// The kDumpDiagnosisType of core/ports/process_dumper.h: a format's constant, written again here
-// because wire sees the model only.
-constexpr std::uint32_t kDiagnosisType = 0x57430001;
-constexpr std::string_view kDiagnosisOwner = "WCTMON";
 
 /// Reads little-endian integers at offsets of a file, each checked against its size.
 class FileReader {
@@ -86,7 +83,7 @@ Result<DumpFileInfo> readElfCore(FileReader& file, const std::filesystem::path& 
         return cutShort(path, "a note");
       }
       const std::string_view name(notes->data() + name_at, header[0] > 0 ? header[0] - 1 : 0);
-      if (name == kDiagnosisOwner && header[2] == kDiagnosisType) {
+      if (name == kDumpDiagnosisOwner && header[2] == kDumpDiagnosisType) {
         out.diagnosis.assign(notes->data() + desc_at, header[1]);
       }
       at = end;
@@ -107,7 +104,7 @@ Result<DumpFileInfo> readMinidump(FileReader& file, const std::filesystem::path&
     const auto size = file.at<std::uint32_t>(entry + 4);
     const auto rva = file.at<std::uint32_t>(entry + 8);
     if (!type || !size || !rva) return cutShort(path, "the stream directory");
-    if (*type != kDiagnosisType) continue;
+    if (*type != kDumpDiagnosisType) continue;
     auto data = file.bytes(*rva, *size);
     if (!data) return cutShort(path, "the diagnosis stream");
     out.diagnosis = std::move(*data);

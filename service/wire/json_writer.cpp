@@ -506,6 +506,15 @@ std::string analysisToJson(const AnalysisResult& result) {
   return j.take();
 }
 
+std::string analysisErrorToJson(std::string_view why) {
+  Json j;
+  j.beginObject();
+  j.field("error", why);
+  j.endObject();
+  j.terminate();
+  return j.take();
+}
+
 void writeAnalysisJson(const AnalysisResult& result, std::FILE* out) {
   Json j(out);
   writeAnalysis(j, result);

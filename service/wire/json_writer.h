@@ -19,6 +19,9 @@ namespace wctmon::wire {
 /// The same, streamed to `out` in blocks as it is written.
 void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
 
+/// What stands for an analysis that could not be made: {"error": "why"}, a line.
+[[nodiscard]] std::string analysisErrorToJson(std::string_view why);
+
 /// The proto3 JSON mapping of a list of chains, of captures, of an incident's processes (the
 /// form stores of schema 1 and 2 kept them in), and of a wctmon.v1.IncidentList.
 [[nodiscard]] std::string chainsToJson(const std::vector<WaitChain>& chains);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "model/dump_format.h"
 #include "model/ids.h"
 #include "model/result.h"
 
@@ -40,9 +41,5 @@ class ProcessDumper {
 
   [[nodiscard]] virtual Result<DumpWritten> dump(Pid pid, const DumpRequest& request) = 0;
 };
-
-/// The type of the note (ELF, owner "WCTMON") or user stream (minidump) that carries a dump's
-/// diagnosis.
-inline constexpr std::uint32_t kDumpDiagnosisType = 0x57430001;
 
 }  // namespace wctmon

@@ -1,6 +1,5 @@
 #include "platform/linux/core_dump.h"
 
-#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,6 +22,7 @@
 #include "os/unique_fd.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/ptrace_stop.h"
+#include "platform/linux/task_reader.h"
 
 namespace wctmon::linux_platform {
 namespace {
@@ -131,14 +131,9 @@ std::optional<ThreadState> readThread(ThreadRef thread) {
 }
 
 std::vector<std::int32_t> taskIds(Pid pid) {
-  std::vector<std::int32_t> out;
-  DIR* dir = ::opendir(procPath(pid, "task").c_str());
-  if (dir == nullptr) return out;
-  while (const dirent* entry = ::readdir(dir)) {
-    if (auto tid = parseInt(entry->d_name)) out.push_back(static_cast<std::int32_t>(*tid));
-  }
-  ::closedir(dir);
-  std::sort(out.begin(), out.end());
+  const UniqueFd task(::open(procPath(pid, "task").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!task.valid()) return {};
+  auto out = listTasks(task.get());
   // The main thread first: a debugger opens the core on the first thread it lists.
   std::stable_partition(out.begin(), out.end(), [&](std::int32_t tid) { return tid == pid.value; });
   return out;
@@ -424,7 +419,7 @@ Result<CoreDump> writeCore(Pid pid, const std::filesystem::path& path, int out_f
   const auto files = fileNote(segments);
   appendNote(notes, "CORE", NT_FILE, files.data(), files.size());
   if (!options.diagnosis.empty()) {
-    appendNote(notes, kDiagnosisNoteName, kDumpDiagnosisType, options.diagnosis.data(),
+    appendNote(notes, kDumpDiagnosisOwner, kDumpDiagnosisType, options.diagnosis.data(),
                options.diagnosis.size());
   }
 

@@ -12,9 +12,6 @@
 
 namespace wctmon::linux_platform {
 
-/// The owner of the note (of type kDumpDiagnosisType) that carries the diagnosis in a core.
-inline constexpr const char* kDiagnosisNoteName = "WCTMON";
-
 struct CoreDumpOptions {
   /// Also the contents of file-backed mappings the process has not written (code, read-only
   /// data), which the kernel's default coredump_filter leaves out: a debugger reads them from
@@ -22,7 +19,7 @@ struct CoreDumpOptions {
   bool file_backed = false;
   /// Memory is written up to this many bytes of file (0: all of it); a core cut short says so.
   std::uint64_t max_bytes = 0;
-  /// The diagnosis, carried as a note of its own (kDiagnosisNoteName, kDumpDiagnosisType).
+  /// The diagnosis, carried as a note of its own (kDumpDiagnosisOwner, kDumpDiagnosisType).
   std::string diagnosis = {};
 };
 
