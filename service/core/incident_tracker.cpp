@@ -71,13 +71,17 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
   // How long a thread waits is measured on the steady clock: a step of the wall clock (NTP, a
   // changed date) must neither open a hang early nor hold one back.
   const auto steady_now = clock_.steadyNow();
-  // Threads of a deadlock, and those stuck behind one, belong to the deadlock incident.
+  // Threads of a deadlock, and those stuck behind one, belong to the deadlock incident: also
+  // while it is open on a sample that missed the cycle (one of its threads caught running for
+  // a moment), when the thread left behind is past the threshold in the cycle's wait.
   std::set<std::int32_t> in_deadlock;
-  for (const auto& d : o.deadlocks) {
-    for (const auto& t : d.threads) {
-      if (t.pid == o.process.pid) in_deadlock.insert(t.tid.value);
+  for (const auto& [cycle, open] : deadlocks_) {
+    for (const auto& [identity, tid] : cycle) {
+      if (identity == o.process) in_deadlock.insert(tid);
     }
-    for (const auto& t : d.spurs) {
+    const auto spurs = open.spurs.find(o.process);
+    if (spurs == open.spurs.end()) continue;
+    for (const auto& t : spurs->second) {
       if (t.pid == o.process.pid) in_deadlock.insert(t.tid.value);
     }
   }

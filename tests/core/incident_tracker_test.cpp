@@ -342,6 +342,48 @@ TEST(IncidentTracker, DeadlockedThreadsAndTheirSpursAreNotAlsoHangs) {
   }
 }
 
+TEST(IncidentTracker, AThreadOfAnOpenDeadlockLeftAloneForOneSampleIsNotAlsoAHang) {
+  // Seen on a loaded machine: one thread of the cycle caught out of its wait for one sample
+  // (a signal, a ptrace stop restarting its call); the other, past the threshold in the
+  // cycle's wait, opened a hang beside the deadlock that was still open.
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  const auto cycle = SnapshotBuilder()
+                         .process(10, "server")
+                         .waitsOnThread(11, T(10, 12))
+                         .switches(1)
+                         .waitsOnThread(12, T(10, 11))
+                         .switches(1)
+                         .waitsOnThread(13, T(10, 11))
+                         .switches(1)
+                         .build();
+  const auto one_side = SnapshotBuilder()
+                            .process(10, "server")
+                            .running(11)
+                            .waitsOnThread(12, T(10, 11))
+                            .switches(1)
+                            .waitsOnThread(13, T(10, 11))
+                            .switches(1)
+                            .build();
+  EXPECT_EQ(types(tracker.observe(observe(cycle))), std::vector<Type>{Type::kOpened});
+  clock.advance(40s);
+  EXPECT_TRUE(tracker.observe(observe(cycle)).empty());
+  clock.advance(1s);
+  EXPECT_TRUE(tracker.observe(observe(one_side)).empty());
+  clock.advance(1s);
+  EXPECT_TRUE(tracker.observe(observe(cycle)).empty());
+  EXPECT_EQ(tracker.openIncidents().size(), 1U);
+  // Once the cycle is gone for good, what is still waiting is a hang of its own.
+  clock.advance(1s);
+  EXPECT_TRUE(tracker.observe(observe(one_side)).empty());
+  clock.advance(1s);
+  auto events = tracker.observe(observe(one_side));
+  ASSERT_EQ(types(events), (std::vector<Type>{Type::kResolved, Type::kOpened, Type::kOpened}));
+  EXPECT_EQ(events[0].incident.kind, IncidentKind::kDeadlock);
+  EXPECT_EQ(events[1].incident.kind, IncidentKind::kHang);
+}
+
 TEST(IncidentTracker, PidReuseIsADifferentProcess) {
   FakeClock clock;
   IncidentIds ids;

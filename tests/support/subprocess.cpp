@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,6 +86,11 @@ void FixtureProcess::kill() {
   int status;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
+  // A JVM killed leaves its attach socket behind, where a later process with its pid would
+  // find it: removed, as the JVM would have on its way out.
+  const auto jvm_socket = "/tmp/.java_pid" + std::to_string(pid_);
+  struct stat st {};
+  if (::lstat(jvm_socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(jvm_socket.c_str());
   pid_ = -1;
 }
 

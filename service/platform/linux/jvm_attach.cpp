@@ -72,29 +72,39 @@ bool isSocketOf(const std::string& path, std::uint32_t uid) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == uid;
 }
 
-/// Waits for the JVM's attach socket after the SIGQUIT, backing off like the JDK's tools.
-bool awaitSocket(const std::string& path, std::uint32_t uid, Clock::time_point deadline) {
+/// A connection to the JVM's attach listener; none when no listener is there: no socket, or one
+/// that nobody listens on (left by a JVM killed with the same pid: HotSpot removes it when it
+/// starts its listener).
+std::optional<UnixStream> connectListener(const std::string& path, std::uint32_t uid,
+                                          Clock::time_point deadline) {
+  if (!isSocketOf(path, uid)) return std::nullopt;
+  auto stream = UnixStream::connect(path, "the JVM's attach socket", deadline);
+  if (!stream) return std::nullopt;
+  return std::move(stream).value();
+}
+
+/// Waits for the JVM's attach listener after the SIGQUIT, backing off like the JDK's tools.
+std::optional<UnixStream> awaitListener(const std::string& path, std::uint32_t uid,
+                                        Clock::time_point deadline) {
   auto pause = std::chrono::milliseconds(5);
-  while (!isSocketOf(path, uid)) {
-    if (Clock::now() >= deadline) return false;
+  for (;;) {
+    if (auto stream = connectListener(path, uid, deadline)) return stream;
+    if (Clock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(100));
   }
-  return true;
 }
 
-Result<std::string> exchange(const std::string& socket_path, Clock::time_point deadline) {
-  auto stream = UnixStream::connect(socket_path, "the JVM's attach socket", deadline);
-  if (!stream) return stream.error();
+Result<std::string> exchange(UnixStream& stream) {
   // Protocol 1: the version, the command and three arguments, each ended by a NUL.
   static constexpr char kRequestBytes[] = "1\0threaddump\0-l\0\0\0";
-  if (auto failed = stream->sendAll(std::string_view(kRequestBytes, sizeof(kRequestBytes) - 1))) {
+  if (auto failed = stream.sendAll(std::string_view(kRequestBytes, sizeof(kRequestBytes) - 1))) {
     return *failed;
   }
   std::string answer;
   constexpr std::size_t kMaxAnswer = 64 * 1024 * 1024;
   for (;;) {
-    auto more = stream->receive(answer);
+    auto more = stream.receive(answer);
     if (!more) return more.error();
     if (!*more) break;
     if (answer.size() > kMaxAnswer) return makeError(ErrorCode::kIo, "thread dump over 64 MiB");
@@ -134,7 +144,8 @@ Result<JvmThreadDumpText> attachAs(Pid pid, std::uint64_t start_time, const JvmA
   const auto socket_path = procPath(pid, "root/tmp/.java_pid" + nspid);
   JvmThreadDumpText out;
   CreatedFile trigger;
-  if (!isSocketOf(socket_path, facts.uid)) {
+  auto stream = connectListener(socket_path, facts.uid, deadline);
+  if (!stream) {
     if (!facts.catches_sigquit) {
       return makeError(
           ErrorCode::kUnsupported,
@@ -149,13 +160,14 @@ Result<JvmThreadDumpText> attachAs(Pid pid, std::uint64_t start_time, const JvmA
     }
     if (auto failed = signalQuit(pid, start_time)) return *failed;
     out.started_listener = true;
-    if (!awaitSocket(socket_path, facts.uid, deadline)) {
+    stream = awaitListener(socket_path, facts.uid, deadline);
+    if (!stream) {
       return makeError(ErrorCode::kIo, "the JVM did not start its attach listener in " +
                                            std::to_string(timeout.count()) + " ms");
     }
   }
   const auto asked = Clock::now();
-  auto text = exchange(socket_path, deadline);
+  auto text = exchange(*stream);
   if (!text) return text.error();
   out.text = std::move(text).value();
   out.took = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - asked);

@@ -3,10 +3,14 @@
 #include "platform/linux/jvm_attach.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
+#include "os/unique_fd.h"
 #include "platform/linux/task_reader.h"
 #include "support/subprocess.h"
 
@@ -69,6 +73,38 @@ time.sleep(100)
   ASSERT_FALSE(answer.ok());
   EXPECT_EQ(answer.error().code, ErrorCode::kUnsupported);
   EXPECT_EQ(::kill(p.pid(), 0), 0);  // a SIGQUIT would have ended it
+}
+
+TEST(JvmAttach, ASocketLeftByAKilledJvmWithTheSamePidIsNoListener) {
+  // A JVM killed with SIGKILL leaves /tmp/.java_pid<pid>; a later process with that pid has
+  // no listener there. Taken for one, the request failed to connect instead of starting the
+  // new JVM's listener, or of saying that it cannot be started.
+  auto p = quitCatcher();
+  const Pid pid{p->pid()};
+  const auto stale = "/tmp/.java_pid" + std::to_string(p->pid());
+  {
+    const UniqueFd bound(::socket(AF_UNIX, SOCK_STREAM, 0));
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", stale.c_str());
+    ASSERT_EQ(::bind(bound.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  }  // closed: nobody listens on it any more
+  auto facts = readJvmAttachFacts(pid);
+  ASSERT_TRUE(facts.ok()) << facts.error().message;
+  const auto start_time = readProcessStat(pid)->start_time;
+
+  auto answer = requestJvmThreadDump(pid, start_time, *facts, 500ms);
+  ASSERT_FALSE(answer.ok());
+  EXPECT_NE(answer.error().message.find("did not start its attach listener"), std::string::npos)
+      << answer.error().message;
+  EXPECT_EQ(p->nextLine(2s), "QUIT");  // asked to start its listener
+
+  facts->catches_sigquit = false;  // as a JVM run with -Xrs
+  answer = requestJvmThreadDump(pid, start_time, *facts, 500ms);
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.error().code, ErrorCode::kUnsupported) << answer.error().message;
+  EXPECT_EQ(p->nextLine(500ms), "");
+  std::filesystem::remove(stale);
 }
 
 }  // namespace
