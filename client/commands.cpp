@@ -274,6 +274,27 @@ int runAnalyze(Session& session, const AnalyzeArgs& args) {
   return result.deadlocks_size() > 0 ? kExitDeadlock : kExitOk;
 }
 
+int runDump(Session& session, std::int32_t pid) {
+  v1::DumpProcessRequest request;
+  request.set_pid(pid);
+  v1::Dump dump;
+  if (!session.call(&v1::Monitor::Stub::DumpProcess, request, dump)) return session.exitCode();
+  if (session.json()) {
+    Session::printJson(dump);
+  } else {
+    std::ostringstream out;
+    wire::writeDump(out, wire::fromProto(dump));
+    // The lines of an incident's dump, without their indent.
+    std::string text;
+    std::istringstream lines(out.str());
+    for (std::string line; std::getline(lines, line);) {
+      text += line.substr(line.find_first_not_of(' ')) + "\n";
+    }
+    Session::print(text);
+  }
+  return kExitOk;
+}
+
 int runReload(Session& session) {
   v1::ReloadConfigResponse r;
   if (!session.call(&v1::Monitor::Stub::ReloadConfig, v1::ReloadConfigRequest(), r)) {

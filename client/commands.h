@@ -50,6 +50,8 @@ struct IncidentsArgs {
 [[nodiscard]] int runProcesses(Session& session);
 /// kExitDeadlock when the analysis found one.
 [[nodiscard]] int runAnalyze(Session& session, const AnalyzeArgs& args);
+/// Asks the service for a dump of `pid` now and prints where it is and what it holds.
+[[nodiscard]] int runDump(Session& session, std::int32_t pid);
 [[nodiscard]] int runReload(Session& session);
 /// kExitError when the service is not serving.
 [[nodiscard]] int runHealth(Session& session, const std::string& service);

@@ -92,10 +92,12 @@ int commandMain(int argc, char** argv) {
                  "reader's)")
       ->type_name("FILE")
       ->envname("WCTMON_TOKEN_FILE");
-  app.add_option("--timeout", timeout, "Deadline of each call (default 10s; watch has none)")
-      ->type_name("DURATION")
-      ->check(accepting("a duration such as 10s, 500ms or 2m",
-                        [](const std::string& t) { return parseDuration(t).has_value(); }));
+  auto* timeout_option =
+      app.add_option("--timeout", timeout,
+                     "Deadline of each call (default 10s, dump 5m; watch has none)")
+          ->type_name("DURATION")
+          ->check(accepting("a duration such as 10s, 500ms or 2m",
+                            [](const std::string& t) { return parseDuration(t).has_value(); }));
   app.add_flag("--tls", connection.tls, "TLS to a TCP server");
   app.add_option("--ca-file", connection.ca_file, "CA certificates to verify the server (PEM)")
       ->type_name("FILE");
@@ -170,6 +172,14 @@ int commandMain(int argc, char** argv) {
       ->check(cli::wholeNumber("a node count", 1, std::numeric_limits<std::uint32_t>::max() / 2));
   analyze->add_flag("--brief", analyze_args.brief, "Only the chains that lead somewhere");
 
+  std::int32_t dump_pid = 0;
+  auto* dump = app.add_subcommand(
+      "dump", "Write a dump of a process now under the service's state directory (dumps/)");
+  dump->add_option("pid", dump_pid, "The process")
+      ->type_name("PID")
+      ->required()
+      ->check(cli::wholeNumber("a process id", 1, cli::kMaxPid));
+
   IncidentsArgs incidents_args;
   std::string since;
   auto* incidents = app.add_subcommand("incidents", "Incidents, newest first");
@@ -223,6 +233,8 @@ int commandMain(int argc, char** argv) {
   }
   if (!since.empty()) incidents_args.since = parseSince(since, std::chrono::system_clock::now());
   connection.timeout = *parseDuration(timeout);
+  // A dump reads all of a process's memory: seconds, minutes for a large one.
+  if (dump->parsed() && timeout_option->count() == 0) connection.timeout = std::chrono::minutes(5);
   const bool json = output == "json";
   if (version->parsed() && client_only) return runVersion(nullptr, json);
 
@@ -245,6 +257,7 @@ int commandMain(int argc, char** argv) {
   if (targets_remove->parsed()) return runTargetsRemove(session, remove_name);
   if (ps->parsed()) return runProcesses(session);
   if (analyze->parsed()) return runAnalyze(session, analyze_args);
+  if (dump->parsed()) return runDump(session, dump_pid);
   if (incidents->parsed()) return runIncidents(session, incidents_args);
   if (incident->parsed()) return runIncident(session, incident_id);
   if (watch->parsed()) return runWatch(session);

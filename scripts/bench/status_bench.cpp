@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   wctmon::TargetRegistry targets(&repository, *parsed);
-  wctmon::IncidentEffects incidents({&repository, &inspector, nullptr, clock, pool.work(),
+  wctmon::IncidentEffects incidents({&repository, &inspector, nullptr, nullptr, clock, pool.work(),
                                      [&targets] { return targets.runtime(); }},
                                     parsed->alerts);
   wctmon::Monitor monitor({*source, *catalog, clock, targets, incidents}, *parsed);

@@ -9,6 +9,7 @@
 
 #include "api/grpc_errors.h"
 #include "api/requests.h"
+#include "wire/json_writer.h"
 #include "wire/proto_convert.h"
 #include "wire/utf8.h"
 
@@ -68,6 +69,12 @@ class AnalysisCancel {
       cancel = cancel_;
     }
     if (cancel) cancel();
+  }
+
+  /// Whether the caller went away.
+  [[nodiscard]] bool left() {
+    std::lock_guard lock(mutex_);
+    return caller_left_;
   }
 
  private:
@@ -264,6 +271,52 @@ grpc::ServerUnaryReactor* MonitorService::AnalyzeProcess(grpc::CallbackServerCon
         }
         *response = wire::toProto(analysis->result);
         call->Finish(grpc::Status::OK);
+      }));
+  return call;
+}
+
+grpc::ServerUnaryReactor* MonitorService::DumpProcess(grpc::CallbackServerContext* context,
+                                                      const v1::DumpProcessRequest* request,
+                                                      v1::Dump* response) {
+  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  if (request->pid() <= 0) {
+    auto* reactor = context->DefaultReactor();
+    reactor->Finish(
+        invalid("pid must be a process id above 0 (got " + std::to_string(request->pid()) + ")"));
+    return reactor;
+  }
+  // The analysis first, while the process is as it hangs: carried inside the dump. A process
+  // whose waits cannot be read is still dumped, the diagnosis saying why.
+  auto cancel = std::make_shared<AnalysisCancel>();
+  auto* call = new AnalysisReactor(cancel);  // deletes itself when done
+  const Pid pid{request->pid()};
+  cancel->started(deps_.analysis.asyncAnalyze(
+      pid, AnalyzeOptions{}, deps_.work,
+      [call, response, pid, cancel, work = deps_.work,
+       &incidents = deps_.incidents](Result<Analysis> analysis) {
+        if (!analysis && (analysis.error().code == ErrorCode::kNoSuchProcess ||
+                          analysis.error().code == ErrorCode::kCancelled)) {
+          call->Finish(toGrpcStatus(analysis.error()));
+          return;
+        }
+        auto diagnosis = analysis ? wire::analysisToJson(analysis->result)
+                                  : wire::analysisErrorToJson(analysis.error().message);
+        // Seconds of reading memory: on the pool, not on the analysis's strand.
+        work([call, response, pid, cancel, &incidents, diagnosis = std::move(diagnosis)]() mutable {
+          if (cancel->left()) {
+            call->Finish(toGrpcStatus(makeError(ErrorCode::kCancelled, "the caller went away")));
+            return;
+          }
+          auto written = incidents.dumpNow(pid, std::move(diagnosis));
+          if (!written) {
+            call->Finish(toGrpcStatus(written.error()));
+            return;
+          }
+          spdlog::info("dump of pid {} written on request: {} ({} bytes)", pid.value, written->path,
+                       written->bytes);
+          *response = wire::toProto(*written);
+          call->Finish(grpc::Status::OK);
+        });
       }));
   return call;
 }

@@ -66,6 +66,9 @@ class MonitorService final : public v1::Monitor::CallbackService {
   grpc::ServerUnaryReactor* AnalyzeProcess(grpc::CallbackServerContext* context,
                                            const v1::AnalyzeProcessRequest* request,
                                            v1::AnalyzeResult* response) override;
+  grpc::ServerUnaryReactor* DumpProcess(grpc::CallbackServerContext* context,
+                                        const v1::DumpProcessRequest* request,
+                                        v1::Dump* response) override;
   grpc::ServerUnaryReactor* ListProcesses(grpc::CallbackServerContext* context,
                                           const v1::ListProcessesRequest* request,
                                           v1::ListProcessesResponse* response) override;

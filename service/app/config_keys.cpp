@@ -10,6 +10,7 @@ std::string showValue(const std::filesystem::path& v) { return v.string(); }
 std::string showValue(unsigned v) { return std::to_string(v); }
 std::string showValue(std::size_t v) { return std::to_string(v); }
 std::string showValue(bool v) { return v ? "true" : "false"; }
+std::string showValue(DumpPolicy v) { return std::string(dumpPolicyName(v)); }
 std::string showValue(const std::string& v) { return "\"" + v + "\""; }
 std::string showValue(std::chrono::milliseconds v) { return std::to_string(v.count()) + " ms"; }
 std::string showValue(std::chrono::hours v) { return std::to_string(v.count()) + " h"; }
@@ -77,6 +78,10 @@ constexpr std::array kKeys{
     key<&C::detection, &C::Detection::ignore_waits>("detection.ignore_waits", kLive),
     key<&C::capture, &C::Capture::enabled>("capture.enabled", kLive),
     key<&C::capture, &C::Capture::min_interval>("capture.min_interval_ms", kLive),
+    key<&C::capture, &C::Capture::dump>("capture.dump", kLive),
+    key<&C::capture, &C::Capture::dump_max_mb>("capture.dump_max_mb", kLive),
+    key<&C::capture, &C::Capture::dumps_max_total_mb>("capture.dumps_max_total_mb", kLive),
+    key<&C::capture, &C::Capture::dump_full_memory>("capture.dump_full_memory", kLive),
     key<&C::retention, &C::Retention::max_age>("retention.max_age_hours", kLive),
     key<&C::retention, &C::Retention::max_incidents>("retention.max_incidents", kLive),
     key<&C::alerts, &C::Alerts::sinks>("alerts.sinks", kLive),

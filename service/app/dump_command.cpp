@@ -3,11 +3,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string_view>
 
 #include "core/analyzer.h"
+#include "core/dump_writing.h"
 #include "core/run_loop.h"
 #include "model/calendar.h"
 #include "platform/platform_factory.h"
@@ -22,15 +22,9 @@ constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitDeadlock = 3;
 
-#ifdef _WIN32
-constexpr const char* kDumpExtension = ".dmp";
-#else
-constexpr const char* kDumpExtension = ".core";
-#endif
-
-std::filesystem::path defaultPath(int pid) {
+std::filesystem::path defaultPath(int pid, std::string_view extension) {
   return "wctmon-" + std::to_string(pid) + "-" + utcStamp(std::chrono::system_clock::now()) +
-         kDumpExtension;
+         std::string(extension);
 }
 
 }  // namespace
@@ -52,32 +46,22 @@ int runDump(const DumpArgs& args) {
   const auto diagnosis = analysis ? wire::analysisToJson(analysis->result)
                                   : wire::analysisErrorToJson(analysis.error().message);
 
-  const std::filesystem::path path =
-      args.out.empty() ? defaultPath(args.pid) : std::filesystem::path(args.out);
   auto dumper = makeProcessDumper();
-  auto written = dumper->dump(Pid{args.pid},
-                              DumpRequest{path, args.max_mib << 20, args.full_memory, diagnosis});
+  const std::filesystem::path path = args.out.empty() ? defaultPath(args.pid, dumper->extension())
+                                                      : std::filesystem::path(args.out);
+  auto written = writeDump(*dumper, Pid{args.pid},
+                           DumpRequest{path, args.max_mib << 20, args.full_memory, diagnosis});
   if (!written) {
     std::cerr << "wctmon: " << written.error().message << "\n";
     return kExitError;
   }
-  // Beside it, for tools that read neither an ELF note nor a minidump stream.
-  auto sidecar = path;
-  sidecar += ".json";
-  {
-    std::ofstream out(sidecar, std::ios::binary | std::ios::trunc);
-    out << diagnosis;
-  }
-  std::error_code ignored;
-  std::filesystem::permissions(
-      sidecar, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ignored);
   std::cout << "wrote " << path.string() << ": " << written->bytes << " bytes, " << written->format
-            << "; " << written->method << "\n"
+            << ", SHA-256 " << written->sha256 << "; " << written->method << "\n"
             << "its diagnosis: "
             << (analysis ? std::to_string(analysis->result.deadlocks.size()) + " deadlock(s)"
                          : "none (" + analysis.error().message + ")")
             << ", in the dump (wctmon dump info " << path.string() << ") and in "
-            << sidecar.string() << "\n";
+            << sidecarOf(path).string() << "\n";
   return analysis && !analysis->result.deadlocks.empty() ? kExitDeadlock : kExitOk;
 }
 

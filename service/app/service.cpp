@@ -12,6 +12,7 @@
 #include "app/config_keys.h"
 #include "app/logging.h"
 #include "core/alert_router.h"
+#include "core/dump_keeper.h"
 #include "core/monitor.h"
 #include "core/on_demand_analysis.h"
 #include "platform/platform_factory.h"
@@ -19,6 +20,7 @@
 #include "runtime/scheduler.h"
 #include "store/incident_store.h"
 #include "store/state_lock.h"
+#include "wire/json_writer.h"
 
 namespace wctmon::app {
 namespace {
@@ -47,6 +49,9 @@ struct Service::Running {
   std::unique_ptr<WaitChainSource> source;
   std::unique_ptr<ThreadInspector> inspector;
   std::unique_ptr<ProcessCatalog> catalog;
+  std::unique_ptr<ProcessDumper> dumper;
+  /// The dumps under state_dir/dumps.
+  std::unique_ptr<DumpKeeper> dumps;
   /// Every alert goes through it to each configured sink.
   std::unique_ptr<AlertRouter> alerts;
   SystemClock clock;
@@ -283,9 +288,14 @@ Status Service::start(const std::filesystem::path& config_path) {
     r->alerts = std::make_unique<AlertRouter>(std::move(routes));
     r->alert_routes = std::move(said);
     r->targets = std::make_unique<TargetRegistry>(r->store.get(), config);
+    r->dumper = makeProcessDumper();
+    r->dumps = std::make_unique<DumpKeeper>(
+        DumpKeeper::Dependencies{*r->dumper, config.state_dir / "dumps", r->clock,
+                                 [](const Incident& i) { return wire::incidentToJson(i); }},
+        config.capture);
     r->incidents = std::make_unique<IncidentEffects>(
-        IncidentEffects::Dependencies{r->store.get(), r->inspector.get(), r->alerts.get(), r->clock,
-                                      r->pool->work(),
+        IncidentEffects::Dependencies{r->store.get(), r->inspector.get(), r->alerts.get(),
+                                      r->dumps.get(), r->clock, r->pool->work(),
                                       [targets = r->targets.get()] { return targets->runtime(); }},
         config.alerts);
     r->monitor = std::make_unique<Monitor>(
@@ -434,6 +444,7 @@ ReloadReport Service::reload() {
   // away since the last time.
   r->targets->reconfigure(plan.next);
   r->incidents->setAlertLimits(plan.next.alerts);
+  r->dumps->setLimits(plan.next.capture);
   r->monitor->reconfigure(plan.next);
   auto [routes, said] = routeAlerts(plan.next.alerts.sinks);
   r->alerts->replaceRoutes(std::move(routes));

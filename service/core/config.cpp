@@ -249,6 +249,14 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
     ObjectReader r(*cap, "/capture", errors);
     r.boolean("enabled", c.capture.enabled);
     r.milliseconds("min_interval_ms", c.capture.min_interval, 0, kMaxMs);
+    std::string dump(dumpPolicyName(c.capture.dump));
+    r.choice("dump", dump, {"none", "deadlock", "incident"});
+    for (const auto policy : {DumpPolicy::kNone, DumpPolicy::kDeadlock, DumpPolicy::kIncident}) {
+      if (dump == dumpPolicyName(policy)) c.capture.dump = policy;
+    }
+    r.unsignedValue("dump_max_mb", c.capture.dump_max_mb, 1, 1ULL << 30);
+    r.unsignedValue("dumps_max_total_mb", c.capture.dumps_max_total_mb, 1, 1ULL << 30);
+    r.boolean("dump_full_memory", c.capture.dump_full_memory);
   }
   if (const json* ret = root.find("retention")) {
     ObjectReader r(*ret, "/retention", errors);
@@ -401,6 +409,18 @@ Result<TargetConfig, ConfigErrors> parseTarget(std::string_view json_text, const
   readTarget(j, "", defaults, target, errors);
   if (!errors.empty()) return errors;
   return target;
+}
+
+std::string_view dumpPolicyName(DumpPolicy policy) {
+  switch (policy) {
+    case DumpPolicy::kNone:
+      return "none";
+    case DumpPolicy::kDeadlock:
+      return "deadlock";
+    case DumpPolicy::kIncident:
+      return "incident";
+  }
+  return "deadlock";
 }
 
 std::string targetToJson(const TargetConfig& target) {

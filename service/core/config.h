@@ -59,6 +59,11 @@ struct TargetConfig {
   friend bool operator==(const TargetConfig&, const TargetConfig&) = default;
 };
 
+/// Which incidents get a dump of their process.
+enum class DumpPolicy { kNone, kDeadlock, kIncident };
+/// The policy as the configuration names it: "none", "deadlock", "incident".
+[[nodiscard]] std::string_view dumpPolicyName(DumpPolicy policy);
+
 /// The whole configuration, validated: every field holds a usable value.
 struct Config {
   std::filesystem::path state_dir = platformDefaults().state_dir;
@@ -83,9 +88,19 @@ struct Config {
   } detection;
 
   struct Capture {
+    /// Evidence (registers, stacks) and dumps: off, no thread of a watched process is held.
     bool enabled = true;
     /// At most one capture per process in this time.
     std::chrono::milliseconds min_interval{60000};
+    /// Which incidents also get a dump of their process, their diagnosis inside.
+    DumpPolicy dump = DumpPolicy::kDeadlock;
+    /// The most memory one dump holds, in MiB; a dump cut there says so.
+    std::uint64_t dump_max_mb = 1024;
+    /// The most the dumps under state_dir/dumps take together, in MiB: the oldest go first to
+    /// make room, never the dump of an open incident.
+    std::uint64_t dumps_max_total_mb = 4096;
+    /// All of the process's memory, code and read-only file data included.
+    bool dump_full_memory = false;
 
     friend bool operator==(const Capture&, const Capture&) = default;
   } capture;

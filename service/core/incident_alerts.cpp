@@ -14,12 +14,21 @@ std::vector<std::pair<std::string, std::string>> incidentFields(const Incident& 
   for (const auto& p : i.processes) {
     pids += (pids.empty() ? "" : " ") + std::to_string(p.identity.pid.value);
   }
-  return {{"INCIDENT_ID", std::to_string(i.id)},
-          {"INCIDENT_KIND", toString(i.kind)},
-          {"PID", std::to_string(i.process.pid.value)},
-          {"PROCESS", i.process_name},
-          {"PIDS", pids.empty() ? std::to_string(i.process.pid.value) : pids},
-          {"THREADS", threadList(i.threads)}};
+  std::vector<std::pair<std::string, std::string>> fields{
+      {"INCIDENT_ID", std::to_string(i.id)},
+      {"INCIDENT_KIND", toString(i.kind)},
+      {"PID", std::to_string(i.process.pid.value)},
+      {"PROCESS", i.process_name},
+      {"PIDS", pids.empty() ? std::to_string(i.process.pid.value) : pids},
+      {"THREADS", threadList(i.threads)}};
+  if (i.dump && !i.dump->path.empty()) {
+    fields.emplace_back("DUMP", i.dump->path);
+    fields.emplace_back("DUMP_BYTES", std::to_string(i.dump->bytes));
+    fields.emplace_back("DUMP_SHA256", i.dump->sha256);
+  } else if (i.dump) {
+    fields.emplace_back("DUMP_ERROR", i.dump->error);
+  }
+  return fields;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 namespace wctmon {
 
@@ -54,6 +55,8 @@ std::vector<Incident> IncidentEffects::reopenStored() {
 IncidentEffects::Counters IncidentEffects::counters() const {
   const auto& recorded = recorder_.counters();
   return Counters{.captures = captures_,
+                  .dumps = dumps_,
+                  .dumps_failed = dumps_failed_,
                   .pending = pending_,
                   .store_errors = recorded.store_errors,
                   .pending_writes = recorded.pending_writes,
@@ -94,14 +97,42 @@ void IncidentEffects::drain() {
   }
 }
 
+std::set<std::int64_t> IncidentEffects::openIds() const {
+  std::set<std::int64_t> out;
+  for (const auto& i : *recorder_.feed().openIncidents()) out.insert(i.id);
+  return out;
+}
+
+void IncidentEffects::applyRetention(const Config::Retention& retention) const {
+  recorder_.applyRetention(retention);
+  if (deps_.dumps == nullptr) return;
+  const auto removed = deps_.dumps->applyRetention(
+      [this](std::int64_t id) { return recorder_.keeps(id); }, retention.max_age);
+  if (removed > 0) spdlog::info("retention removed {} dump(s)", removed);
+}
+
+Result<DumpRecord> IncidentEffects::dumpNow(Pid pid, std::string diagnosis) const {
+  if (deps_.dumps == nullptr) {
+    return makeError(ErrorCode::kUnsupported, "this platform takes no dumps");
+  }
+  return deps_.dumps->dumpProcess(pid, std::move(diagnosis), openIds());
+}
+
 void IncidentEffects::apply(IncidentChange& change) {
   auto incident = recorder_.record(std::move(change.incident), change.type);
+  // Recorded and told first, the evidence and the dump after: a capture stops the threads one by
+  // one and unwinds their stacks (a few hundred milliseconds), a dump reads all of the process's
+  // memory (seconds), and the incident must not wait for either.
   if (change.capture) {
-    // Recorded and told first, the evidence after: a capture stops the threads one by one and
-    // unwinds their stacks (a few hundred milliseconds), and the incident must not wait for it.
     incident.evidence = deps_.inspector->capture(evidenceThreads(incident));
     attachRuntimeStacks(incident.evidence, change.runtime_stacks);
     ++captures_;
+  }
+  if (change.dump && deps_.dumps != nullptr) {
+    incident.dump = deps_.dumps->dumpIncident(incident, openIds());
+    ++(incident.dump->path.empty() ? dumps_failed_ : dumps_);
+  }
+  if (change.capture || change.dump) {
     incident = recorder_.record(std::move(incident), IncidentEvent::Type::kUpdated);
   }
   if (deps_.alerts == nullptr) return;

@@ -5,9 +5,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "core/config.h"
+#include "core/dump_keeper.h"
 #include "core/executor.h"
 #include "core/incident_alerts.h"
 #include "core/incident_feed.h"
@@ -27,8 +29,10 @@ struct IncidentChange {
   /// Capture the evidence of the incident's threads: after the incident is recorded, which is
   /// then recorded again with it (an update).
   bool capture = false;
+  /// Take a dump of the incident's process, after its evidence (DumpKeeper).
+  bool dump = false;
   /// The runtime stacks (Java frames) the sample gave the threads to capture.
-  std::vector<RuntimeStackOf> runtime_stacks;
+  std::vector<RuntimeStackOf> runtime_stacks{};
 };
 
 /// The threads whose evidence an incident carries: a deadlock's cycle; a hang's thread and the
@@ -49,6 +53,7 @@ class IncidentEffects {
     IncidentRepository* store;   // nullptr: incidents are kept in memory only
     ThreadInspector* inspector;  // nullptr: no evidence is captured
     AlertSink* alerts;           // nullptr: no alerts
+    DumpKeeper* dumps;           // nullptr: no dumps are taken
     const Clock& clock;
     /// Where the effects run (the service's pool). Empty: on the thread that queued them, right
     /// away (tests, tools).
@@ -59,6 +64,8 @@ class IncidentEffects {
 
   struct Counters {
     std::uint64_t captures = 0;
+    std::uint64_t dumps = 0;
+    std::uint64_t dumps_failed = 0;
     /// Changes queued and not done yet.
     std::size_t pending = 0;
     std::uint64_t store_errors = 0;
@@ -73,6 +80,8 @@ class IncidentEffects {
 
   /// Whether evidence can be captured at all (a platform with an inspector).
   [[nodiscard]] bool captures() const { return deps_.inspector != nullptr; }
+  /// Whether dumps can be taken at all.
+  [[nodiscard]] bool dumps() const { return deps_.dumps != nullptr; }
   /// Queues the changes of one decision, after those of every decision before it.
   void push(std::vector<IncidentChange> changes) WCTMON_EXCLUDES(mutex_);
   /// Queues a check of the store: its file still there, and the writes it could not take
@@ -85,10 +94,11 @@ class IncidentEffects {
   /// Takes the incidents the store holds open (at a start: those open when the service stopped)
   /// as open, and returns them.
   [[nodiscard]] std::vector<Incident> reopenStored();
-  /// Deletes the resolved incidents past `retention`; safe from any thread.
-  void applyRetention(const Config::Retention& retention) const {
-    recorder_.applyRetention(retention);
-  }
+  /// Deletes the resolved incidents past `retention`, and their dumps; safe from any thread.
+  void applyRetention(const Config::Retention& retention) const;
+  /// A dump of `pid` asked for now, `diagnosis` inside; safe from any thread (it waits for a dump
+  /// being written).
+  [[nodiscard]] Result<DumpRecord> dumpNow(Pid pid, std::string diagnosis) const;
 
   /// The open incidents as recorded, shared rather than copied; never waits for an effect.
   [[nodiscard]] std::shared_ptr<const std::vector<Incident>> openIncidents() const {
@@ -102,6 +112,8 @@ class IncidentEffects {
   void run() WCTMON_EXCLUDES(mutex_);
   void drain() WCTMON_EXCLUDES(mutex_);
   void apply(IncidentChange& change) WCTMON_EXCLUDES(mutex_);
+  /// The ids of the open incidents, whose dumps are never deleted to make room.
+  [[nodiscard]] std::set<std::int64_t> openIds() const;
 
   Dependencies deps_;
   IncidentAlerts alerts_;      // thread-safe
@@ -112,6 +124,8 @@ class IncidentEffects {
   bool running_ WCTMON_GUARDED_BY(mutex_) = false;
   std::atomic<std::size_t> pending_{0};
   std::atomic<std::uint64_t> captures_{0};
+  std::atomic<std::uint64_t> dumps_{0};
+  std::atomic<std::uint64_t> dumps_failed_{0};
 };
 
 }  // namespace wctmon

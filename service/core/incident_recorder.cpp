@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace wctmon {
 
 IncidentRecorder::IncidentRecorder(Dependencies deps) : deps_(std::move(deps)) {
@@ -66,6 +68,19 @@ void IncidentRecorder::applyRetention(const Config::Retention& retention) const 
   } else if (*removed > 0) {
     spdlog::info("retention removed {} resolved incident(s)", *removed);
   }
+}
+
+bool IncidentRecorder::keeps(std::int64_t id) const {
+  if (deps_.store == nullptr) return true;
+  const auto open = feed_.openIncidents();
+  if (std::any_of(open->begin(), open->end(), [id](const Incident& i) { return i.id == id; })) {
+    return true;
+  }
+  // Above the store's last id: given, and waiting to be written (the store refused it).
+  const auto last = deps_.store->lastId();
+  if (!last || id > *last) return true;
+  const auto stored = deps_.store->get(id);
+  return !stored || stored->has_value();
 }
 
 void IncidentRecorder::checkStore() {

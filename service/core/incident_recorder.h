@@ -74,6 +74,9 @@ class IncidentRecorder {
   void applyRetention(const Config::Retention& retention) const;
 
   [[nodiscard]] bool hasStore() const { return deps_.store != nullptr; }
+  /// Whether incident `id` is still kept: open, stored, or not written yet. True when that cannot
+  /// be told (no store, a store that does not answer). Safe from any thread.
+  [[nodiscard]] bool keeps(std::int64_t id) const;
   [[nodiscard]] IncidentFeed& feed() { return feed_; }
   [[nodiscard]] const IncidentFeed& feed() const { return feed_; }
   [[nodiscard]] const Counters& counters() const { return counters_; }

@@ -238,6 +238,8 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
   // interval between captures keeps a process from being stopped again and again, not from
   // giving each of its incidents its evidence.
   std::set<ProcessIdentity> capturing;
+  // One dump per process, though: it holds the whole process, whatever incident it was for.
+  std::set<ProcessIdentity> dumping;
   for (auto& event : events) {
     auto& incident = event.incident;
     IncidentChange effect;
@@ -248,10 +250,13 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
                                                   : counters_.hangs_opened);
       // A hang gets its evidence as a deadlock does: the hung thread and the threads its chain
       // leads to.
-      effect.capture = capturing.contains(incident.process) || shouldCapture(incident);
-      if (effect.capture) capturing.insert(incident.process);
-      if (effect.capture)
+      const bool capture = capturing.contains(incident.process) || shouldCapture(incident);
+      if (capture) capturing.insert(incident.process);
+      effect.capture = capture && deps_.effects.captures();
+      if (effect.capture) {
         effect.runtime_stacks = runtimeStacksOf(evidenceThreads(incident), threads);
+      }
+      effect.dump = capture && wantsDump(incident.kind) && dumping.insert(incident.process).second;
       spdlog::warn("{} incident opened: {}", toString(incident.kind), incident.summary);
     } else if (event.type == IncidentEvent::Type::kResolved) {
       ++counters_.incidents_resolved;
@@ -265,8 +270,23 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
   deps_.effects.push(std::move(batch));
 }
 
+bool Monitor::wantsDump(IncidentKind kind) const {
+  if (!deps_.effects.dumps()) return false;
+  switch (config_.capture.dump) {
+    case DumpPolicy::kNone:
+      return false;
+    case DumpPolicy::kDeadlock:
+      return kind == IncidentKind::kDeadlock;
+    case DumpPolicy::kIncident:
+      return true;
+  }
+  return false;
+}
+
 bool Monitor::shouldCapture(const Incident& incident) {
-  if (!deps_.effects.captures() || !config_.capture.enabled) return false;
+  if (!(deps_.effects.captures() || deps_.effects.dumps()) || !config_.capture.enabled) {
+    return false;
+  }
   auto w = watched_.find(incident.process);
   if (w != watched_.end() && !w->second.target->capture) return false;
   const auto now = deps_.clock.steadyNow();

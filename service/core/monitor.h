@@ -142,6 +142,8 @@ class Monitor {
   void handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads = {})
       WCTMON_REQUIRES(mutex_);
   [[nodiscard]] bool shouldCapture(const Incident& incident) WCTMON_REQUIRES(mutex_);
+  /// Whether an incident of `kind` gets a dump of its process (capture.dump).
+  [[nodiscard]] bool wantsDump(IncidentKind kind) const WCTMON_REQUIRES(mutex_);
   /// Takes one finished analysis of `process` into the tracker and queues what follows;
   /// returns whether the process is still watched.
   [[nodiscard]] bool takeSample(const ProcessIdentity& process,

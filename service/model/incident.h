@@ -33,6 +33,25 @@ struct IncidentProcess {
 [[nodiscard]] std::string withTitle(const std::string& name, const std::string& title);
 
 enum class IncidentKind { kDeadlock, kHang };
+
+/// A dump of a process that a debugger opens (an ELF core, a minidump), with the diagnosis it was
+/// taken for inside: where it is and what it holds, or why there is none.
+struct DumpRecord {
+  /// Empty when no dump was written (`error` says why).
+  std::string path{};
+  std::uint64_t bytes = 0;
+  /// SHA-256 of the file as written, in lowercase hex.
+  std::string sha256{};
+  /// "elf-core", "minidump".
+  std::string format{};
+  /// How it was taken: which threads were held for their registers, which read without
+  /// stopping, memory left out or cut at the cap.
+  std::string method{};
+  /// Why no dump was written (a full disk, the dumps' total cap), or why it is gone (deleted to
+  /// make room for newer dumps).
+  std::string error{};
+  friend bool operator==(const DumpRecord&, const DumpRecord&) = default;
+};
 enum class IncidentState { kOpen, kResolved };
 
 /// "deadlock" / "hang", "open" / "resolved".
@@ -71,6 +90,9 @@ struct Incident {
   std::string summary;
   std::vector<WaitChain> chains;
   std::vector<ThreadCapture> evidence;
+  /// The dump taken of its process when it opened (capture.dump); none when the policy asks for
+  /// none.
+  std::optional<DumpRecord> dump;
 };
 
 }  // namespace wctmon

@@ -38,13 +38,14 @@ constexpr const char* kColumns =
     "id, kind, state, pid, process_start_time, process_name, target, signature, threads, spurs, "
     "opened_at_ns, updated_at_ns, resolved_at_ns, resolution, summary, ";
 
-/// The processes, chains and evidence of `i` as a wctmon.v1.Incident that holds only those, in
-/// binary.
+/// The processes, chains, evidence and dump of `i` as a wctmon.v1.Incident that holds only those,
+/// in binary.
 std::string detailOf(const Incident& i) {
   v1::Incident detail;
   for (const auto& p : i.processes) *detail.add_processes() = wire::toProto(p);
   for (const auto& c : i.chains) *detail.add_chains() = wire::toProto(c);
   for (const auto& e : i.evidence) *detail.add_evidence() = wire::toProto(e);
+  if (i.dump) *detail.mutable_dump() = wire::toProto(*i.dump);
   return detail.SerializeAsString();
 }
 
@@ -223,6 +224,7 @@ Result<Incident> readIncident(const Statement& s) {
   for (const auto& c : detail.chains()) i.chains.push_back(wire::fromProto(c));
   i.evidence.reserve(static_cast<std::size_t>(detail.evidence_size()));
   for (const auto& e : detail.evidence()) i.evidence.push_back(wire::fromProto(e));
+  if (detail.has_dump()) i.dump = wire::fromProto(detail.dump());
   return i;
 }
 

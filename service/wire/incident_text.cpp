@@ -84,6 +84,18 @@ void writeIncident(std::ostream& out, const Incident& i) {
       writeRegisters(out, c.registers);
     }
   }
+  if (i.dump) writeDump(out, *i.dump);
+}
+
+void writeDump(std::ostream& out, const DumpRecord& d) {
+  if (d.path.empty()) {
+    out << "  dump: none (" << d.error << ")\n";
+    return;
+  }
+  out << "  dump: " << d.path << "\n";
+  out << "    " << d.format << ", " << d.bytes << " bytes, SHA-256 " << d.sha256 << "\n";
+  out << "    taken: " << d.method << "\n";
+  if (!d.error.empty()) out << "    " << d.error << "\n";
 }
 
 }  // namespace wctmon::wire

@@ -14,7 +14,11 @@ namespace wctmon::wire {
                                         bool milliseconds = false);
 
 /// Writes one incident with everything known about it: processes, threads, times, every chain as
-/// a tree, and each captured thread's stack and registers.
+/// a tree, each captured thread's stack and registers, and its dump.
 void writeIncident(std::ostream& out, const Incident& incident);
+
+/// Writes where a dump is and what it holds (path, format, size, SHA-256, how it was taken), or
+/// why there is none.
+void writeDump(std::ostream& out, const DumpRecord& dump);
 
 }  // namespace wctmon::wire

@@ -453,6 +453,18 @@ void writeIncident(Json& j, const Incident& incident) {
   writeChains(j, incident.chains);
   j.key("evidence");
   writeCaptures(j, incident.evidence);
+  if (incident.dump) {
+    const auto& d = *incident.dump;
+    j.key("dump");
+    j.beginObject();
+    j.field("path", d.path);
+    j.field64("bytes", d.bytes);
+    j.field("sha256", d.sha256);
+    j.field("format", d.format);
+    j.field("method", d.method);
+    j.field("error", d.error);
+    j.endObject();
+  }
   j.endObject();
 }
 

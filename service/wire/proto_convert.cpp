@@ -221,7 +221,28 @@ v1::Incident toProto(const Incident& incident) {
   out.set_summary(validUtf8(incident.summary));
   for (const auto& chain : incident.chains) fill(chain, out.add_chains());
   for (const auto& capture : incident.evidence) fill(capture, out.add_evidence());
+  if (incident.dump) *out.mutable_dump() = toProto(*incident.dump);
   return out;
+}
+
+v1::Dump toProto(const DumpRecord& dump) {
+  v1::Dump out;
+  out.set_path(validUtf8(dump.path));
+  out.set_bytes(dump.bytes);
+  out.set_sha256(dump.sha256);
+  out.set_format(dump.format);
+  out.set_method(validUtf8(dump.method));
+  out.set_error(validUtf8(dump.error));
+  return out;
+}
+
+DumpRecord fromProto(const v1::Dump& dump) {
+  return DumpRecord{.path = dump.path(),
+                    .bytes = dump.bytes(),
+                    .sha256 = dump.sha256(),
+                    .format = dump.format(),
+                    .method = dump.method(),
+                    .error = dump.error()};
 }
 
 v1::AnalyzeResult toProto(const AnalysisResult& result) {
@@ -430,6 +451,7 @@ Incident fromProto(const v1::Incident& incident) {
   out.summary = incident.summary();
   out.chains = allFromProto<WaitChain>(incident.chains());
   out.evidence = allFromProto<ThreadCapture>(incident.evidence());
+  if (incident.has_dump()) out.dump = fromProto(incident.dump());
   return out;
 }
 

@@ -40,6 +40,8 @@ namespace wctmon::wire {
 [[nodiscard]] WaitChain fromProto(const v1::WaitChain& chain);
 [[nodiscard]] ThreadCapture fromProto(const v1::ThreadCapture& capture);
 [[nodiscard]] IncidentProcess fromProto(const v1::IncidentProcess& process);
+[[nodiscard]] v1::Dump toProto(const DumpRecord& dump);
+[[nodiscard]] DumpRecord fromProto(const v1::Dump& dump);
 
 /// The domain twins of what the API returns (wctctl draws them as wctmon does). A kind, state or
 /// enum value this build does not know reads as the first kind and state, or as unknown.

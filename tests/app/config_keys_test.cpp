@@ -35,7 +35,7 @@ static_assert(fieldCount<Config>() == 10, "state_dir, 8 groups, targets");
 static_assert(fieldCount<Config::Metrics>() == 2);
 static_assert(fieldCount<Config::Sampling>() == 4);
 static_assert(fieldCount<Config::Detection>() == 2);
-static_assert(fieldCount<Config::Capture>() == 2);
+static_assert(fieldCount<Config::Capture>() == 6);
 static_assert(fieldCount<Config::Retention>() == 2);
 static_assert(fieldCount<Config::Alerts>() == 3);
 static_assert(fieldCount<Config::Log>() == 6);

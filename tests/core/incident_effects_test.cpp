@@ -32,13 +32,13 @@ Incident deadlock(std::int64_t id) {
 
 IncidentChange change(IncidentEvent::Type type, Incident incident, bool capture = false) {
   if (type == IncidentEvent::Type::kResolved) incident.state = IncidentState::kResolved;
-  return IncidentChange{type, std::move(incident), capture, {}};
+  return IncidentChange{.type = type, .incident = std::move(incident), .capture = capture};
 }
 
 class IncidentEffectsTest : public ::testing::Test {
  protected:
   IncidentEffects make(Executor executor = {}) {
-    return IncidentEffects({&store_, &inspector_, &alerts_, clock_, std::move(executor)},
+    return IncidentEffects({&store_, &inspector_, &alerts_, nullptr, clock_, std::move(executor)},
                            Config{}.alerts);
   }
 

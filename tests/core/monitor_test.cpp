@@ -54,7 +54,7 @@ class MonitorTest : public ::testing::Test {
     struct Units {
       Units(MonitorTest& t, Config config, ThreadInspector* inspector, Executor effects)
           : targets(&t.store_, config),
-            incidents({&t.store_, inspector, &t.alerts_, t.clock_, std::move(effects),
+            incidents({&t.store_, inspector, &t.alerts_, nullptr, t.clock_, std::move(effects),
                        [this] { return targets.runtime(); }},
                       config.alerts),
             monitor({t.source_, t.catalog_, t.clock_, targets, incidents}, std::move(config)) {}

@@ -154,7 +154,7 @@ struct MonitorUnits {
   MonitorUnits(WaitChainSource& source, ProcessCatalog& catalog, const Clock& clock,
                Executor effects, const Config& config)
       : targets(nullptr, config),
-        incidents({nullptr, nullptr, nullptr, clock, std::move(effects)}, config.alerts),
+        incidents({nullptr, nullptr, nullptr, nullptr, clock, std::move(effects)}, config.alerts),
         monitor({source, catalog, clock, targets, incidents}, config) {}
   TargetRegistry targets;
   IncidentEffects incidents;

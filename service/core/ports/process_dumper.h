@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "model/dump_format.h"
 #include "model/ids.h"
@@ -40,6 +41,8 @@ class ProcessDumper {
   virtual ~ProcessDumper() = default;
 
   [[nodiscard]] virtual Result<DumpWritten> dump(Pid pid, const DumpRequest& request) = 0;
+  /// The file name ending of its dumps: ".core", ".dmp".
+  [[nodiscard]] virtual std::string_view extension() const = 0;
 };
 
 }  // namespace wctmon

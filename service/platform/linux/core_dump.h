@@ -57,6 +57,7 @@ struct CoreDump {
 class CoreDumper final : public ProcessDumper {
  public:
   [[nodiscard]] Result<DumpWritten> dump(Pid pid, const DumpRequest& request) override;
+  [[nodiscard]] std::string_view extension() const override { return ".core"; }
 };
 
 }  // namespace wctmon::linux_platform

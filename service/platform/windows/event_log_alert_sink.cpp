@@ -80,8 +80,19 @@ std::vector<std::string> insertions(const Alert& alert) {
     case AlertKind::kIncidentResolved:
     case AlertKind::kCaptureFailed: {
       const bool failed = alert.kind == AlertKind::kCaptureFailed;
-      return {field("PROCESS"), field("PID"), field("THREADS"), field("INCIDENT_ID"),
-              failed ? field("REASON") : alert.message};
+      std::string dump = "none taken";
+      if (!field("DUMP").empty()) {
+        dump = field("DUMP") + " (" + field("DUMP_BYTES") + " bytes, SHA-256 " +
+               field("DUMP_SHA256") + ")";
+      } else if (!field("DUMP_ERROR").empty()) {
+        dump = "none (" + field("DUMP_ERROR") + ")";
+      }
+      return {field("PROCESS"),
+              field("PID"),
+              field("THREADS"),
+              field("INCIDENT_ID"),
+              failed ? field("REASON") : alert.message,
+              dump};
     }
     case AlertKind::kServiceStarted:
       return {field("VERSION"), field("CONFIG")};

@@ -11,6 +11,7 @@ namespace wctmon::windows_platform {
 class MinidumpWriter final : public ProcessDumper {
  public:
   [[nodiscard]] Result<DumpWritten> dump(Pid pid, const DumpRequest& request) override;
+  [[nodiscard]] std::string_view extension() const override { return ".dmp"; }
 };
 
 }  // namespace wctmon::windows_platform

@@ -108,12 +108,14 @@ std::vector<Expected> everyKind() {
        EVENTLOG_ERROR_TYPE, 2,
        "Deadlock in ledger.exe (pid 4242): threads 4242:10 4242:11 wait on each other, and none "
        "of them can go on.\r\n\r\nIncident 7: deadlock of 2 threads in ledger.exe (pid 4242): "
-       "[4242:10] flush, [4242:11] audit\r\n\r\nThe incident, with its evidence, is this event's "
+       "[4242:10] flush, [4242:11] audit\r\n\r\nDump: none taken\r\n\r\nThe incident, with "
+       "its evidence, is this event's "
        "data (JSON); wctctl incident 7 shows it.\r\n"},
       {incidentAlert(AlertKind::kHangDetected, "hang of thread 4242:10 in ledger.exe"), 2001,
        EVENTLOG_WARNING_TYPE, 2,
        "Hang in ledger.exe (pid 4242): threads 4242:10 4242:11 have waited past the hang "
-       "threshold.\r\n\r\nIncident 7: hang of thread 4242:10 in ledger.exe\r\n\r\nThe incident "
+       "threshold.\r\n\r\nIncident 7: hang of thread 4242:10 in ledger.exe\r\n\r\nDump: none "
+       "taken\r\n\r\nThe incident "
        "is this event's data (JSON); wctctl incident 7 shows it.\r\n"},
       {incidentAlert(AlertKind::kIncidentResolved, "deadlock resolved (the cycle is gone)"), 2002,
        EVENTLOG_INFORMATION_TYPE, 2,
