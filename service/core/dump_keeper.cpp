@@ -30,7 +30,7 @@ std::optional<std::int64_t> incidentOfName(const std::string& name) {
   return id;
 }
 
-std::string mib(std::uint64_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB) + " MiB"; }
+std::string mib(std::uint64_t bytes) { return std::to_string((bytes + kMiB / 2) / kMiB) + " MiB"; }
 
 }  // namespace
 
@@ -47,7 +47,9 @@ std::vector<DumpKeeper::Entry> DumpKeeper::list() const {
   std::error_code ec;
   for (const auto& item : std::filesystem::directory_iterator(deps_.dir, ec)) {
     const auto& path = item.path();
-    if (path.extension() != std::filesystem::path(deps_.dumper.extension()) || !item.is_regular_file(ec)) continue;
+    if (path.extension() != std::filesystem::path(deps_.dumper.extension()) ||
+        !item.is_regular_file(ec))
+      continue;
     Entry e;
     e.path = path;
     e.bytes = item.file_size(ec);
@@ -104,8 +106,8 @@ Result<DumpRecord> DumpKeeper::write(Pid pid, const std::string& name, std::stri
   std::error_code ec;
   std::filesystem::create_directories(deps_.dir, ec);
   if (ec) {
-    return makeError(ErrorCode::kIo, "cannot make the dumps' directory " + deps_.dir.string() + ": " +
-                                         ec.message());
+    return makeError(ErrorCode::kIo, "cannot make the dumps' directory " + deps_.dir.string() +
+                                         ": " + ec.message());
   }
   // Only the service's account reads dumps: they hold all of a process's secrets.
   std::filesystem::permissions(deps_.dir, std::filesystem::perms::owner_all, ec);

@@ -44,8 +44,8 @@ class DumpKeeper {
 
   /// A dump of the process of `incident`, the incident inside; `open` lists the ids of the open
   /// incidents, whose dumps are never deleted to make room.
-  [[nodiscard]] DumpRecord dumpIncident(const Incident& incident, const std::set<std::int64_t>& open)
-      WCTMON_EXCLUDES(mutex_);
+  [[nodiscard]] DumpRecord dumpIncident(const Incident& incident,
+                                        const std::set<std::int64_t>& open) WCTMON_EXCLUDES(mutex_);
   /// A dump of `pid` asked for now, `diagnosis` inside.
   [[nodiscard]] Result<DumpRecord> dumpProcess(Pid pid, std::string diagnosis,
                                                const std::set<std::int64_t>& open)

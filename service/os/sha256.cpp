@@ -28,8 +28,8 @@ std::uint32_t bigEndian32(const std::uint8_t* p) {
 
 // The first 32 bits of the fractional parts of the square roots of the first 8 primes.
 Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-             0x5be0cd19} {}
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::block(const std::uint8_t* p) {
   std::array<std::uint32_t, 64> w{};
