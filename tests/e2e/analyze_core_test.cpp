@@ -103,6 +103,37 @@ TEST(AnalyzeCore, AJoinCycleIsADeadlockOfTheJoinerAndTheJoined) {
   expectCycleOf("join-cycle", "", "main", "a", "pthread_join");
 }
 
+TEST(AnalyzeCore, APythonRLockAbbaIsADeadlockFromTheInterpreterStateInTheCore) {
+  // CPython's RLock records its owner's pthread_t; the interpreter's thread states, read from the
+  // core's memory, turn it into a thread.
+  FixtureProcess fx(std::vector<std::string>{"/usr/bin/python3.11", "-c", R"(
+import json, os, threading, time
+a, b = threading.RLock(), threading.RLock()
+ids = {}
+def run(name, first, second):
+    ids[name] = threading.get_native_id()
+    with first:
+        time.sleep(0.3)
+        with second: pass
+for name, first, second in (("first", a, b), ("second", b, a)):
+    threading.Thread(target=run, args=(name, first, second), daemon=True).start()
+time.sleep(0.8)
+print(json.dumps({"pid": os.getpid(), "threads": ids, "processes": {}}), flush=True)
+time.sleep(600)
+)"},
+                    std::chrono::seconds(20));
+  TempDir dir("analyze-core");
+  const auto core = gcore(fx, dir);
+  const auto json = wctmon({"analyze", "--core", core, "--json"});
+  ASSERT_EQ(json.exit_code, 3) << json.err << json.out;
+  const auto analysis = nlohmann::json::parse(json.out);
+  EXPECT_EQ(onlyDeadlock(analysis), (std::set<int>{fx.tid("first"), fx.tid("second")}));
+  const auto text = wctmon({"analyze", "--core", core});
+  EXPECT_NE(text.out.find("Python threading.RLock 0x"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("innermost Python frame: run at <string>:"), std::string::npos)
+      << text.out;
+}
+
 TEST(AnalyzeCore, APipeReadSaysItsHoldersAreNotKnowableFromACore) {
   FixtureProcess fx("pipe-read");
   TempDir dir("analyze-core");
