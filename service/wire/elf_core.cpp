@@ -81,14 +81,19 @@ Result<ElfCore> readCore(Reader& file, const std::string& name) {
   const auto phentsize = file.template at<std::uint16_t>(54);
   const auto phnum = file.template at<std::uint16_t>(56);
   if (!phoff || !phentsize || !phnum || *phentsize < 56) return cutShort(name, "the ELF header");
+  // The table in one read: a core has a segment for every mapping, thousands with as many
+  // threads' stacks.
+  const auto raw_table = file.bytes(*phoff, std::uint64_t{*phnum} * *phentsize);
+  if (!raw_table) return cutShort(name, "the program headers");
+  const BytesReader table(*raw_table);
   for (std::uint16_t i = 0; i < *phnum; ++i) {
-    const std::uint64_t ph = *phoff + std::uint64_t{i} * *phentsize;
-    const auto p_type = file.template at<std::uint32_t>(ph);
-    const auto flags = file.template at<std::uint32_t>(ph + 4);
-    const auto offset = file.template at<std::uint64_t>(ph + 8);
-    const auto vaddr = file.template at<std::uint64_t>(ph + 16);
-    const auto filesz = file.template at<std::uint64_t>(ph + 32);
-    const auto memsz = file.template at<std::uint64_t>(ph + 40);
+    const std::uint64_t ph = std::uint64_t{i} * *phentsize;
+    const auto p_type = table.at<std::uint32_t>(ph);
+    const auto flags = table.at<std::uint32_t>(ph + 4);
+    const auto offset = table.at<std::uint64_t>(ph + 8);
+    const auto vaddr = table.at<std::uint64_t>(ph + 16);
+    const auto filesz = table.at<std::uint64_t>(ph + 32);
+    const auto memsz = table.at<std::uint64_t>(ph + 40);
     if (!p_type || !flags || !offset || !vaddr || !filesz || !memsz) {
       return cutShort(name, "a program header");
     }
