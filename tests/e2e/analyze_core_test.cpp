@@ -1,6 +1,7 @@
 // `wctmon analyze --core`: the deadlocks of real processes, from cores gdb's gcore wrote of them
 // and from cores of `wctmon dump`; what a core cannot tell, said; files that are no core.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/subprocess.h"
@@ -132,6 +134,36 @@ time.sleep(600)
   EXPECT_NE(text.out.find("Python threading.RLock 0x"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("innermost Python frame: run at <string>:"), std::string::npos)
       << text.out;
+}
+
+TEST(AnalyzeCore, ACoreTheKernelWroteOnAFatalSignalHoldsTheDeadlockItDiedIn) {
+  const auto pattern = testing::readFile("/proc/sys/kernel/core_pattern");
+  if (pattern != "core\n") GTEST_SKIP() << "the kernel writes cores elsewhere: " << pattern;
+  TempDir dir("analyze-core");
+  FixtureProcess fx(
+      std::vector<std::string>{"bash", "-c",
+                               "cd " + dir.path().string() + " && ulimit -c unlimited && exec " +
+                                   testing::fixturePath() + " mutex-abba"},
+      std::chrono::seconds(20));
+  const int pid = fx.pid();
+  const std::set<int> cycle{fx.tid("a"), fx.tid("b")};
+  ASSERT_EQ(::kill(pid, SIGABRT), 0);
+  for (int i = 0; i < 200 && !fx.reapIfExited(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto core = dir / "core";
+  if (!std::filesystem::exists(core)) core = dir / ("core." + std::to_string(pid));
+  ASSERT_TRUE(std::filesystem::exists(core)) << "no core in " << dir.path();
+
+  const auto json = wctmon({"analyze", "--core", core.string(), "--json"});
+  ASSERT_EQ(json.exit_code, 3) << json.err << json.out;
+  const auto analysis = nlohmann::json::parse(json.out);
+  EXPECT_EQ(onlyDeadlock(analysis), cycle);
+  EXPECT_EQ(analysis.at("warnings").size(), 1U) << analysis.dump();
+  EXPECT_NE(analysis.dump().find("the core was written on SIGABRT, taken by thread " +
+                                 std::to_string(pid)),
+            std::string::npos)
+      << analysis.at("warnings");
 }
 
 TEST(AnalyzeCore, APipeReadSaysItsHoldersAreNotKnowableFromACore) {

@@ -200,6 +200,14 @@ Result<Snapshot> readCoreSnapshot(const DumpToRead& what) {
   std::vector<TaskReading> threads;
   threads.reserve(process->threads.size());
   bool unknowable = false;
+  // The kernel gives every thread of a core the signal it was written on; the thread that took
+  // it comes first.
+  const auto signalled = std::find_if(process->threads.begin(), process->threads.end(),
+                                      [](const CoreThread& t) { return t.signal != 0; });
+  if (signalled != process->threads.end()) {
+    snapshot.warnings.push_back("the core was written on " + signalName(signalled->signal) +
+                                ", taken by thread " + std::to_string(signalled->tid));
+  }
   for (const auto& thread : process->threads) {
     auto reading = readingOf(pid, process->name, thread);
     if (auto w = waitNotKnowableFromCore(*reading.syscall)) {
@@ -208,10 +216,6 @@ Result<Snapshot> readCoreSnapshot(const DumpToRead& what) {
       reading.sample.wait->alertable = true;
       reading.syscall.reset();
       unknowable = true;
-    }
-    if (thread.signal != 0) {
-      snapshot.warnings.push_back("thread " + std::to_string(thread.tid) + " was taking " +
-                                  signalName(thread.signal) + " when the core was written");
     }
     threads.push_back(std::move(reading));
   }
