@@ -20,11 +20,7 @@ class BytesReader {
   }
   template <typename T>
   [[nodiscard]] std::optional<T> at(std::uint64_t offset) const {
-    const auto raw = bytes(offset, sizeof(T));
-    if (!raw) return std::nullopt;
-    T value{};
-    std::memcpy(&value, raw->data(), sizeof(T));
-    return value;
+    return valueAt<T>(bytes(offset, sizeof(T)));
   }
 
  private:

@@ -9,6 +9,16 @@
 
 namespace wctmon::wire {
 
+/// The value of type `T` at the start of `raw` (little-endian, as x86-64 and the dump formats
+/// are); nullopt when `raw` is none or too short.
+template <typename T>
+[[nodiscard]] std::optional<T> valueAt(const std::optional<std::string>& raw) {
+  if (!raw || raw->size() < sizeof(T)) return std::nullopt;
+  T value{};
+  std::memcpy(&value, raw->data(), sizeof(T));
+  return value;
+}
+
 /// Reads little-endian integers and byte runs at offsets of a file, each checked against its
 /// size: what a reader of a dump's headers needs.
 class FileReader {
@@ -36,11 +46,7 @@ class FileReader {
   /// The value of type `T` at `offset`.
   template <typename T>
   [[nodiscard]] std::optional<T> at(std::uint64_t offset) {
-    const auto raw = bytes(offset, sizeof(T));
-    if (!raw) return std::nullopt;
-    T value{};
-    std::memcpy(&value, raw->data(), sizeof(T));  // x86-64 and the formats: little-endian
-    return value;
+    return valueAt<T>(bytes(offset, sizeof(T)));
   }
 
  private:

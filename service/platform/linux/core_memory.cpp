@@ -9,6 +9,8 @@
 #include <cstring>
 #include <optional>
 
+#include "model/format.h"
+
 namespace wctmon::linux_platform {
 namespace {
 

@@ -25,8 +25,6 @@
 namespace wctmon::linux_platform {
 namespace {
 
-constexpr int kFSetLkw = 7;      // F_SETLKW
-constexpr int kFOfdSetLkw = 38;  // F_OFD_SETLKW
 constexpr std::uint32_t kPfX = 1;
 
 /// The mapping of the core's executable: the first file whose name starts as the process's
