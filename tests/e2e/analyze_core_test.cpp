@@ -18,16 +18,11 @@
 namespace wctmon {
 namespace {
 
-using testing::CommandResult;
 using testing::FixtureProcess;
 using testing::runCommand;
+using testing::runWctmon;
 using testing::TempDir;
 using testing::wctmonPath;
-
-CommandResult wctmon(std::vector<std::string> args) {
-  args.insert(args.begin(), wctmonPath());
-  return runCommand(args);
-}
 
 /// A core of the fixture, written by gcore (which stops and resumes the process).
 std::string gcore(const FixtureProcess& fx, const TempDir& dir) {
@@ -75,13 +70,13 @@ void expectCycleOf(const std::string& scenario, const std::string& arg, const st
   const auto core = gcore(fx, dir);
   fx.kill();  // the core is all there is from here on
 
-  const auto text = wctmon({"analyze", "--core", core});
+  const auto text = runWctmon({"analyze", "--core", core});
   EXPECT_EQ(text.exit_code, 3) << text.err << text.out;
   EXPECT_NE(text.out.find("1 deadlock"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(kind), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("<== CYCLE"), std::string::npos) << text.out;
 
-  const auto json = wctmon({"analyze", "--core", core, "--json"});
+  const auto json = runWctmon({"analyze", "--core", core, "--json"});
   ASSERT_EQ(json.exit_code, 3) << json.err;
   const auto analysis = nlohmann::json::parse(json.out);
   EXPECT_EQ(analysis.at("pid").get<int>(), pid);
@@ -126,11 +121,11 @@ time.sleep(600)
                     std::chrono::seconds(20));
   TempDir dir("analyze-core");
   const auto core = gcore(fx, dir);
-  const auto json = wctmon({"analyze", "--core", core, "--json"});
+  const auto json = runWctmon({"analyze", "--core", core, "--json"});
   ASSERT_EQ(json.exit_code, 3) << json.err << json.out;
   const auto analysis = nlohmann::json::parse(json.out);
   EXPECT_EQ(onlyDeadlock(analysis), (std::set<int>{fx.tid("first"), fx.tid("second")}));
-  const auto text = wctmon({"analyze", "--core", core});
+  const auto text = runWctmon({"analyze", "--core", core});
   EXPECT_NE(text.out.find("Python threading.RLock 0x"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("innermost Python frame: run at <string>:"), std::string::npos)
       << text.out;
@@ -155,7 +150,7 @@ TEST(AnalyzeCore, ACoreTheKernelWroteOnAFatalSignalHoldsTheDeadlockItDiedIn) {
   if (!std::filesystem::exists(core)) core = dir / ("core." + std::to_string(pid));
   ASSERT_TRUE(std::filesystem::exists(core)) << "no core in " << dir.path();
 
-  const auto json = wctmon({"analyze", "--core", core.string(), "--json"});
+  const auto json = runWctmon({"analyze", "--core", core.string(), "--json"});
   ASSERT_EQ(json.exit_code, 3) << json.err << json.out;
   const auto analysis = nlohmann::json::parse(json.out);
   EXPECT_EQ(onlyDeadlock(analysis), cycle);
@@ -170,12 +165,12 @@ TEST(AnalyzeCore, APipeReadSaysItsHoldersAreNotKnowableFromACore) {
   FixtureProcess fx("pipe-read");
   TempDir dir("analyze-core");
   const auto core = gcore(fx, dir);
-  const auto text = wctmon({"analyze", "--core", core});
+  const auto text = runWctmon({"analyze", "--core", core});
   EXPECT_EQ(text.exit_code, 0) << text.err << text.out;
   EXPECT_NE(text.out.find("0 deadlocks"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("read on fd"), std::string::npos) << text.out;
 
-  const auto json = wctmon({"analyze", "--core", core, "--json"});
+  const auto json = runWctmon({"analyze", "--core", core, "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto chain = chainOf(nlohmann::json::parse(json.out), fx.tid("reader"));
   ASSERT_GE(chain.at("nodes").size(), 2U) << chain.dump();
@@ -191,10 +186,10 @@ TEST(AnalyzeCore, ACoreOfWctmonDumpShowsTheRecordedDiagnosisBesideTheFreshOne) {
   FixtureProcess fx("mutex-abba");
   TempDir dir("analyze-core");
   const auto core = (dir / "abba.core").string();
-  ASSERT_EQ(wctmon({"dump", "--pid", std::to_string(fx.pid()), "--out", core}).exit_code, 3);
+  ASSERT_EQ(runWctmon({"dump", "--pid", std::to_string(fx.pid()), "--out", core}).exit_code, 3);
   fx.kill();
 
-  const auto text = wctmon({"analyze", "--core", core});
+  const auto text = runWctmon({"analyze", "--core", core});
   EXPECT_EQ(text.exit_code, 3) << text.err << text.out;
   EXPECT_NE(text.out.find("1 deadlock"), std::string::npos) << text.out;
   const auto recorded_at = text.out.find("Recorded when the dump was taken");
@@ -203,7 +198,7 @@ TEST(AnalyzeCore, ACoreOfWctmonDumpShowsTheRecordedDiagnosisBesideTheFreshOne) {
                     std::to_string(std::max(fx.tid("a"), fx.tid("b")));
   EXPECT_NE(text.out.find("deadlock: threads " + tids, recorded_at), std::string::npos) << text.out;
 
-  const auto json = wctmon({"analyze", "--core", core, "--json"});
+  const auto json = runWctmon({"analyze", "--core", core, "--json"});
   ASSERT_EQ(json.exit_code, 3) << json.err;
   const auto both = nlohmann::json::parse(json.out);
   const std::set<int> cycle{fx.tid("a"), fx.tid("b")};
@@ -225,17 +220,17 @@ TEST(AnalyzeCore, ExeNamesTheExecutableWhenThePathInTheCoreIsGone) {
   fx.kill();
   std::filesystem::remove(copy);
 
-  const auto without = wctmon({"analyze", "--core", core});
+  const auto without = runWctmon({"analyze", "--core", core});
   EXPECT_NE(without.out.find(copy.string()), std::string::npos) << without.out;
   EXPECT_NE(without.out.find("--exe"), std::string::npos) << without.out;
 
-  const auto with = wctmon({"analyze", "--core", core, "--exe", testing::fixturePath()});
+  const auto with = runWctmon({"analyze", "--core", core, "--exe", testing::fixturePath()});
   EXPECT_EQ(with.exit_code, 3) << with.err << with.out;
   EXPECT_NE(with.out.find("1 deadlock"), std::string::npos) << with.out;
   EXPECT_EQ(with.out.find("--exe"), std::string::npos) << with.out;
   EXPECT_EQ(with.out.find(copy.string()), std::string::npos) << with.out;
 
-  const auto missing = wctmon({"analyze", "--core", core, "--exe", (dir / "none").string()});
+  const auto missing = runWctmon({"analyze", "--core", core, "--exe", (dir / "none").string()});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("is not a file"), std::string::npos) << missing.err;
 }
@@ -243,16 +238,16 @@ TEST(AnalyzeCore, ExeNamesTheExecutableWhenThePathInTheCoreIsGone) {
 TEST(AnalyzeCore, AFileThatIsNoCoreOrACoreCutShortIsOneClearError) {
   TempDir dir("analyze-core");
   std::ofstream(dir / "text") << "not a core";
-  auto r = wctmon({"analyze", "--core", (dir / "text").string()});
+  auto r = runWctmon({"analyze", "--core", (dir / "text").string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no ELF file"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 
-  r = wctmon({"analyze", "--core", wctmonPath()});  // an ELF file, but an executable
+  r = runWctmon({"analyze", "--core", wctmonPath()});  // an ELF file, but an executable
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no 64-bit little-endian core"), std::string::npos) << r.err;
 
-  r = wctmon({"analyze", "--core", (dir / "none").string()});
+  r = runWctmon({"analyze", "--core", (dir / "none").string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot read"), std::string::npos) << r.err;
 
@@ -261,7 +256,7 @@ TEST(AnalyzeCore, AFileThatIsNoCoreOrACoreCutShortIsOneClearError) {
   fx.kill();
   const auto whole = testing::readFile(core);
   std::filesystem::resize_file(core, whole.size() / 2);
-  r = wctmon({"analyze", "--core", core});
+  r = runWctmon({"analyze", "--core", core});
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.err.find("cut short"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
@@ -271,12 +266,12 @@ TEST(AnalyzeCore, AFileThatIsNoCoreOrACoreCutShortIsOneClearError) {
   bytes[18] = static_cast<char>(183);  // EM_AARCH64
   bytes[19] = 0;
   std::ofstream(core, std::ios::binary | std::ios::trunc) << bytes;
-  r = wctmon({"analyze", "--core", core});
+  r = runWctmon({"analyze", "--core", core});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("only x86-64 cores"), std::string::npos) << r.err;
 
-  EXPECT_EQ(wctmon({"analyze", "--core", core, "--pid", "1"}).exit_code, 2);
-  EXPECT_EQ(wctmon({"analyze", "--exe", wctmonPath()}).exit_code, 2);
+  EXPECT_EQ(runWctmon({"analyze", "--core", core, "--pid", "1"}).exit_code, 2);
+  EXPECT_EQ(runWctmon({"analyze", "--exe", wctmonPath()}).exit_code, 2);
 }
 
 }  // namespace
