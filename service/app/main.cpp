@@ -127,9 +127,13 @@ int commandMain(int argc, char** argv) {
                    "With --core: the core's executable, when it is no longer where the core says")
       ->type_name("PATH")
       ->needs(core);
-  analyze->add_flag("--out-of-proc", args.out_of_proc, "Follow chains into other processes");
-  analyze->add_flag("--capture", args.capture,
-                    "Capture register contexts and stacks of the threads in each deadlock");
+  // A core holds one process, whose threads no longer run: nothing to follow or to capture.
+  analyze->add_flag("--out-of-proc", args.out_of_proc, "Follow chains into other processes")
+      ->excludes(core);
+  analyze
+      ->add_flag("--capture", args.capture,
+                 "Capture register contexts and stacks of the threads in each deadlock")
+      ->excludes(core);
   analyze->add_option("--max-nodes", args.max_nodes, "Most nodes per chain (default 64)")
       ->type_name("N")
       ->check(wctmon::cli::wholeNumber("a node count", 1,

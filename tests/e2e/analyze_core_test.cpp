@@ -272,6 +272,8 @@ TEST(AnalyzeCore, AFileThatIsNoCoreOrACoreCutShortIsOneClearError) {
 
   EXPECT_EQ(runWctmon({"analyze", "--core", core, "--pid", "1"}).exit_code, 2);
   EXPECT_EQ(runWctmon({"analyze", "--exe", wctmonPath()}).exit_code, 2);
+  EXPECT_EQ(runWctmon({"analyze", "--core", core, "--capture"}).exit_code, 2);
+  EXPECT_EQ(runWctmon({"analyze", "--core", core, "--out-of-proc"}).exit_code, 2);
 }
 
 }  // namespace
