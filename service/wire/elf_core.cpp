@@ -61,6 +61,17 @@ Result<ElfCore> readCore(Reader& file, const std::string& name) {
   if (!magic || *magic != std::string_view("\x7f"
                                            "ELF",
                                            4)) {
+    // systemd-coredump keeps its cores compressed: say how to get at the core inside.
+    const auto head = file.bytes(0, 6).value_or("");
+    const bool compressed = head.starts_with("\x28\xb5\x2f\xfd") ||          // zstd
+                            head.starts_with("\xfd\x37\x7a\x58\x5a\x00") ||  // xz
+                            head.starts_with("\x04\x22\x4d\x18");            // lz4
+    if (compressed) {
+      return makeError(ErrorCode::kUnsupported,
+                       name +
+                           " is compressed (zstd, xz or lz4), as systemd-coredump keeps "
+                           "cores: decompress it first (coredumpctl dump PID --output FILE)");
+    }
     return makeError(ErrorCode::kUnsupported, name + " is no ELF file");
   }
   ElfCore out;

@@ -100,6 +100,12 @@ TEST(AnalyzeCore, AJoinCycleIsADeadlockOfTheJoinerAndTheJoined) {
   expectCycleOf("join-cycle", "", "main", "a", "pthread_join");
 }
 
+TEST(AnalyzeCore, AnAbbaWithAnHourLongTimeoutHasTheTimeLeftWhenTheCoreWasWritten) {
+  // The timeout is absolute (pthread_mutex_clocklock): what is left of it is measured from the
+  // core's time, not from the clock of the analysis.
+  expectCycleOf("timed-deadlock", "", "a", "b", "times out in 59m");
+}
+
 TEST(AnalyzeCore, APythonRLockAbbaIsADeadlockFromTheInterpreterStateInTheCore) {
   // CPython's RLock records its owner's pthread_t; the interpreter's thread states, read from the
   // core's memory, turn it into a thread.

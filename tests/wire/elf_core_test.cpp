@@ -76,6 +76,11 @@ TEST(ElfCore, AnythingElseOrACoreCutShortIsAnErrorThatSaysWhich) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("no ELF file"), std::string::npos) << r.error().message;
 
+  r = parseElfCore(std::string("\x28\xb5\x2f\xfd\x24\x00", 6) + "zstd frame", "core.zst");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("is compressed"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("coredumpctl dump"), std::string::npos) << r.error().message;
+
   auto executable = bytes;
   executable[16] = ET_EXEC;
   r = parseElfCore(executable, "exe");
