@@ -1,7 +1,11 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+
+#include "core/wait_graph.h"
+#include "model/wait_model.h"
 
 namespace wctmon::app {
 
@@ -22,5 +26,25 @@ struct DumpArgs {
 /// `wctmon dump info FILE`: the dump's format and the diagnosis wctmon put inside it. Exit 0, 1
 /// when the file is no dump or carries no diagnosis.
 [[nodiscard]] int runDumpInfo(const std::string& file);
+
+struct AnalyzeCoreArgs {
+  std::string core;
+  /// Where the core's executable is now; empty: where the core says it was.
+  std::string exe;
+  bool json = false;
+  bool brief = false;
+  std::uint32_t max_nodes = kDefaultMaxNodes;
+  std::chrono::milliseconds timed_wait_bound = kDefaultTimedWaitBound;
+};
+
+/// `wctmon analyze --core FILE [--exe PATH]`: the wait chains and deadlocks of the moment a core
+/// holds, printed as `analyze --pid` prints them, with the diagnosis wctmon recorded inside the
+/// core (a core of `wctmon dump`) beside them. Exit 0, 3 when a deadlock is found, 1 with one line
+/// on stderr when the file is no core that can be read.
+[[nodiscard]] int runAnalyzeCore(const AnalyzeCoreArgs& args);
+
+/// Prints an analysis as `wctmon analyze` does: the proto3 JSON mapping, or the text report
+/// (only the chains that lead somewhere when `brief`), names escaped for the terminal.
+void printAnalysis(const AnalysisResult& result, bool json, bool brief);
 
 }  // namespace wctmon::app

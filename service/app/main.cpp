@@ -34,6 +34,8 @@ struct AnalyzeArgs {
   bool brief = false;
   std::uint32_t max_nodes = wctmon::kDefaultMaxNodes;
   std::int64_t timed_wait_bound_ms = wctmon::kDefaultTimedWaitBound.count();
+  std::string core;
+  std::string exe;
 };
 
 bool everyThreadDenied(const wctmon::AnalysisResult& result) {
@@ -71,16 +73,7 @@ int runAnalyze(const AnalyzeArgs& args) {
     std::cerr << "wctmon: " << result.error().message << "\n";
     return kExitError;
   }
-  if (args.json) {
-    std::cout.flush();
-    wctmon::wire::writeAnalysisJson(*result, stdout);
-    std::fflush(stdout);
-  } else {
-    // Thread and process names are what the processes chose: escaped, as wctctl does.
-    std::ostringstream text;
-    wctmon::wire::writeTextReport(text, *result, args.brief || args.all);
-    std::cout << wctmon::wire::terminalSafe(text.str());
-  }
+  wctmon::app::printAnalysis(*result, args.json, args.brief || args.all);
   if (!args.all && everyThreadDenied(*result)) {
     std::cerr << "wctmon: permission denied: cannot read the waits of process " << args.pid << " ("
               << wctmon::app::privilegeHint() << ")\n";
@@ -113,16 +106,34 @@ int commandMain(int argc, char** argv) {
   app.require_subcommand(1);
 
   AnalyzeArgs args;
-  auto* analyze = app.add_subcommand("analyze", "Analyse the wait chains of a live process once");
+  auto* analyze = app.add_subcommand(
+      "analyze", "Analyse the wait chains of a live process once, or of a core file");
   auto* pid = analyze->add_option("--pid,-p", args.pid, "Process to analyse")
                   ->type_name("PID")
                   ->check(wctmon::cli::wholeNumber("a process id", 1, wctmon::cli::kMaxPid));
   auto* all =
       analyze->add_flag("--all", args.all, "Analyse every process (follows chains across them)");
   pid->excludes(all);
-  analyze->add_flag("--out-of-proc", args.out_of_proc, "Follow chains into other processes");
-  analyze->add_flag("--capture", args.capture,
-                    "Capture register contexts and stacks of the threads in each deadlock");
+  auto* core =
+      analyze
+          ->add_option("--core", args.core,
+                       "Analyse a core file instead (ELF, x86-64: gcore, systemd-coredump, the "
+                       "kernel, wctmon dump)")
+          ->type_name("FILE");
+  core->excludes(pid);
+  core->excludes(all);
+  analyze
+      ->add_option("--exe", args.exe,
+                   "With --core: the core's executable, when it is no longer where the core says")
+      ->type_name("PATH")
+      ->needs(core);
+  // A core holds one process, whose threads no longer run: nothing to follow or to capture.
+  analyze->add_flag("--out-of-proc", args.out_of_proc, "Follow chains into other processes")
+      ->excludes(core);
+  analyze
+      ->add_flag("--capture", args.capture,
+                 "Capture register contexts and stacks of the threads in each deadlock")
+      ->excludes(core);
   analyze->add_option("--max-nodes", args.max_nodes, "Most nodes per chain (default 64)")
       ->type_name("N")
       ->check(wctmon::cli::wholeNumber("a node count", 1,
@@ -174,8 +185,8 @@ int commandMain(int argc, char** argv) {
   if (const auto exit = wctmon::cli::parseCommandLine(app, argc, argv, "wctmon", "wctmon")) {
     return *exit;
   }
-  if (analyze->parsed() && !args.all && args.pid == 0) {
-    std::cerr << "wctmon: analyze needs --pid PID or --all\n";
+  if (analyze->parsed() && !args.all && args.pid == 0 && args.core.empty()) {
+    std::cerr << "wctmon: analyze needs --pid PID, --all or --core FILE\n";
     return kExitUsage;
   }
   if (dump->parsed() && !dump_info->parsed() && dump_args.pid == 0) {
@@ -187,6 +198,15 @@ int commandMain(int argc, char** argv) {
     return kExitUsage;
   }
   try {
+    if (analyze->parsed() && !args.core.empty()) {
+      return wctmon::app::runAnalyzeCore(
+          {.core = args.core,
+           .exe = args.exe,
+           .json = args.json,
+           .brief = args.brief,
+           .max_nodes = args.max_nodes,
+           .timed_wait_bound = std::chrono::milliseconds(args.timed_wait_bound_ms)});
+    }
     if (analyze->parsed()) return runAnalyze(args);
     if (dump_info->parsed()) return wctmon::app::runDumpInfo(dump_file);
     if (dump->parsed()) return wctmon::app::runDump(dump_args);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "core/executor.h"
+#include "core/ports/dump_reader.h"
 #include "core/ports/process_dumper.h"
 #include "core/ports/thread_inspector.h"
 #include "core/ports/wait_chain_source.h"
@@ -18,5 +19,8 @@ namespace wctmon {
 
 /// The process dumper of the platform this binary was built for.
 [[nodiscard]] std::unique_ptr<ProcessDumper> makeProcessDumper();
+
+/// The dump reader of the platform this binary was built for: the dumps its dumper writes.
+[[nodiscard]] std::unique_ptr<DumpReader> makeDumpReader();
 
 }  // namespace wctmon

@@ -201,7 +201,7 @@ TEST(Cli, AnArgumentErrorIsOneLineNamingTheOptionAndWhatIsAllowed) {
                    "--max-nodes: expected a node count, a whole number from 1 to 2147483647; "
                    "got '0'");
   expectUsageError({"analyze", "--pid", "1", "--all"}, "--pid and --all cannot be used together");
-  expectUsageError({"analyze"}, "analyze needs --pid PID or --all");
+  expectUsageError({"analyze"}, "analyze needs --pid PID, --all or --core FILE");
   // The word, then every option the command has (whatever options are added later).
   for (const auto& [args, start] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"analyze", "--bogus"},
@@ -211,7 +211,10 @@ TEST(Cli, AnArgumentErrorIsOneLineNamingTheOptionAndWhatIsAllowed) {
     const auto r = analyze(std::vector<std::string>(args.begin() + 1, args.end()));
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(
-        r.err.rfind(start + "--help, --pid, --all, --out-of-proc, --capture, --max-nodes, ", 0), 0U)
+        r.err.rfind(
+            start + "--help, --pid, --all, --core, --exe, --out-of-proc, --capture, --max-nodes, ",
+            0),
+        0U)
         << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
     EXPECT_NE(r.err.find(", --json, --brief"), std::string::npos) << r.err;

@@ -27,10 +27,7 @@ using testing::runCommand;
 using testing::TempDir;
 using testing::wctmonPath;
 
-CommandResult wctmon(std::vector<std::string> args) {
-  args.insert(args.begin(), wctmonPath());
-  return runCommand(args);
-}
+CommandResult wctmon(std::vector<std::string> args) { return testing::runWctmon(std::move(args)); }
 
 TEST(Dump, ADeadlockedProcessIsDumpedWithItsDiagnosisInsideAndBeside) {
   FixtureProcess fx("mutex-abba");

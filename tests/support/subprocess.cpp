@@ -210,6 +210,11 @@ bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeou
   return done();
 }
 
+CommandResult runWctmon(std::vector<std::string> args) {
+  args.insert(args.begin(), wctmonPath());
+  return runCommand(args);
+}
+
 CommandResult runCommand(const std::vector<std::string>& argv) {
   int out_pipe[2];
   int err_pipe[2];

@@ -101,6 +101,9 @@ struct CommandResult {
 /// Runs `argv` (optionally under `setpriv` as an unprivileged user) and collects its output.
 CommandResult runCommand(const std::vector<std::string>& argv);
 
+/// Runs the wctmon under test with `args`.
+CommandResult runWctmon(std::vector<std::string> args);
+
 /// Copies of wctmon and of wctmond, which it runs, in a temporary directory that any user can
 /// run them from, whatever the permissions of the build tree; removed when destroyed.
 class WorldExecutables {

@@ -441,6 +441,28 @@ std::vector<FileMapping> executableFileMappings(std::string_view maps) {
   return out;
 }
 
+void CodeMap::add(const FileMapping& range, int fd) {
+  auto module = moduleCache().get(fd);
+  if (!module) return;
+  const auto segment =
+      std::find_if(module->segments.begin(), module->segments.end(), [&](const auto& s) {
+        const auto first = s.offset & ~std::uint64_t{0xfff};
+        return range.offset >= first && range.offset < s.offset + s.size;
+      });
+  if (segment == module->segments.end()) return;
+  // Runtime address = begin + (file offset - offset); ELF address = file offset - p_offset +
+  // p_vaddr.
+  const std::uint64_t bias = range.begin - range.offset + segment->offset - segment->vaddr;
+  refiners_ = refiners_ || std::any_of(module->ranges.begin(), module->ranges.end(),
+                                       [](const auto& r) { return r.site.refines; });
+  mappings_.push_back({range.begin, range.end, bias, std::move(module)});
+}
+
+void CodeMap::sortMappings() {
+  std::sort(mappings_.begin(), mappings_.end(),
+            [](const auto& a, const auto& b) { return a.begin < b.begin; });
+}
+
 CodeMap CodeMap::read(Pid pid) {
   CodeMap out;
   const auto base = "/proc/" + std::to_string(pid.value);
@@ -453,24 +475,24 @@ CodeMap CodeMap::read(Pid pid) {
     // map_files opens the very file mapped, even deleted or in another mount namespace.
     const auto name = hexString(range.begin).substr(2) + "-" + hexString(range.end).substr(2);
     UniqueFd fd(::open((base + "/map_files/" + name).c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) continue;
-    auto module = moduleCache().get(fd.get());
-    if (!module) continue;
-    const auto segment =
-        std::find_if(module->segments.begin(), module->segments.end(), [&](const auto& s) {
-          const auto first = s.offset & ~std::uint64_t{0xfff};
-          return range.offset >= first && range.offset < s.offset + s.size;
-        });
-    if (segment == module->segments.end()) continue;
-    // Runtime address = begin + (file offset - offset); ELF address = file offset - p_offset +
-    // p_vaddr.
-    const std::uint64_t bias = range.begin - range.offset + segment->offset - segment->vaddr;
-    out.refiners_ = out.refiners_ || std::any_of(module->ranges.begin(), module->ranges.end(),
-                                                 [](const auto& r) { return r.site.refines; });
-    out.mappings_.push_back({range.begin, range.end, bias, std::move(module)});
+    if (fd.valid()) out.add(range, fd.get());
   }
-  std::sort(out.mappings_.begin(), out.mappings_.end(),
-            [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  out.sortMappings();
+  return out;
+}
+
+CodeMap CodeMap::fromFiles(std::span<const MappedFile> files) {
+  CodeMap out;
+  std::map<std::string, UniqueFd> opened;
+  for (const auto& file : files) {
+    auto it = opened.find(file.path);
+    if (it == opened.end()) {
+      it = opened.emplace(file.path, UniqueFd(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC)))
+               .first;
+    }
+    if (it->second.valid()) out.add(file.range, it->second.get());
+  }
+  out.sortMappings();
   return out;
 }
 

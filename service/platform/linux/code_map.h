@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "model/ids.h"
 #include "platform/linux/call_sites.h"
+#include "platform/linux/python_state.h"
 
 namespace wctmon::linux_platform {
 
@@ -67,6 +69,14 @@ class CodeMap {
  public:
   /// The map of process `pid` as its maps file shows it now; empty when it cannot be read.
   [[nodiscard]] static CodeMap read(Pid pid);
+  /// A file mapped at a range of addresses, by its path.
+  struct MappedFile {
+    FileMapping range;
+    std::string path;
+  };
+  /// The map of the code mapped from `files` (a core's executable file mappings, with the paths
+  /// where the files are now); a file that cannot be opened, or is no ELF file, adds nothing.
+  [[nodiscard]] static CodeMap fromFiles(std::span<const MappedFile> files);
   /// The map of process `pid` (started at `start_time`) as read less than a second ago, by the
   /// sample that the read confirming it follows; read now otherwise (always for start time 0).
   [[nodiscard]] static std::shared_ptr<const CodeMap> recent(Pid pid, std::uint64_t start_time);
@@ -78,6 +88,10 @@ class CodeMap {
   /// The run-time address of `symbol` (one of kAnchorSymbols) in the process's code; nullopt
   /// when no module defines it.
   [[nodiscard]] std::optional<std::uint64_t> anchorAddress(std::string_view symbol) const;
+  /// Where the process's CPython interpreter keeps its state (0s when no module defines it).
+  [[nodiscard]] PythonAnchors pythonAnchors() const {
+    return {anchorAddress("_PyRuntime").value_or(0), anchorAddress("Py_Version").value_or(0)};
+  }
 
  private:
   struct Mapping {
@@ -88,6 +102,9 @@ class CodeMap {
     std::shared_ptr<const ModuleSites> module;
   };
   [[nodiscard]] const Mapping* mappingOf(std::uint64_t address) const;
+  /// Adds the mapping `range` of the ELF file open as `fd`.
+  void add(const FileMapping& range, int fd);
+  void sortMappings();
   std::vector<Mapping> mappings_;  // sorted by begin
   bool refiners_ = false;
 };

@@ -106,6 +106,9 @@ std::optional<ThreadState> readThread(ThreadRef thread) {
   if (!s.dumped.stopped) {
     s.dumped.not_stopped_because = why;
     s.regs = {};
+    // Outside a system call orig_rax is -1, as the kernel keeps it: a reader of the core would
+    // take 0 for read().
+    s.regs.orig_rax = ~0ULL;
     if (sc->kind == SyscallState::Kind::kInSyscall) {
       // As the capture reads such a thread: the call's arguments are still in the registers
       // that passed them, rcx holds the return address.

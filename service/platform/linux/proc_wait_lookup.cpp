@@ -16,6 +16,7 @@
 #include <thread>
 #include <tuple>
 
+#include "platform/linux/core_notes.h"
 #include "platform/linux/process_memory.h"
 #include "platform/linux/ptrace_stop.h"
 
@@ -138,8 +139,7 @@ std::vector<std::uint64_t> ProcWaitLookup::parkedThreadRegisters(std::int32_t ti
     if (!stop.stop().empty()) return {};
     user_regs_struct regs{};
     if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) return {};
-    out = {regs.rbx, regs.rbp, regs.r12, regs.r13, regs.r14, regs.r15, regs.rdi,
-           regs.rsi, regs.rdx, regs.rcx, regs.r8,  regs.r9,  regs.r10, regs.r11};
+    out = parkedRegisterValues(regs);
   }
   awaitAsleep(task_fd_, tid);
   parkedRegisters().add(key, out);
@@ -149,18 +149,11 @@ std::vector<std::uint64_t> ProcWaitLookup::parkedThreadRegisters(std::int32_t ti
 const PythonState* ProcWaitLookup::pythonState() {
   if (!python_) {
     (void)mayRefine();  // reads the code map when no call site has yet
-    PythonAnchors anchors;
-    anchors.runtime = code_->anchorAddress("_PyRuntime").value_or(0);
-    anchors.version = code_->anchorAddress("Py_Version").value_or(0);
-    if (anchors.runtime == 0 && anchors.version == 0) {
-      python_.emplace();
-    } else {
-      const MemoryReader read = [this](std::uint64_t addr, std::span<std::byte> out) {
-        return linux_platform::readMemory(pid_, addr, out) == MemoryAccess::kOk;
-      };
-      python_.emplace(
-          readPythonState(anchors, read, [this](std::int32_t tid) { return hasThread(tid); }));
-    }
+    const MemoryReader read = [this](std::uint64_t addr, std::span<std::byte> out) {
+      return linux_platform::readMemory(pid_, addr, out) == MemoryAccess::kOk;
+    };
+    python_.emplace(readPythonStateIfAny(code_->pythonAnchors(), read,
+                                         [this](std::int32_t tid) { return hasThread(tid); }));
   }
   return *python_ ? &**python_ : nullptr;
 }

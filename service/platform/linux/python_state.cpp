@@ -344,6 +344,13 @@ PythonState readPythonState(const PythonAnchors& anchors, const MemoryReader& re
   return Reader(read, is_thread).run(anchors);
 }
 
+std::optional<PythonState> readPythonStateIfAny(
+    const PythonAnchors& anchors, const MemoryReader& read,
+    const std::function<bool(std::int32_t)>& is_thread) {
+  if (anchors.runtime == 0 && anchors.version == 0) return std::nullopt;
+  return readPythonState(anchors, read, is_thread);
+}
+
 std::optional<int> pythonLineOf(std::span<const std::byte> table, int first_line,
                                 std::size_t index) {
   // Objects/locations.md of 3.11: entries that each start with a byte whose top bit is set,

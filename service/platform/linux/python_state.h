@@ -59,6 +59,11 @@ struct PythonState {
 [[nodiscard]] PythonState readPythonState(const PythonAnchors& anchors, const MemoryReader& read,
                                           const std::function<bool(std::int32_t)>& is_thread);
 
+/// readPythonState for a process that may have no interpreter: nullopt when `anchors` are both 0.
+[[nodiscard]] std::optional<PythonState> readPythonStateIfAny(
+    const PythonAnchors& anchors, const MemoryReader& read,
+    const std::function<bool(std::int32_t)>& is_thread);
+
 /// The source line of the instruction at code unit `index` of a 3.11 code object whose first
 /// line is `first_line` and whose location table (co_linetable) is `table`; nullopt when the
 /// table does not cover the instruction or gives it no line.

@@ -56,9 +56,6 @@ std::optional<std::chrono::milliseconds> timeoutAt(WaitLookup& lookup, std::uint
 
 namespace {
 
-constexpr int kFSetLkw = 7;      // F_SETLKW (== F_SETLKW64 on 64-bit)
-constexpr int kFOfdSetLkw = 38;  // F_OFD_SETLKW
-
 std::optional<std::chrono::milliseconds> millisecondsArg(std::uint64_t arg) {
   const auto ms = static_cast<std::int32_t>(arg);
   if (ms < 0) return std::nullopt;  // infinite

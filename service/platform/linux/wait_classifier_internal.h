@@ -22,6 +22,10 @@ inline constexpr std::size_t kStackScanBytes = 1024;
 /// How much of it is read first.
 inline constexpr std::size_t kFirstStackBytes = 256;
 
+/// The fcntl commands that wait for a file lock: F_SETLKW (== F_SETLKW64 on 64-bit), F_OFD_SETLKW.
+inline constexpr int kFSetLkw = 7;
+inline constexpr int kFOfdSetLkw = 38;
+
 /// A blocked wait on an object nobody owns, keyed by its name.
 [[nodiscard]] WaitObject noOwner(ObjectType type, std::string name, std::string detail);
 

@@ -20,4 +20,22 @@ std::unique_ptr<ProcessDumper> makeProcessDumper() {
   return std::make_unique<windows_platform::MinidumpWriter>();
 }
 
+namespace {
+
+/// A minidump holds no wait chains for WCT to traverse: post-mortem analysis is the Linux
+/// engine's (ELF cores) for now.
+class NoDumpReader final : public DumpReader {
+ public:
+  [[nodiscard]] Result<Snapshot> read(const DumpToRead& what) override {
+    return makeError(ErrorCode::kUnsupported,
+                     "cannot analyse " + what.dump.string() +
+                         ": analysing a dump needs the Linux engine (ELF cores); on Windows, "
+                         "open a minidump in WinDbg (!analyze -hang, !locks)");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<DumpReader> makeDumpReader() { return std::make_unique<NoDumpReader>(); }
+
 }  // namespace wctmon
