@@ -26,7 +26,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitDeadlock = 3;
 
-
 /// The recorded diagnosis as JSON to print: as it was written when it is JSON, else an error
 /// object saying it is not (a core's note is what its writer put there).
 nlohmann::json recordedJson(const std::string& diagnosis) {

@@ -105,13 +105,14 @@ TEST_F(DumpKeeperTest, TheOldestGoFirstToMakeRoomButNeverTheDumpOfAnOpenIncident
     ASSERT_TRUE(r.error.empty()) << id << ": " << r.error;
     clock_.advance(1s);
     // Files written in one second may carry one time: the order is made plain.
-    std::filesystem::last_write_time(r.path, std::filesystem::file_time_type::clock::now() -
-                                                 std::chrono::minutes(10 - id));
+    std::filesystem::last_write_time(
+        r.path, std::filesystem::file_time_type::clock::now() - std::chrono::minutes(10 - id));
   }
   // Incident 1 is open: its dump stays; 2 was the oldest of the others.
   EXPECT_EQ(names(keeper), (std::vector<std::string>{"incident-1-pid-10-20261122T000000Z.core",
                                                      "incident-3-pid-10-20261122T000002Z.core"}));
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "dumps" / "incident-2-pid-10-20261122T000001Z.core.json"));
+  EXPECT_FALSE(
+      std::filesystem::exists(dir_ / "dumps" / "incident-2-pid-10-20261122T000001Z.core.json"));
 }
 
 TEST_F(DumpKeeperTest, WhenOnlyOpenIncidentsDumpsAreLeftTheNewOneIsCutOrRefusedWithTheReason) {
@@ -153,8 +154,8 @@ TEST_F(DumpKeeperTest, RetentionDeletesTheDumpsOfIncidentsNoLongerKeptAndOldOnDe
   clock_.advance(1s);
   const auto old = keeper.dumpProcess(Pid{11}, "then", {});
   ASSERT_TRUE(fresh.ok() && old.ok());
-  std::filesystem::last_write_time(old->path, std::filesystem::file_time_type::clock::now() -
-                                                  std::chrono::hours(48));
+  std::filesystem::last_write_time(
+      old->path, std::filesystem::file_time_type::clock::now() - std::chrono::hours(48));
   EXPECT_EQ(keeper.applyRetention([](std::int64_t id) { return id == 1; }, 24h), 2U);
   EXPECT_TRUE(std::filesystem::exists(kept.path));
   EXPECT_FALSE(std::filesystem::exists(gone.path));

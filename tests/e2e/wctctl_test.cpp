@@ -94,6 +94,25 @@ json openIncidentOf(const ApiService& service, pid_t pid) {
              : json();
 }
 
+/// Incident `id` whole, once its dump is recorded (taken after its evidence); null after 30 s.
+json withDump(const ApiService& service, const std::string& id) {
+  json whole;
+  waitFor(
+      [&] {
+        const auto r = wctctl(service, {"incident", id, "-o", "json"});
+        whole = r.exit_code == kOk ? json::parse(r.out) : json();
+        return whole.contains("dump");
+      },
+      30s, 200ms);
+  return whole.contains("dump") ? whole : json();
+}
+
+/// What `command` prints on stdout and stderr.
+std::string outputOf(const std::vector<std::string>& command) {
+  const auto r = runCommand(command);
+  return r.out + r.err;
+}
+
 TEST(Wctctl, ArgumentErrorsAreOneLineNamingWhatIsWrongAndExitTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "a command is required: status, targets"},
@@ -448,6 +467,129 @@ TEST(Wctctl, WatchShowsTheOpenIncidentsThenADeadlockAsItForms) {
   // Ctrl+C ends the watch at once.
   ::kill(watch.pid(), SIGINT);
   EXPECT_TRUE(waitFor([&] { return watch.reapIfExited(); }, 5s));
+}
+
+TEST(Wctctl, ADeadlockIncidentCarriesADumpThatGdbOpensWithTheIncidentInside) {
+  ApiService service;
+  FixtureProcess abba("mutex-abba", "", service.tag());
+  const auto listed = openIncidentOf(service, abba.pid());
+  ASSERT_FALSE(listed.is_null()) << readFile(service.log());
+  const std::string id = listed["id"].get<std::string>();
+  const auto whole = withDump(service, id);
+  ASSERT_FALSE(whole.is_null()) << readFile(service.log());
+  const auto& dump = whole["dump"];
+  ASSERT_EQ(dump.value("error", ""), "") << dump.dump();
+  const std::filesystem::path path = dump["path"].get<std::string>();
+  EXPECT_EQ(path.parent_path(), service.stateDir() / "dumps");
+  EXPECT_EQ(path.filename().string().rfind(
+                "incident-" + id + "-pid-" + std::to_string(abba.pid()) + "-", 0),
+            0U)
+      << path;
+  EXPECT_EQ(dump["format"], "elf-core");
+  EXPECT_EQ(std::stoull(dump["bytes"].get<std::string>()), std::filesystem::file_size(path));
+  EXPECT_EQ(outputOf({"sha256sum", path.string()}).substr(0, 64), dump["sha256"]);
+  EXPECT_NE(dump["method"].get<std::string>().find("held for their registers"), std::string::npos)
+      << dump;
+  // Only the service's account reads it.
+  EXPECT_EQ(std::filesystem::status(path).permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_EQ(std::filesystem::status(path.parent_path()).permissions(),
+            std::filesystem::perms::owner_all);
+
+  // The dump knows why it was taken: the incident, inside it and beside it.
+  const auto info = runCommand({testing::wctmonPath(), "dump", "info", path.string()});
+  ASSERT_EQ(info.exit_code, kOk) << info.err;
+  const auto inside = json::parse(info.out);
+  EXPECT_EQ(inside["id"], id);
+  EXPECT_EQ(inside["kind"], "INCIDENT_KIND_DEADLOCK");
+  EXPECT_EQ(inside["threads"], whole["threads"]);
+  EXPECT_FALSE(inside["evidence"].empty()) << "taken after the evidence, which it carries";
+  EXPECT_EQ(json::parse(readFile(path.string() + ".json")), inside);
+  // Post-mortem, the cycle is found again from the core alone.
+  const auto again = runCommand(
+      {testing::wctmonPath(), "analyze", "--core", path.string(), "--exe", testing::fixturePath()});
+  EXPECT_EQ(again.exit_code, kDeadlock) << again.out << again.err;
+
+  // gdb opens it with the cycle's frames named.
+  const auto bt = outputOf({"gdb", "-nx", "-batch", "-ex", "thread apply all bt",
+                            testing::fixturePath(), path.string()});
+  EXPECT_NE(bt.find("abba"), std::string::npos) << bt;
+  EXPECT_TRUE(bt.find("pthread_mutex_lock") != std::string::npos ||
+              bt.find("lll_lock_wait") != std::string::npos)
+      << bt;
+
+  // wctctl incident shows where it is; the text names the same file.
+  const auto text = wctctl(service, {"incident", id});
+  EXPECT_NE(text.out.find("  dump: " + path.string() + "\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("SHA-256 " + dump["sha256"].get<std::string>()), std::string::npos);
+}
+
+TEST(Wctctl, DumpAsksTheServiceForADumpNowAndOnlyTheAdminMay) {
+  ApiService service("", R"("capture": {"dump": "none"}, )");
+  FixtureProcess abba("mutex-abba", "", service.tag());
+  const auto listed = openIncidentOf(service, abba.pid());
+  ASSERT_FALSE(listed.is_null()) << readFile(service.log());
+  // capture.dump none: the incident has its evidence and no dump.
+  const auto whole =
+      parsed(wctctl(service, {"incident", listed["id"].get<std::string>(), "-o", "json"}));
+  EXPECT_FALSE(whole.contains("dump")) << whole.dump();
+
+  const auto pid = std::to_string(abba.pid());
+  const auto made = wctctl(service, {"dump", pid});
+  ASSERT_EQ(made.exit_code, kOk) << made.err;
+  const auto first_line = made.out.substr(0, made.out.find('\n'));
+  ASSERT_EQ(first_line.rfind("dump: ", 0), 0U) << made.out;
+  const std::filesystem::path path = first_line.substr(6);
+  EXPECT_EQ(path.parent_path(), service.stateDir() / "dumps");
+  EXPECT_EQ(path.filename().string().rfind("pid-" + pid + "-", 0), 0U) << path;
+  EXPECT_NE(made.out.find("elf-core, " + std::to_string(std::filesystem::file_size(path)) +
+                          " bytes, SHA-256 "),
+            std::string::npos)
+      << made.out;
+  // Inside: the analysis taken just before, which found the deadlock.
+  const auto inside =
+      json::parse(runCommand({testing::wctmonPath(), "dump", "info", path.string()}).out);
+  EXPECT_EQ(inside["pid"], abba.pid());
+  EXPECT_EQ(inside["deadlocks"].size(), 1U) << inside.dump();
+
+  const auto as_json = parsed(wctctl(service, {"dump", pid, "-o", "json"}));
+  EXPECT_NE(as_json.value("path", ""), path.string());  // a second dump, a second file
+  EXPECT_TRUE(std::filesystem::exists(as_json.value("path", "")));
+
+  const auto reader = wctctl(service, {"dump", pid}, service.readerToken());
+  EXPECT_EQ(reader.exit_code, kDenied);
+  EXPECT_TRUE(oneErrorLine(reader, "permission denied"));
+  const auto gone = wctctl(service, {"dump", "4194304"});
+  EXPECT_EQ(gone.exit_code, kError);
+  EXPECT_TRUE(oneErrorLine(gone, "no such process"));
+  const auto usage = wctctl(service, {"dump", "x"});
+  EXPECT_EQ(usage.exit_code, kUsage);
+}
+
+TEST(Wctctl, ADumpThatDoesNotFitTheCapIsARecordedReasonAndTheIncidentIsKept) {
+  // 5 MiB in all: less than a dump's room (headers and 1 MiB of memory), once a file of an
+  // earlier dump of this incident's id takes some of it.
+  ApiService service("", R"("capture": {"dump_max_mb": 1, "dumps_max_total_mb": 5}, )");
+  std::filesystem::create_directories(service.stateDir() / "dumps");
+  {
+    std::ofstream filler(service.stateDir() / "dumps" / "incident-1-pid-1-old.core");
+    filler << std::string(1024 * 1024, 'x');
+  }
+  FixtureProcess abba("mutex-abba", "", service.tag());
+  const auto listed = openIncidentOf(service, abba.pid());
+  ASSERT_FALSE(listed.is_null()) << readFile(service.log());
+  ASSERT_EQ(listed["id"], "1");
+  const auto whole = withDump(service, "1");
+  ASSERT_FALSE(whole.is_null()) << readFile(service.log());
+  EXPECT_EQ(whole["dump"].value("path", ""), "");
+  EXPECT_NE(whole["dump"]["error"].get<std::string>().find(
+                "take 1 MiB of the 5 MiB capture.dumps_max_total_mb allows"),
+            std::string::npos)
+      << whole["dump"];
+  EXPECT_EQ(whole["state"], "INCIDENT_STATE_OPEN");
+  EXPECT_FALSE(whole["evidence"].empty());
+  const auto text = wctctl(service, {"incident", "1"});
+  EXPECT_NE(text.out.find("  dump: none (the dumps in "), std::string::npos) << text.out;
 }
 
 }  // namespace

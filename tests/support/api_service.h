@@ -16,8 +16,9 @@ namespace wctmon::testing {
 /// killed when destroyed.
 class ApiService {
  public:
-  /// `api_extra`: more keys of the api section (`"watch_queue": 2, `).
-  explicit ApiService(const std::string& api_extra = "");
+  /// `api_extra`: more keys of the api section (`"watch_queue": 2, `); `extra`: more sections
+  /// (`"capture": {"dump": "none"}, `).
+  explicit ApiService(const std::string& api_extra = "", const std::string& extra = "");
   ~ApiService();
   ApiService(const ApiService&) = delete;
   ApiService& operator=(const ApiService&) = delete;
@@ -34,6 +35,7 @@ class ApiService {
   /// Where the metrics are served ("127.0.0.1:PORT"), or empty when the log did not say.
   [[nodiscard]] const std::string& metricsAddress() const { return metrics_; }
   [[nodiscard]] std::string log() const { return (dir_ / "service.log").string(); }
+  [[nodiscard]] std::filesystem::path stateDir() const { return dir_ / "state"; }
   [[nodiscard]] std::string adminToken() const {
     return (dir_ / "state" / "api-admin.token").string();
   }
