@@ -64,6 +64,10 @@ class Metrics::Figures final : public prometheus::Collectable {
         MetricType::Counter, one(d(stats.sample_errors)));
     add("wctmon_captures_total", "Evidence captures (registers and stacks) of deadlocks.",
         MetricType::Counter, one(d(stats.captures)));
+    add("wctmon_dumps_total",
+        "Dumps of incidents' processes, by outcome (failed: the incident says why).",
+        MetricType::Counter,
+        {{{"outcome", "written"}, d(stats.dumps)}, {{"outcome", "failed"}, d(stats.dumps_failed)}});
     add("wctmon_store_errors_total",
         "Incident store writes that failed (while the store fails, one per retry: at most one a "
         "second).",

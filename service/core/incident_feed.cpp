@@ -65,10 +65,12 @@ std::shared_ptr<const std::vector<Incident>> IncidentFeed::openIncidents() const
   return published_;
 }
 
-std::vector<ThreadCapture> IncidentFeed::evidenceOf(std::int64_t id) const {
+void IncidentFeed::addRecordedEffects(Incident& incident) const {
   MutexLock lock(mutex_);
-  auto it = open_.find(id);
-  return it == open_.end() ? std::vector<ThreadCapture>{} : it->second.evidence;
+  auto it = open_.find(incident.id);
+  if (it == open_.end()) return;
+  if (incident.evidence.empty()) incident.evidence = it->second.evidence;
+  if (!incident.dump) incident.dump = it->second.dump;
 }
 
 std::size_t IncidentFeed::subscribers() const {

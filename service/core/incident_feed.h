@@ -56,8 +56,9 @@ class IncidentFeed {
 
   /// The open incidents as last published (oldest first), shared rather than copied.
   [[nodiscard]] std::shared_ptr<const std::vector<Incident>> openIncidents() const;
-  /// The evidence recorded for the open incident `id` (none when it is not open).
-  [[nodiscard]] std::vector<ThreadCapture> evidenceOf(std::int64_t id) const;
+  /// Gives `incident` what was recorded for it while open and what a decision does not carry:
+  /// its evidence and its dump (when `incident` has none and it is open).
+  void addRecordedEffects(Incident& incident) const;
 
   [[nodiscard]] std::size_t subscribers() const;
 

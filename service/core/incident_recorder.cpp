@@ -27,8 +27,8 @@ IncidentRecorder::~IncidentRecorder() {
 }
 
 Incident IncidentRecorder::record(Incident incident, IncidentEvent::Type type) {
-  // Decided before its capture came back: records are rewritten whole.
-  if (incident.evidence.empty()) incident.evidence = feed_.evidenceOf(incident.id);
+  // Decided before its capture and dump came back: records are rewritten whole.
+  feed_.addRecordedEffects(incident);
   if (incident.id > last_id_) last_id_ = incident.id;
   if (deps_.store != nullptr) {
     if (auto dropped = pending_writes_.push(incident, type == IncidentEvent::Type::kOpened)) {

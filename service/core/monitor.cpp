@@ -343,6 +343,8 @@ MonitorStats Monitor::stats() const {
   s.incidents_resolved = counters_.incidents_resolved;
   const auto effects = deps_.effects.counters();
   s.captures = effects.captures;
+  s.dumps = effects.dumps;
+  s.dumps_failed = effects.dumps_failed;
   s.store_errors = effects.store_errors;
   s.pending_writes = effects.pending_writes;
   s.store_writes_dropped = effects.store_writes_dropped;

@@ -57,6 +57,9 @@ struct MonitorStats {
   std::uint64_t hangs_opened = 0;
   std::uint64_t incidents_resolved = 0;
   std::uint64_t captures = 0;
+  /// Dumps written for incidents, and those that could not be (their incident says why).
+  std::uint64_t dumps = 0;
+  std::uint64_t dumps_failed = 0;
   std::uint64_t store_errors = 0;
   /// Incidents whose latest change waits for the store (a full disk), and those dropped because
   /// too many waited.

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "fakes/fake_clock.h"
+#include "fakes/fake_platform.h"
 #include "os/sha256.h"
 #include "support/temp_dir.h"
 
@@ -16,28 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 constexpr std::uint64_t kMiB = 1024 * 1024;
-
-/// Writes a file of `bytes` (at most the request's cap) with the diagnosis at its start, as a
-/// dumper makes a new file: never over an existing one.
-class SizedDumper final : public ProcessDumper {
- public:
-  [[nodiscard]] Result<DumpWritten> dump(Pid pid, const DumpRequest& request) override {
-    requests.push_back(request);
-    if (fail) return makeError(ErrorCode::kIo, "No space left on device");
-    if (std::filesystem::exists(request.path)) return makeError(ErrorCode::kIo, "exists");
-    const auto size = request.max_bytes > 0 ? std::min(bytes, request.max_bytes) : bytes;
-    std::ofstream out(request.path, std::ios::binary);
-    out << request.diagnosis;
-    out.seekp(static_cast<std::streamoff>(std::max<std::uint64_t>(size, 1) - 1));
-    out.put('\n');
-    return DumpWritten{size, "elf-core", "pid " + std::to_string(pid.value) + ", all read"};
-  }
-  [[nodiscard]] std::string_view extension() const override { return ".core"; }
-
-  std::uint64_t bytes = kMiB;
-  bool fail = false;
-  std::vector<DumpRequest> requests;
-};
 
 Incident incident(std::int64_t id, int pid = 10) {
   Incident i;
@@ -63,7 +42,7 @@ class DumpKeeperTest : public ::testing::Test {
   }
 
   testing::TempDir dir_{"dumps"};
-  SizedDumper dumper_;
+  testing::FakeProcessDumper dumper_;
   testing::FakeClock clock_;
 };
 

@@ -14,6 +14,7 @@
 #include "fakes/fake_incident_repository.h"
 #include "fakes/fake_platform.h"
 #include "fakes/fake_wait_chain_source.h"
+#include "support/temp_dir.h"
 #include "support/thread_executor.h"
 
 namespace wctmon {
@@ -50,11 +51,12 @@ class MonitorTest : public ::testing::Test {
   /// `effects`; none: right after each decision). It keeps them alive; targets_ and incidents_
   /// are the last made.
   std::shared_ptr<Monitor> makeMonitor(Config config, ThreadInspector* inspector = nullptr,
-                                       Executor effects = {}) {
+                                       Executor effects = {}, DumpKeeper* dumps = nullptr) {
     struct Units {
-      Units(MonitorTest& t, Config config, ThreadInspector* inspector, Executor effects)
+      Units(MonitorTest& t, Config config, ThreadInspector* inspector, Executor effects,
+            DumpKeeper* dumps)
           : targets(&t.store_, config),
-            incidents({&t.store_, inspector, &t.alerts_, nullptr, t.clock_, std::move(effects),
+            incidents({&t.store_, inspector, &t.alerts_, dumps, t.clock_, std::move(effects),
                        [this] { return targets.runtime(); }},
                       config.alerts),
             monitor({t.source_, t.catalog_, t.clock_, targets, incidents}, std::move(config)) {}
@@ -62,9 +64,9 @@ class MonitorTest : public ::testing::Test {
       IncidentEffects incidents;
       Monitor monitor;
     };
-    auto units =
-        std::make_shared<Units>(*this, std::move(config),
-                                inspector != nullptr ? inspector : &inspector_, std::move(effects));
+    auto units = std::make_shared<Units>(*this, std::move(config),
+                                         inspector != nullptr ? inspector : &inspector_,
+                                         std::move(effects), dumps);
     targets_ = &units->targets;
     incidents_ = &units->incidents;
     return {units, &units->monitor};
@@ -343,6 +345,68 @@ TEST_F(MonitorTest, EvidenceIsCapturedAtMostOncePerInterval) {
   EXPECT_EQ(alerts_.sent.size(), 2U);
   EXPECT_GT(monitor->stats().alerts_suppressed, 0U);
 }
+
+/// A capture section of the configuration, and the pids dumped under it (in order): deadlocks
+/// of pid 10 at 0 s, 10 s (within the capture interval) and 70 s, then a hang of pid 20.
+struct DumpPolicyCase {
+  std::string capture;
+  std::vector<int> dumped;
+};
+
+class MonitorDumpTest : public MonitorTest, public ::testing::WithParamInterface<DumpPolicyCase> {};
+
+TEST_P(MonitorDumpTest, DumpsFollowThePolicyOncePerProcessAndCaptureInterval) {
+  const auto& c = GetParam();
+  testing::TempDir dir("monitor-dumps");
+  testing::FakeProcessDumper dumper;
+  auto config = *parseConfig(R"({"capture": {"min_interval_ms": 60000, )" + c.capture +
+                             R"(}, "targets": [{"pid": 10, "hang_threshold_ms": 1000},)"
+                             R"( {"pid": 20, "hang_threshold_ms": 1000}]})");
+  DumpKeeper dumps({dumper, dir / "dumps", clock_, [](const Incident&) { return "{}"; }},
+                   config.capture);
+  catalog_.set({processInfo(10, "server"), processInfo(20, "worker")});
+  auto monitor = makeMonitor(config, nullptr, {}, &dumps);
+  (void)monitor->discover();
+  const ProcessIdentity server{Pid{10}, 0};
+  const ProcessIdentity worker{Pid{20}, 0};
+  for (const auto after : {0s, 10s, 60s}) {
+    clock_.advance(after);
+    setSnapshot(abba());
+    ASSERT_TRUE(sample(*monitor, server));
+    setSnapshot(healthy());
+    ASSERT_TRUE(sample(*monitor, server));
+    ASSERT_TRUE(sample(*monitor, server));
+  }
+  setSnapshot(SnapshotBuilder()
+                  .process(20, "worker")
+                  .waitsOnThread(21, T(20, 22))
+                  .switches(3)
+                  .running(22)
+                  .build());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(sample(*monitor, worker));
+    clock_.advance(1s);
+  }
+  std::vector<int> dumped;
+  for (const auto& pid : dumper.pids) dumped.push_back(pid.value);
+  EXPECT_EQ(dumped, c.dumped);
+  // Each incident dumped says where its dump is.
+  std::size_t with_dump = 0;
+  const auto stored = store_.list({})->incidents;
+  for (const auto& i : stored) {
+    if (!i.dump) continue;
+    ++with_dump;
+    EXPECT_TRUE(std::filesystem::exists(i.dump->path)) << i.dump->path;
+  }
+  EXPECT_EQ(with_dump, c.dumped.size());
+  EXPECT_EQ(monitor->stats().dumps, c.dumped.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, MonitorDumpTest,
+                         ::testing::Values(DumpPolicyCase{R"("dump": "deadlock")", {10, 10}},
+                                           DumpPolicyCase{R"("dump": "incident")", {10, 10, 20}},
+                                           DumpPolicyCase{R"("dump": "none")", {}},
+                                           DumpPolicyCase{R"("enabled": false)", {}}));
 
 TEST_F(MonitorTest, TheCaptureIntervalIsNotShortenedByAWallClockStep) {
   catalog_.set({processInfo(10, "server")});
