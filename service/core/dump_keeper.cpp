@@ -111,6 +111,14 @@ Result<DumpRecord> DumpKeeper::write(Pid pid, const std::string& name, std::stri
   }
   // Only the service's account reads dumps: they hold all of a process's secrets.
   std::filesystem::permissions(deps_.dir, std::filesystem::perms::owner_all, ec);
+  // A dump cut short by the service's end (a kill) is left as NAME.partial: never a dump, and
+  // none is being written now (one at a time, one service per state directory).
+  for (const auto& item : std::filesystem::directory_iterator(deps_.dir, ec)) {
+    if (item.path().extension() != ".partial") continue;
+    std::error_code ignored;
+    std::filesystem::remove(item.path(), ignored);
+    spdlog::info("deleted {}, a dump cut short", item.path().string());
+  }
   auto room = makeRoom(open);
   if (!room) return room.error();
   auto path = deps_.dir / (name + std::string(deps_.dumper.extension()));

@@ -115,6 +115,16 @@ TEST_F(DumpKeeperTest, WhenOnlyOpenIncidentsDumpsAreLeftTheNewOneIsCutOrRefusedW
   EXPECT_EQ(keeper.list().size(), 2U);
 }
 
+TEST_F(DumpKeeperTest, ADumpCutShortByAKillIsDeletedBeforeTheNextOne) {
+  std::filesystem::create_directories(dir_ / "dumps");
+  std::ofstream(dir_ / "dumps" / "incident-3-pid-10-20261121T000000Z.core.partial") << "cut";
+  auto keeper = make(64, 1024);
+  ASSERT_TRUE(keeper.dumpIncident(incident(4), {4}).error.empty());
+  EXPECT_FALSE(
+      std::filesystem::exists(dir_ / "dumps" / "incident-3-pid-10-20261121T000000Z.core.partial"));
+  EXPECT_EQ(names(keeper), std::vector<std::string>{"incident-4-pid-10-20261122T000000Z.core"});
+}
+
 TEST_F(DumpKeeperTest, ADumpThatCannotBeWrittenIsARecordThatSaysWhyAndLeavesNothing) {
   dumper_.fail = true;
   auto keeper = make(64, 1024);

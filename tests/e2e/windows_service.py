@@ -18,10 +18,12 @@ Prints the figures: start -> RUNNING, start -> first sample, stop -> STOPPED.
 
 Usage: windows_service.py WINDOWS_BIN_DIR LINUX_BUILD_DIR SOURCE_DIR
 Environment: WINE (default /usr/lib/wine/wine64)."""
+import hashlib
 import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -111,6 +113,33 @@ def run(wine, windows_bin, linux_build, source_dir):
     start_to_sample = time.time() - t0
     check(sampled is not None, "it samples its configured target (services.exe)",
           json.dumps(status_json(linux_build, port, reader)))
+
+    # A dump asked for now (admin): a minidump under the state directory's dumps, the analysis
+    # inside saying why there is none (no WCT under Wine); the reader may not ask.
+    ps = wctctl(linux_build, port, reader, "ps", "-o", "json")
+    watched = json.loads(ps.stdout).get("processes", []) if ps.returncode == 0 else []
+    if check(len(watched) > 0, "wctctl ps lists services.exe", ps.stdout + ps.stderr):
+        pid = str(watched[0].get("pid"))
+        r = wctctl(linux_build, port, reader, "dump", pid)
+        check(r.returncode == 5, "wctctl dump with the reader token is refused", r.stderr)
+        r = wctctl(linux_build, port, admin, "dump", pid, "-o", "json")
+        made = json.loads(r.stdout) if r.returncode == 0 else {}
+        path = made.get("path", "")
+        check(made.get("format") == "minidump" and path.startswith("C:\\ProgramData\\wctmon\\dumps\\pid-"
+                                                                 + pid + "-") and path.endswith(".dmp"),
+              "wctctl dump PID writes a minidump under C:\\ProgramData\\wctmon\\dumps",
+              r.stdout + r.stderr)
+        local = wine.c_drive("ProgramData", "wctmon", "dumps", path.split("\\")[-1])
+        if check(os.path.exists(local) and os.path.getsize(local) == int(made.get("bytes", 0)),
+                 "the file is there, of the size said", local):
+            with open(local, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            check(digest == made.get("sha256"), "and its SHA-256 is the one said", digest)
+            info = subprocess.run([os.path.join(linux_build, "service", "wctmon"), "dump", "info",
+                                   local], capture_output=True, text=True, timeout=60)
+            check(info.returncode == 0 and '"error"' in info.stdout,
+                  "wctmon dump info reads the analysis it carries (none under Wine, and why)",
+                  info.stdout + info.stderr)
 
     # A target added at run time persists across a stop and a start.
     # One service per state directory: wctmond.exe by hand on the same one is refused.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -93,6 +94,67 @@ TEST(CoreDump, ADeadlockedProcessGivesACoreGdbAndLldbOpenWithTheCyclesFramesName
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_GT(std::stol(fx.ask("beat")), before);
 }
+
+/// A fixture that deadlocks, the threads of its cycle, and the functions (any one) that name
+/// their wait in a debugger's backtrace.
+struct DeadlockKind {
+  std::string scenario;
+  std::string arg;
+  std::vector<std::string> cycle;
+  std::vector<std::string> waits_in;
+  /// The fixture's own function the cycle's threads came from.
+  std::string from;
+};
+
+class CoreDumpOfEachKind : public ::testing::TestWithParam<DeadlockKind> {};
+
+TEST_P(CoreDumpOfEachKind, GdbAndLldbOpenItWithTheCyclesFramesNamed) {
+  const auto& kind = GetParam();
+  FixtureProcess fx(kind.scenario, kind.arg);
+  testing::TempDir dir("core-dump");
+  const auto path = dir.path() / "kind.core";
+  const auto dump = writeCoreDump(Pid{fx.pid()}, path, CoreDumpOptions{});
+  ASSERT_TRUE(dump.ok()) << dump.error().message;
+  const auto names_a_wait = [&](const std::string& frames) {
+    return std::any_of(kind.waits_in.begin(), kind.waits_in.end(),
+                       [&](const std::string& f) { return frames.find(f) != std::string::npos; });
+  };
+  const auto bt = backtraces(path);
+  for (const auto& name : kind.cycle) {
+    const int tid = fx.tid(name);
+    ASSERT_TRUE(bt.contains(tid)) << name << " (" << tid << ") is not in the core";
+    EXPECT_TRUE(names_a_wait(bt.at(tid))) << name << ":\n" << bt.at(tid);
+    EXPECT_NE(bt.at(tid).find(kind.from), std::string::npos) << name << ":\n" << bt.at(tid);
+  }
+  // lldb names no thread ids in a backtrace: every thread is there, and the same frames.
+  const auto lldb = output({"lldb", "--batch", "-c", path.string(), testing::fixturePath(), "-o",
+                            "thread backtrace all"});
+  std::size_t threads = 0;
+  for (std::size_t at = 0; (at = lldb.find("thread #", at)) != std::string::npos; ++at) ++threads;
+  EXPECT_EQ(threads, bt.size()) << lldb;
+  EXPECT_TRUE(names_a_wait(lldb)) << lldb;
+  EXPECT_NE(lldb.find(kind.from), std::string::npos) << lldb;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, CoreDumpOfEachKind,
+    ::testing::Values(
+        DeadlockKind{"mutex-abba", "", {"a", "b"}, {"pthread_mutex_lock"}, "mutexAbba"},
+        DeadlockKind{"mutex-abba",
+                     "pi",
+                     {"a", "b"},
+                     {"pthread_mutex_lock", "__pthread_mutex_lock_full"},
+                     "mutexAbba"},
+        DeadlockKind{"rwlock-abba", "", {"a", "b"}, {"pthread_rwlock_wrlock"}, "rwlockAbba"},
+        DeadlockKind{
+            "join-cycle", "", {"main", "a"}, {"clockjoin", "pthread_mutex_lock"}, "joinCycle"},
+        DeadlockKind{"sem-abba", "", {"a", "b"}, {"sem_wait"}, "semAbba"}),
+    [](const ::testing::TestParamInfo<DeadlockKind>& param_info) {
+      auto name = param_info.param.scenario +
+                  (param_info.param.arg.empty() ? "" : "_" + param_info.param.arg);
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
 
 TEST(CoreDump, ACoreCutAtItsCapStillOpensAndSaysItWasCut) {
   FixtureProcess fx("heartbeat");
