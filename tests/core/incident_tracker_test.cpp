@@ -322,19 +322,24 @@ TEST(IncidentTracker, IgnoredWaitsAreNeverHangs) {
   EXPECT_EQ(tracker.waitTime(kProcess, Tid{11}), std::chrono::milliseconds(100s));
 }
 
+/// 11 and 12 wait on each other, 13 on 11; none runs.
+Snapshot abbaWithASpur() {
+  return SnapshotBuilder()
+      .process(10, "server")
+      .waitsOnThread(11, T(10, 12))
+      .switches(1)
+      .waitsOnThread(12, T(10, 11))
+      .switches(1)
+      .waitsOnThread(13, T(10, 11))
+      .switches(1)
+      .build();
+}
+
 TEST(IncidentTracker, DeadlockedThreadsAndTheirSpursAreNotAlsoHangs) {
   FakeClock clock;
   IncidentIds ids;
   IncidentTracker tracker(clock, ids);
-  const auto s = SnapshotBuilder()
-                     .process(10, "server")
-                     .waitsOnThread(11, T(10, 12))
-                     .switches(1)
-                     .waitsOnThread(12, T(10, 11))
-                     .switches(1)
-                     .waitsOnThread(13, T(10, 11))
-                     .switches(1)
-                     .build();
+  const auto s = abbaWithASpur();
   EXPECT_EQ(types(tracker.observe(observe(s))), std::vector<Type>{Type::kOpened});
   for (int i = 0; i < 60; ++i) {
     clock.advance(1s);
@@ -349,15 +354,7 @@ TEST(IncidentTracker, AThreadOfAnOpenDeadlockLeftAloneForOneSampleIsNotAlsoAHang
   FakeClock clock;
   IncidentIds ids;
   IncidentTracker tracker(clock, ids);
-  const auto cycle = SnapshotBuilder()
-                         .process(10, "server")
-                         .waitsOnThread(11, T(10, 12))
-                         .switches(1)
-                         .waitsOnThread(12, T(10, 11))
-                         .switches(1)
-                         .waitsOnThread(13, T(10, 11))
-                         .switches(1)
-                         .build();
+  const auto cycle = abbaWithASpur();
   const auto one_side = SnapshotBuilder()
                             .process(10, "server")
                             .running(11)
