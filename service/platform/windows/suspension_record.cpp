@@ -96,8 +96,7 @@ DWORD RecordedSuspension::hold(HANDLE thread, bool wow64) {
     return static_cast<DWORD>(-1);
   }
   const auto wow64_suspend = wow64 ? wow64SuspendThread() : nullptr;
-  const DWORD previous =
-      wow64_suspend != nullptr ? wow64_suspend(thread) : ::SuspendThread(thread);
+  const DWORD previous = wow64_suspend != nullptr ? wow64_suspend(thread) : ::SuspendThread(thread);
   if (previous != static_cast<DWORD>(-1)) {
     thread_ = thread;
     for (std::size_t i = 0; i < slots.size(); ++i) {

@@ -106,9 +106,9 @@ bool executable(DWORD protection) {
          protection == PAGE_EXECUTE_READWRITE || protection == PAGE_EXECUTE_WRITECOPY;
 }
 
-const std::vector<std::string> kX86Registers = {"eip", "esp", "ebp",    "eax", "ebx", "ecx",
-                                                "edx", "esi", "edi",    "eflags", "cs", "ss",
-                                                "ds",  "es",  "fs",     "gs"};
+const std::vector<std::string> kX86Registers = {"eip", "esp", "ebp", "eax",    "ebx", "ecx",
+                                                "edx", "esi", "edi", "eflags", "cs",  "ss",
+                                                "ds",  "es",  "fs",  "gs"};
 
 TEST(Wow64CaptureTest, TheFixtureIsA32BitProcess) {
   WctFixture fx(L"idle 1", std::chrono::seconds(30), wctFixture32Path());
@@ -149,8 +149,8 @@ TEST(Wow64CaptureTest, DeadlockedThreadsAreCapturedAsX86AndReleased) {
     EXPECT_LE(esp, 0xffffffffU);
     // What the registers say holds in the target: eip is in code, esp in a writable stack.
     EXPECT_TRUE(executable(protectionAt(fx.process(), eip))) << std::hex << eip;
-    EXPECT_EQ(protectionAt(fx.process(), esp), static_cast<DWORD>(PAGE_READWRITE)) << std::hex
-                                                                                  << esp;
+    EXPECT_EQ(protectionAt(fx.process(), esp), static_cast<DWORD>(PAGE_READWRITE))
+        << std::hex << esp;
     EXPECT_GT(c.stop_time.count(), 0);
     // The x86 walk starts at eip, in the system call the thread waits in: a stub of the 32-bit
     // ntdll that its export names (NtWaitForAlertByThreadId, NtWaitForSingleObject...). Under
