@@ -13,6 +13,28 @@ if(NOT MSVC)
 endif()
 target_link_libraries(wctmon-wct-fixture PRIVATE wctmon_warnings)
 
+# The same fixture as a 32-bit program, a WOW64 target of the 64-bit capture and dump: compiled
+# apart by mingw-w64's i686 compiler (plain Win32, static, no dependency of the 64-bit build).
+set(WCTMON_WOW64_FIXTURE "")
+if(NOT MSVC)
+  find_program(WCTMON_I686_CXX NAMES i686-w64-mingw32-g++-posix i686-w64-mingw32-g++
+               DOC "mingw-w64's i686 C++ compiler, for the 32-bit fixture (scripts/bootstrap.sh)")
+  if(NOT WCTMON_I686_CXX)
+    message(FATAL_ERROR "no i686-w64-mingw32-g++: scripts/bootstrap.sh installs "
+                        "g++-mingw-w64-i686-posix, which builds the 32-bit (WOW64) fixture")
+  endif()
+  set(WCTMON_WOW64_FIXTURE ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/wctmon-wct-fixture32.exe)
+  add_custom_command(
+    OUTPUT ${WCTMON_WOW64_FIXTURE}
+    COMMAND ${WCTMON_I686_CXX} -std=c++20 -O1 -gdwarf-4 -fno-omit-frame-pointer -Wall -Wextra
+            -Werror -static -o ${WCTMON_WOW64_FIXTURE}
+            ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/windows/wct_fixture.cpp
+    DEPENDS fixtures/windows/wct_fixture.cpp
+    COMMENT "Building the 32-bit fixture wctmon-wct-fixture32.exe (i686)"
+    VERBATIM)
+  add_custom_target(wctmon-wct-fixture32 ALL DEPENDS ${WCTMON_WOW64_FIXTURE})
+endif()
+
 # The SCM as the service's tests ask it where Wine's sc.exe cannot (control, polling with
 # timings, the configuration of failure actions and privileges).
 add_executable(wctmon-scm-control fixtures/windows/scm_control.cpp)
@@ -38,6 +60,11 @@ target_include_directories(wctmon_windows_tests PRIVATE ${CMAKE_CURRENT_SOURCE_D
 target_link_libraries(wctmon_windows_tests PRIVATE wctmon_platform GTest::gtest_main
                       wctmon_warnings)
 add_dependencies(wctmon_windows_tests wctmon-wct-fixture wctmon-capture-crash)
+# The capture of a 32-bit process's threads (Wow64SuspendThread, Wow64GetThreadContext).
+if(WCTMON_WOW64_FIXTURE)
+  target_sources(wctmon_windows_tests PRIVATE platform/windows/wow64_capture_test.cpp)
+  add_dependencies(wctmon_windows_tests wctmon-wct-fixture32)
+endif()
 # Discovered when ctest runs, not at build time: under Wine the first start of a prefix is slow.
 gtest_discover_tests(wctmon_windows_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                      PROPERTIES LABELS windows TIMEOUT 120)

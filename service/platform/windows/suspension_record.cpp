@@ -5,8 +5,22 @@
 #include <csignal>
 #include <mutex>
 
+#include "platform/windows/ntdll.h"
+
 namespace wctmon::windows_platform {
 namespace {
+
+using Wow64SuspendThreadFn = DWORD(WINAPI*)(HANDLE);
+
+/// kernel32's Wow64SuspendThread, or nullptr where kernel32 does not export it. Looked up, not
+/// linked: Wine (8) exports no Wow64SuspendThread, and there a linked call reaches the loader's
+/// stub for a missing import, which ends the calling process. SuspendThread stops a 32-bit
+/// thread as well; Wow64GetThreadContext then reads the 32-bit context the WOW64 layer keeps.
+Wow64SuspendThreadFn wow64SuspendThread() {
+  static const auto fn =
+      systemFunction<Wow64SuspendThreadFn>(L"kernel32.dll", "Wow64SuspendThread");
+  return fn;
+}
 
 /// One slot per suspension in progress: far more than the captures that run at once (one per
 /// worker, one thread at a time each). A handler reads the slots while captures fill them, so
@@ -81,7 +95,8 @@ DWORD RecordedSuspension::hold(HANDLE thread, bool wow64) {
     ::SetLastError(ERROR_PROCESS_ABORTED);
     return static_cast<DWORD>(-1);
   }
-  const DWORD previous = wow64 ? ::Wow64SuspendThread(thread) : ::SuspendThread(thread);
+  const auto wow64_suspend = wow64 ? wow64SuspendThread() : nullptr;
+  const DWORD previous = wow64_suspend != nullptr ? wow64_suspend(thread) : ::SuspendThread(thread);
   if (previous != static_cast<DWORD>(-1)) {
     thread_ = thread;
     for (std::size_t i = 0; i < slots.size(); ++i) {

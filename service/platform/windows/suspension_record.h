@@ -23,8 +23,8 @@ class RecordedSuspension {
   RecordedSuspension& operator=(const RecordedSuspension&) = delete;
   ~RecordedSuspension() { release(); }
 
-  /// Suspends `thread` (through WOW64 when `wow64`): the count it had, or (DWORD)-1 with
-  /// GetLastError() set.
+  /// Suspends `thread` (through Wow64SuspendThread when `wow64` and the system has it, else
+  /// SuspendThread): the count it had, or (DWORD)-1 with GetLastError() set.
   DWORD hold(HANDLE thread, bool wow64);
   /// Resumes the thread if it is still this suspension's to resume.
   void release();

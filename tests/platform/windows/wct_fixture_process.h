@@ -30,11 +30,22 @@ inline std::wstring wctFixturePath() {
   return path + L"wctmon-wct-fixture.exe";
 }
 
+/// The 32-bit build of the fixture (i686), beside the test: a WOW64 process on 64-bit Windows.
+inline std::wstring wctFixture32Path() {
+  std::wstring path(32768, L'\0');
+  const DWORD n = ::GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
+  path.resize(n);
+  path.resize(path.find_last_of(L"\\/") + 1);
+  return path + L"wctmon-wct-fixture32.exe";
+}
+
 class WctFixture {
  public:
-  /// Starts the fixture with `args` ("cs-abba", "idle 3") and waits for its "ready" line.
+  /// Starts the fixture (`program`, the 64-bit build by default) with `args` ("cs-abba",
+  /// "idle 3") and waits for its "ready" line.
   explicit WctFixture(const std::wstring& args,
-                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                      const std::wstring& program = wctFixturePath()) {
     SECURITY_ATTRIBUTES inherit{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
     HANDLE child_out = nullptr;
     HANDLE child_in = nullptr;
@@ -54,7 +65,7 @@ class WctFixture {
     startup.hStdInput = child_in;
     startup.hStdOutput = child_out;
     startup.hStdError = child_out;
-    std::wstring command = L"\"" + wctFixturePath() + L"\" " + args;
+    std::wstring command = L"\"" + program + L"\" " + args;
     PROCESS_INFORMATION info{};
     const BOOL started = ::CreateProcessW(nullptr, command.data(), nullptr, nullptr, TRUE, 0,
                                           nullptr, nullptr, &startup, &info);

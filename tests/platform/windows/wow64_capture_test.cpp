@@ -1,0 +1,200 @@
+// The Windows thread inspector against a 32-bit process that really deadlocks (the i686 build of
+// the fixture, a WOW64 process; run under Wine's WoW64 here): the 64-bit inspector suspends its
+// threads through Wow64SuspendThread, reads their 32-bit registers with Wow64GetThreadContext,
+// walks their x86 stacks and resumes them.
+#include <gtest/gtest.h>
+#include <windows.h>
+// tlhelp32.h needs windows.h first.
+#include <tlhelp32.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "platform/windows/wct_fixture_process.h"
+#include "platform/windows/windows_thread_inspector.h"
+
+namespace wctmon::windows_platform {
+namespace {
+
+using testing::WctFixture;
+using testing::wctFixture32Path;
+
+ThreadRef ref(DWORD pid, DWORD tid) {
+  return ThreadRef{Pid{static_cast<std::int32_t>(pid)}, Tid{static_cast<std::int32_t>(tid)}};
+}
+
+std::set<DWORD> threadsOf(DWORD pid) {
+  std::set<DWORD> out;
+  const HANDLE snapshot = ::CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  if (snapshot == INVALID_HANDLE_VALUE) return out;
+  THREADENTRY32 entry{};
+  entry.dwSize = sizeof(entry);
+  for (BOOL more = ::Thread32First(snapshot, &entry); more != FALSE;
+       more = ::Thread32Next(snapshot, &entry)) {
+    if (entry.th32OwnerProcessID == pid) out.insert(entry.th32ThreadID);
+  }
+  ::CloseHandle(snapshot);
+  return out;
+}
+
+/// The suspend count of a thread: SuspendThread returns the count it had, ResumeThread puts it
+/// back.
+DWORD suspendCount(DWORD tid) {
+  const HANDLE thread = ::OpenThread(THREAD_SUSPEND_RESUME, FALSE, tid);
+  if (thread == nullptr) return static_cast<DWORD>(-1);
+  const DWORD previous = ::SuspendThread(thread);
+  ::ResumeThread(thread);
+  ::CloseHandle(thread);
+  return previous;
+}
+
+std::vector<std::string> registerNames(const ThreadCapture& c) {
+  std::vector<std::string> names;
+  for (const auto& r : c.registers) names.push_back(r.name);
+  return names;
+}
+
+std::uint64_t registerOf(const ThreadCapture& c, const std::string& name) {
+  for (const auto& r : c.registers) {
+    if (r.name == name) return r.value;
+  }
+  return 0;
+}
+
+bool hasFunction(const ThreadCapture& c, const std::string& part) {
+  return std::any_of(c.frames.begin(), c.frames.end(), [&](const StackFrame& f) {
+    return f.function.find(part) != std::string::npos;
+  });
+}
+
+std::string describe(const ThreadCapture& c) {
+  std::string out = "thread " + std::to_string(c.thread.tid.value) + " " + c.architecture +
+                    " error '" + c.error + "' note '" + c.note + "'\n ";
+  for (const auto& r : c.registers) {
+    char value[32];
+    std::snprintf(value, sizeof(value), "0x%llx", static_cast<unsigned long long>(r.value));
+    out += " " + r.name + "=" + value;
+  }
+  out += "\n";
+  for (const auto& f : c.frames) {
+    char pc[32];
+    std::snprintf(pc, sizeof(pc), "0x%llx", static_cast<unsigned long long>(f.pc));
+    out += std::string("  ") + pc + " " + (f.function.empty() ? "??" : f.function) + " +" +
+           std::to_string(f.offset) + " (" + f.module + ")" +
+           (f.file.empty() ? "" : " at " + f.file + ":" + std::to_string(f.line)) + "\n";
+  }
+  return out;
+}
+
+/// How the target maps `address`: committed, and with which protection (0 when not committed).
+DWORD protectionAt(HANDLE process, std::uint64_t address) {
+  MEMORY_BASIC_INFORMATION info{};
+  if (::VirtualQueryEx(process, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address)),
+                       &info, sizeof(info)) == 0 ||
+      info.State != MEM_COMMIT) {
+    return 0;
+  }
+  return info.Protect & 0xff;
+}
+
+bool executable(DWORD protection) {
+  return protection == PAGE_EXECUTE || protection == PAGE_EXECUTE_READ ||
+         protection == PAGE_EXECUTE_READWRITE || protection == PAGE_EXECUTE_WRITECOPY;
+}
+
+const std::vector<std::string> kX86Registers = {"eip", "esp", "ebp", "eax",    "ebx", "ecx",
+                                                "edx", "esi", "edi", "eflags", "cs",  "ss",
+                                                "ds",  "es",  "fs",  "gs"};
+
+TEST(Wow64CaptureTest, TheFixtureIsA32BitProcess) {
+  WctFixture fx(L"idle 1", std::chrono::seconds(30), wctFixture32Path());
+  BOOL wow64 = FALSE;
+  ASSERT_NE(::IsWow64Process(fx.process(), &wow64), FALSE) << ::GetLastError();
+  EXPECT_TRUE(wow64) << "wctmon-wct-fixture32.exe does not run as a WOW64 process";
+  USHORT process_machine = 0;
+  USHORT native_machine = 0;
+  if (::IsWow64Process2(fx.process(), &process_machine, &native_machine) != FALSE) {
+    EXPECT_EQ(process_machine, IMAGE_FILE_MACHINE_I386);
+  }
+}
+
+TEST(Wow64CaptureTest, DeadlockedThreadsAreCapturedAsX86AndReleased) {
+  WctFixture fx(L"cs-abba", std::chrono::seconds(30), wctFixture32Path());
+  ASSERT_EQ(fx.tids().size(), 2U);
+
+  WindowsThreadInspector inspector;
+  const std::vector<ThreadRef> wanted = {ref(fx.pid(), fx.tids()[0]), ref(fx.pid(), fx.tids()[1])};
+  const auto captures = inspector.capture(wanted);
+  ASSERT_EQ(captures.size(), 2U);
+  for (std::size_t i = 0; i < captures.size(); ++i) {
+    const auto& c = captures[i];
+    std::printf("%s", describe(c).c_str());
+    SCOPED_TRACE(describe(c));
+    EXPECT_EQ(c.thread, wanted[i]);
+    ASSERT_TRUE(c.captured) << c.error;
+    EXPECT_EQ(c.error, "");
+    EXPECT_EQ(c.method, CaptureMethod::kStopped);
+    // The 32-bit context (Wow64GetThreadContext), not the 64-bit one of WOW64's own layer.
+    EXPECT_EQ(c.architecture, "x86");
+    EXPECT_EQ(registerNames(c), kX86Registers);
+    const std::uint64_t eip = registerOf(c, "eip");
+    const std::uint64_t esp = registerOf(c, "esp");
+    EXPECT_NE(eip, 0U);
+    EXPECT_NE(esp, 0U);
+    EXPECT_LE(eip, 0xffffffffU);
+    EXPECT_LE(esp, 0xffffffffU);
+    // What the registers say holds in the target: eip is in code, esp in a writable stack.
+    EXPECT_TRUE(executable(protectionAt(fx.process(), eip))) << std::hex << eip;
+    EXPECT_EQ(protectionAt(fx.process(), esp), static_cast<DWORD>(PAGE_READWRITE))
+        << std::hex << esp;
+    EXPECT_GT(c.stop_time.count(), 0);
+    // The x86 walk starts at eip, in the system call the thread waits in: a stub of the 32-bit
+    // ntdll that its export names (NtWaitForAlertByThreadId, NtWaitForSingleObject...). Under
+    // Wine the walk from a 64-bit process ends in that ntdll; the fixture's own frames below it
+    // are named on Windows.
+    ASSERT_FALSE(c.frames.empty());
+    EXPECT_EQ(c.frames[0].pc, eip);
+    EXPECT_EQ(c.frames[0].module, "ntdll.dll");
+    EXPECT_TRUE(c.frames[0].function.starts_with("Nt")) << c.frames[0].function;
+    EXPECT_LE(c.frames.size(), WindowsThreadInspector::kMaxFrames);
+    for (const auto& f : c.frames) EXPECT_LE(f.pc, 0xffffffffU);
+  }
+
+  // Every suspension was undone, and the process runs on.
+  for (const DWORD tid : threadsOf(fx.pid())) EXPECT_EQ(suspendCount(tid), 0U) << tid;
+  EXPECT_EQ(fx.ask("ping"), "pong");
+
+  // Resumed, the threads went back to their waits: a second capture finds them at the same eip.
+  const auto again = inspector.capture(wanted);
+  ASSERT_EQ(again.size(), 2U);
+  for (std::size_t i = 0; i < again.size(); ++i) {
+    SCOPED_TRACE(describe(again[i]));
+    ASSERT_TRUE(again[i].captured) << again[i].error;
+    EXPECT_EQ(again[i].architecture, "x86");
+    EXPECT_EQ(registerOf(again[i], "eip"), registerOf(captures[i], "eip"));
+  }
+}
+
+TEST(Wow64CaptureTest, ThreadsOf32And64BitProcessesInOneCall) {
+  WctFixture x86(L"idle 1", std::chrono::seconds(30), wctFixture32Path());
+  WctFixture x64(L"idle 1");
+  const std::vector<ThreadRef> wanted = {ref(x86.pid(), x86.tids()[0]),
+                                         ref(x64.pid(), x64.tids()[0])};
+  WindowsThreadInspector inspector;
+  const auto captures = inspector.capture(wanted);
+  ASSERT_EQ(captures.size(), 2U);
+  ASSERT_TRUE(captures[0].captured) << captures[0].error;
+  ASSERT_TRUE(captures[1].captured) << captures[1].error;
+  EXPECT_EQ(captures[0].architecture, "x86");
+  EXPECT_NE(registerOf(captures[0], "eip"), 0U);
+  EXPECT_EQ(captures[1].architecture, "x86_64");
+  EXPECT_NE(registerOf(captures[1], "rip"), 0U);
+  EXPECT_TRUE(hasFunction(captures[1], "idleThread")) << describe(captures[1]);
+}
+
+}  // namespace
+}  // namespace wctmon::windows_platform
