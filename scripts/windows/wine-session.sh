@@ -14,6 +14,17 @@ wine_session_start() {
   "$wineserver" -w 2>/dev/null || true
   "$wineserver" -p </dev/null >/dev/null 2>&1 ||
     echo "wine-session: no persistent wineserver; each program starts its own" >&2
+  # A prefix made before Wine's 32-bit half was installed cannot run 32-bit programs ("could not
+  # load kernel32.dll"), and updating it does not mend that: the scripts' prefixes are their
+  # build's own, made anew.
+  if [[ -f $WINEPREFIX/system.reg && -x ${wine%/*}/wine &&
+        ! -f $WINEPREFIX/drive_c/windows/syswow64/kernel32.dll ]]; then
+    echo "wine-session: $WINEPREFIX runs no 32-bit programs; making it anew" >&2
+    "$wineserver" -k 2>/dev/null || true
+    "$wineserver" -w 2>/dev/null || true
+    rm -rf "$WINEPREFIX"
+    "$wineserver" -p </dev/null >/dev/null 2>&1 || true
+  fi
   local init=()
   [[ -f $WINEPREFIX/system.reg ]] || init=(--init)
   "$wine" wineboot "${init[@]}" </dev/null >/dev/null 2>&1 || true
