@@ -94,7 +94,8 @@ std::array<std::uint8_t, 32> Sha256::finishBytes() {
   std::array<std::uint8_t, 72> tail{};
   tail[0] = 0x80;
   const std::size_t zeros = (state_->pending_size < 56 ? 56 : 120) - state_->pending_size;
-  for (std::size_t i = 0; i < 8; ++i) tail[zeros + i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
+  for (std::size_t i = 0; i < 8; ++i)
+    tail[zeros + i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
   state_->update(tail.data(), zeros + 8);
   std::array<std::uint8_t, 32> out{};
   for (std::size_t i = 0; i < 8; ++i) {
