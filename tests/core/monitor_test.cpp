@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <future>
 #include <thread>
@@ -353,6 +354,9 @@ struct DumpPolicyCase {
   std::vector<int> dumped;
 };
 
+/// Named in test listings by its capture section (the same in every build).
+void PrintTo(const DumpPolicyCase& c, std::ostream* out) { *out << c.capture; }
+
 class MonitorDumpTest : public MonitorTest, public ::testing::WithParamInterface<DumpPolicyCase> {};
 
 TEST_P(MonitorDumpTest, DumpsFollowThePolicyOncePerProcessAndCaptureInterval) {
@@ -402,11 +406,17 @@ TEST_P(MonitorDumpTest, DumpsFollowThePolicyOncePerProcessAndCaptureInterval) {
   EXPECT_EQ(monitor->stats().dumps, c.dumped.size());
 }
 
+std::string policyCaseName(const ::testing::TestParamInfo<DumpPolicyCase>& info) {
+  static const char* const kNames[] = {"deadlock", "incident", "none", "capture_off"};
+  return kNames[info.index];
+}
+
 INSTANTIATE_TEST_SUITE_P(Policies, MonitorDumpTest,
                          ::testing::Values(DumpPolicyCase{R"("dump": "deadlock")", {10, 10}},
                                            DumpPolicyCase{R"("dump": "incident")", {10, 10, 20}},
                                            DumpPolicyCase{R"("dump": "none")", {}},
-                                           DumpPolicyCase{R"("enabled": false)", {}}));
+                                           DumpPolicyCase{R"("enabled": false)", {}}),
+                         policyCaseName);
 
 TEST_F(MonitorTest, TheCaptureIntervalIsNotShortenedByAWallClockStep) {
   catalog_.set({processInfo(10, "server")});

@@ -106,6 +106,11 @@ struct DeadlockKind {
   std::string from;
 };
 
+/// Named in test listings by what it runs (the same in every build).
+void PrintTo(const DeadlockKind& kind, std::ostream* out) {
+  *out << kind.scenario << (kind.arg.empty() ? "" : " " + kind.arg);
+}
+
 class CoreDumpOfEachKind : public ::testing::TestWithParam<DeadlockKind> {};
 
 TEST_P(CoreDumpOfEachKind, GdbAndLldbOpenItWithTheCyclesFramesNamed) {
