@@ -28,6 +28,11 @@ wine_session_start() {
   local init=()
   [[ -f $WINEPREFIX/system.reg ]] || init=(--init)
   "$wine" wineboot "${init[@]}" </dev/null >/dev/null 2>&1 || true
+  # A new prefix's first program can meet what the making of the prefix still runs (once, a
+  # program exited with a page fault there): a program of Wine's own goes first.
+  if ((${#init[@]} > 0)); then
+    "$wine" cmd.exe /c ver </dev/null >/dev/null 2>&1 || true
+  fi
 }
 
 wine_session_stop() {
