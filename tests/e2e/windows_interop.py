@@ -150,6 +150,16 @@ def analyze_unsupported(e):
         stop(fixture)
 
 
+def dump_with_wctmon_exe(e, pid, dump, what, timed):
+    """wctmon.exe dump of `pid` into `dump`, checked as `what`; prints how long it took."""
+    t0 = time.time()
+    r = e.wine_run("wctmon.exe", "dump", "--pid", pid, "--out", wine_path(dump))
+    elapsed = time.time() - t0
+    check(r.returncode == 0 and "minidump" in r.stdout, what,
+          f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}")
+    print(f"     ({timed}: {elapsed * 1000:.0f} ms)")
+
+
 def dump_under_wine(e):
     fixture = e.wine_start("wctmon-wct-fixture.exe", "cs-abba")
     try:
@@ -157,13 +167,8 @@ def dump_under_wine(e):
         check(len(ready) >= 2 and ready[0] == "ready", "the critical-section fixture runs", repr(ready))
         pid = ready[1] if len(ready) > 1 else "1"
         dump = os.path.join(e.scratch, "cs-abba.dmp")
-        t0 = time.time()
-        r = e.wine_run("wctmon.exe", "dump", "--pid", pid, "--out", wine_path(dump))
-        elapsed = time.time() - t0
-        check(r.returncode == 0 and "minidump" in r.stdout,
-              "wctmon.exe dump writes a minidump of a Wine process",
-              f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}")
-        print(f"     (dump under Wine: {elapsed * 1000:.0f} ms)")
+        dump_with_wctmon_exe(e, pid, dump, "wctmon.exe dump writes a minidump of a Wine process",
+                             "dump under Wine")
         magic = b""
         if os.path.exists(dump):
             with open(dump, "rb") as f:
@@ -242,13 +247,8 @@ def dump_32bit_process(e):
             return
         pid, blocked = ready[1], [int(t) for t in ready[2:]]
         dump = os.path.join(e.scratch, "cs-abba-x86.dmp")
-        t0 = time.time()
-        r = e.wine_run("wctmon.exe", "dump", "--pid", pid, "--out", wine_path(dump))
-        elapsed = time.time() - t0
-        check(r.returncode == 0 and "minidump" in r.stdout,
-              "wctmon.exe (64-bit) dumps the 32-bit process",
-              f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}")
-        print(f"     (dump of the 32-bit process under Wine: {elapsed * 1000:.0f} ms)")
+        dump_with_wctmon_exe(e, pid, dump, "wctmon.exe (64-bit) dumps the 32-bit process",
+                             "dump of the 32-bit process under Wine")
         try:
             md = Minidump(dump)
         except (OSError, ValueError, struct.error) as error:

@@ -3,8 +3,6 @@
 // for threads that are gone or ours.
 #include <gtest/gtest.h>
 #include <windows.h>
-// tlhelp32.h needs windows.h first.
-#include <tlhelp32.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "platform/windows/capture_probes.h"
 #include "platform/windows/privileges.h"
 #include "platform/windows/wct_fixture_process.h"
 #include "platform/windows/windows_thread_inspector.h"
@@ -21,50 +20,14 @@
 namespace wctmon::windows_platform {
 namespace {
 
+using testing::besideThisTest;
+using testing::describe;
+using testing::hasFunction;
+using testing::ref;
+using testing::registerOf;
+using testing::suspendCount;
+using testing::threadsOf;
 using testing::WctFixture;
-
-ThreadRef ref(DWORD pid, DWORD tid) {
-  return ThreadRef{Pid{static_cast<std::int32_t>(pid)}, Tid{static_cast<std::int32_t>(tid)}};
-}
-
-/// The threads of `pid` as Toolhelp32 lists them.
-std::set<DWORD> threadsOf(DWORD pid) {
-  std::set<DWORD> out;
-  const HANDLE snapshot = ::CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
-  if (snapshot == INVALID_HANDLE_VALUE) return out;
-  THREADENTRY32 entry{};
-  entry.dwSize = sizeof(entry);
-  for (BOOL more = ::Thread32First(snapshot, &entry); more != FALSE;
-       more = ::Thread32Next(snapshot, &entry)) {
-    if (entry.th32OwnerProcessID == pid) out.insert(entry.th32ThreadID);
-  }
-  ::CloseHandle(snapshot);
-  return out;
-}
-
-/// The suspend count of a thread, read the only way Windows offers: SuspendThread returns the
-/// count it had, and ResumeThread puts it back.
-DWORD suspendCount(DWORD tid) {
-  const HANDLE thread = ::OpenThread(THREAD_SUSPEND_RESUME, FALSE, tid);
-  if (thread == nullptr) return static_cast<DWORD>(-1);
-  const DWORD previous = ::SuspendThread(thread);
-  ::ResumeThread(thread);
-  ::CloseHandle(thread);
-  return previous;
-}
-
-std::uint64_t registerOf(const ThreadCapture& c, const std::string& name) {
-  for (const auto& r : c.registers) {
-    if (r.name == name) return r.value;
-  }
-  return 0;
-}
-
-bool hasFunction(const ThreadCapture& c, const std::string& part) {
-  return std::any_of(c.frames.begin(), c.frames.end(), [&](const StackFrame& f) {
-    return f.function.find(part) != std::string::npos;
-  });
-}
 
 /// The frame of the function named `part`: its source file and line, as DbgHelp read them from
 /// the fixture's DWARF.
@@ -73,19 +36,6 @@ std::string sourceOf(const ThreadCapture& c, const std::string& part) {
     if (f.function.find(part) != std::string::npos) return f.file + ":" + std::to_string(f.line);
   }
   return {};
-}
-
-std::string describe(const ThreadCapture& c) {
-  std::string out = "thread " + std::to_string(c.thread.tid.value) + " error '" + c.error +
-                    "' note '" + c.note + "'\n";
-  for (const auto& f : c.frames) {
-    char pc[32];
-    std::snprintf(pc, sizeof(pc), "0x%llx", static_cast<unsigned long long>(f.pc));
-    out += std::string("  ") + pc + " " + (f.function.empty() ? "??" : f.function) + " +" +
-           std::to_string(f.offset) + " (" + f.module + ")" +
-           (f.file.empty() ? "" : " at " + f.file + ":" + std::to_string(f.line)) + "\n";
-  }
-  return out;
 }
 
 /// Inside the wait: the innermost frame is in ntdll, or a frame names the wait itself.
@@ -237,15 +187,6 @@ TEST(WindowsThreadInspectorTest, AThreadSuspendedBySomeoneElseStaysSuspended) {
   EXPECT_EQ(::ResumeThread(thread), 1U);  // ours, still in place
   ::CloseHandle(thread);
   EXPECT_EQ(suspendCount(tid), 0U);
-}
-
-/// The path of `name` beside this test's executable (a Windows path).
-std::wstring besideThisTest(const std::wstring& name) {
-  std::wstring path(32768, L'\0');
-  const DWORD n = ::GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
-  path.resize(n);
-  path.resize(path.find_last_of(L"\\/") + 1);
-  return path + name;
 }
 
 /// Runs `command` to its end (at most a minute); its exit code, or -1.

@@ -14,30 +14,30 @@
 
 namespace wctmon::windows_platform::testing {
 
-/// The fixture's path: WCTMON_WCT_FIXTURE when set, else wctmon-wct-fixture.exe beside the test
-/// (a Windows path: under Wine a Unix path given by CMake would not resolve).
-inline std::wstring wctFixturePath() {
-  std::wstring path(32768, L'\0');
-  DWORD n = ::GetEnvironmentVariableW(L"WCTMON_WCT_FIXTURE", path.data(),
-                                      static_cast<DWORD>(path.size()));
-  if (n > 0 && n < path.size()) {
-    path.resize(n);
-    return path;
-  }
-  n = ::GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
-  path.resize(n);
-  path.resize(path.find_last_of(L"\\/") + 1);
-  return path + L"wctmon-wct-fixture.exe";
-}
-
-/// The 32-bit build of the fixture (i686), beside the test: a WOW64 process on 64-bit Windows.
-inline std::wstring wctFixture32Path() {
+/// The path of `name` beside this test's executable (a Windows path: under Wine a Unix path given
+/// by CMake would not resolve).
+inline std::wstring besideThisTest(const std::wstring& name) {
   std::wstring path(32768, L'\0');
   const DWORD n = ::GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
   path.resize(n);
   path.resize(path.find_last_of(L"\\/") + 1);
-  return path + L"wctmon-wct-fixture32.exe";
+  return path + name;
 }
+
+/// The fixture's path: WCTMON_WCT_FIXTURE when set, else wctmon-wct-fixture.exe beside the test.
+inline std::wstring wctFixturePath() {
+  std::wstring path(32768, L'\0');
+  const DWORD n = ::GetEnvironmentVariableW(L"WCTMON_WCT_FIXTURE", path.data(),
+                                            static_cast<DWORD>(path.size()));
+  if (n > 0 && n < path.size()) {
+    path.resize(n);
+    return path;
+  }
+  return besideThisTest(L"wctmon-wct-fixture.exe");
+}
+
+/// The 32-bit build of the fixture (i686), beside the test: a WOW64 process on 64-bit Windows.
+inline std::wstring wctFixture32Path() { return besideThisTest(L"wctmon-wct-fixture32.exe"); }
 
 class WctFixture {
  public:

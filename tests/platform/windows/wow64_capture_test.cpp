@@ -4,90 +4,33 @@
 // walks their x86 stacks and resumes them.
 #include <gtest/gtest.h>
 #include <windows.h>
-// tlhelp32.h needs windows.h first.
-#include <tlhelp32.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "platform/windows/capture_probes.h"
 #include "platform/windows/wct_fixture_process.h"
 #include "platform/windows/windows_thread_inspector.h"
 
 namespace wctmon::windows_platform {
 namespace {
 
+using testing::describe;
+using testing::hasFunction;
+using testing::ref;
+using testing::registerOf;
+using testing::suspendCount;
+using testing::threadsOf;
 using testing::WctFixture;
 using testing::wctFixture32Path;
-
-ThreadRef ref(DWORD pid, DWORD tid) {
-  return ThreadRef{Pid{static_cast<std::int32_t>(pid)}, Tid{static_cast<std::int32_t>(tid)}};
-}
-
-std::set<DWORD> threadsOf(DWORD pid) {
-  std::set<DWORD> out;
-  const HANDLE snapshot = ::CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
-  if (snapshot == INVALID_HANDLE_VALUE) return out;
-  THREADENTRY32 entry{};
-  entry.dwSize = sizeof(entry);
-  for (BOOL more = ::Thread32First(snapshot, &entry); more != FALSE;
-       more = ::Thread32Next(snapshot, &entry)) {
-    if (entry.th32OwnerProcessID == pid) out.insert(entry.th32ThreadID);
-  }
-  ::CloseHandle(snapshot);
-  return out;
-}
-
-/// The suspend count of a thread: SuspendThread returns the count it had, ResumeThread puts it
-/// back.
-DWORD suspendCount(DWORD tid) {
-  const HANDLE thread = ::OpenThread(THREAD_SUSPEND_RESUME, FALSE, tid);
-  if (thread == nullptr) return static_cast<DWORD>(-1);
-  const DWORD previous = ::SuspendThread(thread);
-  ::ResumeThread(thread);
-  ::CloseHandle(thread);
-  return previous;
-}
 
 std::vector<std::string> registerNames(const ThreadCapture& c) {
   std::vector<std::string> names;
   for (const auto& r : c.registers) names.push_back(r.name);
   return names;
-}
-
-std::uint64_t registerOf(const ThreadCapture& c, const std::string& name) {
-  for (const auto& r : c.registers) {
-    if (r.name == name) return r.value;
-  }
-  return 0;
-}
-
-bool hasFunction(const ThreadCapture& c, const std::string& part) {
-  return std::any_of(c.frames.begin(), c.frames.end(), [&](const StackFrame& f) {
-    return f.function.find(part) != std::string::npos;
-  });
-}
-
-std::string describe(const ThreadCapture& c) {
-  std::string out = "thread " + std::to_string(c.thread.tid.value) + " " + c.architecture +
-                    " error '" + c.error + "' note '" + c.note + "'\n ";
-  for (const auto& r : c.registers) {
-    char value[32];
-    std::snprintf(value, sizeof(value), "0x%llx", static_cast<unsigned long long>(r.value));
-    out += " " + r.name + "=" + value;
-  }
-  out += "\n";
-  for (const auto& f : c.frames) {
-    char pc[32];
-    std::snprintf(pc, sizeof(pc), "0x%llx", static_cast<unsigned long long>(f.pc));
-    out += std::string("  ") + pc + " " + (f.function.empty() ? "??" : f.function) + " +" +
-           std::to_string(f.offset) + " (" + f.module + ")" +
-           (f.file.empty() ? "" : " at " + f.file + ":" + std::to_string(f.line)) + "\n";
-  }
-  return out;
 }
 
 /// How the target maps `address`: committed, and with which protection (0 when not committed).
