@@ -84,14 +84,22 @@ void printTargets(Session& session, const google::protobuf::RepeatedPtrField<v1:
   Session::print(table.render(session.wide()));
 }
 
-/// "1 deadlock, 0 hangs".
+/// "1 deadlock, 0 hangs, 2 unresponsive": deadlocks and hangs always, the other kinds when some
+/// are open.
 std::string openCounts(const v1::ServiceStatus& s) {
   std::string out;
   for (const auto& c : s.open_incidents()) {
-    const std::string kind = c.kind() == v1::INCIDENT_KIND_DEADLOCK ? "deadlock"
-                             : c.kind() == v1::INCIDENT_KIND_HANG   ? "hang"
-                                                                    : "other";
-    out += (out.empty() ? "" : ", ") + countOf(c.count(), kind);
+    const auto kind = wire::fromProto(c.kind());
+    std::string text;
+    if (!kind) {
+      text = countOf(c.count(), "other");
+    } else if (*kind == IncidentKind::kDeadlock || *kind == IncidentKind::kHang ||
+               *kind == IncidentKind::kStall) {
+      text = countOf(c.count(), toString(*kind));
+    } else if (c.count() != 0) {
+      text = std::to_string(c.count()) + " " + toString(*kind);
+    }
+    if (!text.empty()) out += (out.empty() ? "" : ", ") + text;
   }
   return out.empty() ? "none" : out;
 }
@@ -225,6 +233,26 @@ int runTargetsRemove(Session& session, const std::string& name) {
   return kExitOk;
 }
 
+namespace {
+
+/// "-" without a probe; "passing 3ms", "failing 2: timed out after 2000 ms", "unresponsive 5:
+/// connection refused".
+std::string probeText(const v1::WatchedProcess& p) {
+  if (!p.has_probe()) return "-";
+  const auto& s = p.probe();
+  std::string out = s.state();
+  if (s.state() == "passing") {
+    const auto us = google::protobuf::util::TimeUtil::DurationToMicroseconds(s.last_latency());
+    out += " " + (us < 1000 ? std::to_string(us) + "us"
+                            : durationText(std::chrono::milliseconds(us / 1000)));
+  } else if (s.failures_in_a_row() > 0) {
+    out += " " + std::to_string(s.failures_in_a_row()) + ": " + s.last_detail();
+  }
+  return out;
+}
+
+}  // namespace
+
 int runProcesses(Session& session) {
   v1::ListProcessesResponse r;
   if (!session.call(&v1::Monitor::Stub::ListProcesses, v1::ListProcessesRequest(), r)) {
@@ -235,7 +263,8 @@ int runProcesses(Session& session) {
     return kExitOk;
   }
   std::vector<Table::Column> columns = {{"PID", false, true},     {"NAME", true},  {"TARGET", true},
-                                        {"THREADS", false, true}, {"STATE", true}, {"SAMPLED"}};
+                                        {"THREADS", false, true}, {"STATE", true}, {"SAMPLED"},
+                                        {"PROBE", true}};
   if (session.wide()) columns.push_back({"START TIME", false, true});
   Table table(columns);
   const auto now = std::chrono::system_clock::now();
@@ -245,8 +274,13 @@ int runProcesses(Session& session) {
                                      now - wire::fromTimestamp(p.last_sample_at()))) +
                                      " ago"
                                : "never";
-    std::vector<std::string> row = {std::to_string(p.pid()),     p.name(),  p.target(),
-                                    std::to_string(p.threads()), p.state(), sampled};
+    std::vector<std::string> row = {std::to_string(p.pid()),
+                                    p.name(),
+                                    p.target(),
+                                    std::to_string(p.threads()),
+                                    p.state(),
+                                    sampled,
+                                    probeText(p)};
     if (session.wide()) row.push_back(std::to_string(p.start_time()));
     table.add(std::move(row));
   }

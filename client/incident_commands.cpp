@@ -19,9 +19,8 @@ namespace {
 constexpr std::int64_t kMaxPage = 1000;
 
 std::string kindOf(v1::IncidentKind kind) {
-  return kind == v1::INCIDENT_KIND_DEADLOCK ? "deadlock"
-         : kind == v1::INCIDENT_KIND_HANG   ? "hang"
-                                            : "?";
+  const auto known = wire::fromProto(kind);
+  return known ? toString(*known) : "?";
 }
 
 std::string stateOf(v1::IncidentState state) {
@@ -108,8 +107,7 @@ int runIncidents(Session& session, const IncidentsArgs& args) {
   v1::ListIncidentsRequest request;
   if (args.state == "open") request.set_state(v1::INCIDENT_STATE_OPEN);
   if (args.state == "resolved") request.set_state(v1::INCIDENT_STATE_RESOLVED);
-  if (args.kind == "deadlock") request.set_kind(v1::INCIDENT_KIND_DEADLOCK);
-  if (args.kind == "hang") request.set_kind(v1::INCIDENT_KIND_HANG);
+  if (const auto kind = incidentKindFromString(args.kind)) request.set_kind(wire::toProto(*kind));
   request.set_pid(args.pid);
   request.set_target(args.target);
   if (args.since) *request.mutable_since() = wire::toTimestamp(*args.since);

@@ -10,6 +10,7 @@
 #include "client/defaults.h"
 #include "client/exit_codes.h"
 #include "client/time_args.h"
+#include "model/incident.h"
 #include "wire/terminal_text.h"
 
 namespace {
@@ -186,9 +187,15 @@ int commandMain(int argc, char** argv) {
   incidents->add_option("--state", incidents_args.state, "open, resolved or all (default all)")
       ->type_name("STATE")
       ->check(cli::oneOf({"open", "resolved", "all"}));
-  incidents->add_option("--kind", incidents_args.kind, "deadlock, hang or all (default all)")
+  std::vector<std::string> kinds;
+  for (const auto kind : wctmon::kIncidentKinds) kinds.emplace_back(wctmon::toString(kind));
+  kinds.emplace_back("all");
+  incidents
+      ->add_option("--kind", incidents_args.kind,
+                   "deadlock, hang, unresponsive, busy, stall, service-hung, window-hung or all "
+                   "(default all)")
       ->type_name("KIND")
-      ->check(cli::oneOf({"deadlock", "hang", "all"}));
+      ->check(cli::oneOf(kinds));
   incidents
       ->add_option("--since", since,
                    "Opened since: a duration back (1h, 30m) or a time (2026-11-23T10:00:00Z)")

@@ -5,6 +5,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <array>
 #include <utility>
 #include <vector>
 
@@ -22,10 +23,9 @@ class Metrics::Figures final : public prometheus::Collectable {
   std::vector<MetricFamily> Collect() const override {
     const auto stats = deps_.monitor.stats();
     const auto facts = deps_.control.facts();
-    std::uint64_t open_deadlocks = 0;
-    std::uint64_t open_hangs = 0;
+    std::array<std::uint64_t, kIncidentKindCount> open{};
     for (const auto& incident : *deps_.incidents.openIncidents()) {
-      ++(incident.kind == IncidentKind::kDeadlock ? open_deadlocks : open_hangs);
+      ++open[static_cast<std::size_t>(incident.kind)];
     }
     const auto d = [](auto v) { return static_cast<double>(v); };
     std::vector<MetricFamily> out;
@@ -43,14 +43,16 @@ class Metrics::Figures final : public prometheus::Collectable {
     const auto one = [](double value) {
       return std::vector<std::pair<ClientMetric::Label, double>>{{{}, value}};
     };
-    const auto byKind = [](double deadlocks, double hangs) {
-      return std::vector<std::pair<ClientMetric::Label, double>>{{{"kind", "deadlock"}, deadlocks},
-                                                                 {{"kind", "hang"}, hangs}};
+    const auto byKind = [&](const std::array<std::uint64_t, kIncidentKindCount>& counts) {
+      std::vector<std::pair<ClientMetric::Label, double>> values;
+      for (const auto kind : kIncidentKinds) {
+        values.push_back({{"kind", toString(kind)}, d(counts[static_cast<std::size_t>(kind)])});
+      }
+      return values;
     };
-    add("wctmon_incidents_open", "Incidents open now.", MetricType::Gauge,
-        byKind(d(open_deadlocks), d(open_hangs)));
-    add("wctmon_incidents_total", "Incidents opened since the service started.",
-        MetricType::Counter, byKind(d(stats.deadlocks_opened), d(stats.hangs_opened)));
+    add("wctmon_incidents_open", "Incidents open now, by kind.", MetricType::Gauge, byKind(open));
+    add("wctmon_incidents_total", "Incidents opened since the service started, by kind.",
+        MetricType::Counter, byKind(stats.opened_by_kind));
     add("wctmon_incidents_resolved_total", "Incidents resolved since the service started.",
         MetricType::Counter, one(d(stats.incidents_resolved)));
     add("wctmon_samples_total", "Samples of watched processes taken.", MetricType::Counter,

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <mutex>
 
@@ -20,6 +21,20 @@ using google::protobuf::util::TimeUtil;
 
 google::protobuf::Duration duration(std::chrono::microseconds d) {
   return TimeUtil::MicrosecondsToDuration(d.count());
+}
+
+v1::ProbeStatus toProto(const TargetProbeStatus& s) {
+  v1::ProbeStatus out;
+  out.set_probe(wire::validUtf8(s.probe));
+  out.set_state(s.status.state);
+  out.set_failures_in_a_row(s.status.failures_in_a_row);
+  out.set_passed(s.status.passed);
+  out.set_failed(s.status.failed);
+  if (s.status.last) {
+    *out.mutable_last_latency() = duration(s.status.last->latency);
+    out.set_last_detail(wire::validUtf8(s.status.last->detail));
+  }
+  return out;
 }
 
 v1::Target toProto(const TargetConfig& t, bool runtime) {
@@ -177,17 +192,15 @@ grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext*
   response->set_sample_errors(stats.sample_errors);
   *response->mutable_last_sample_duration() = duration(facts.last_sample);
   *response->mutable_p99_sample_duration() = duration(facts.p99_sample);
-  std::uint64_t deadlocks = 0;
-  std::uint64_t hangs = 0;
+  std::array<std::uint64_t, kIncidentKindCount> open{};
   for (const auto& incident : *deps_.incidents.openIncidents()) {
-    ++(incident.kind == IncidentKind::kDeadlock ? deadlocks : hangs);
+    ++open[static_cast<std::size_t>(incident.kind)];
   }
-  auto* open_deadlocks = response->add_open_incidents();
-  open_deadlocks->set_kind(v1::INCIDENT_KIND_DEADLOCK);
-  open_deadlocks->set_count(deadlocks);
-  auto* open_hangs = response->add_open_incidents();
-  open_hangs->set_kind(v1::INCIDENT_KIND_HANG);
-  open_hangs->set_count(hangs);
+  for (const auto kind : kIncidentKinds) {
+    auto* count = response->add_open_incidents();
+    count->set_kind(wire::toProto(kind));
+    count->set_count(open[static_cast<std::size_t>(kind)]);
+  }
   response->set_incidents_opened(stats.incidents_opened);
   response->set_incidents_resolved(stats.incidents_resolved);
   response->set_api_watchers(static_cast<std::uint32_t>(watchers_.count()));
@@ -325,6 +338,7 @@ grpc::ServerUnaryReactor* MonitorService::ListProcesses(grpc::CallbackServerCont
                                                         const v1::ListProcessesRequest* /*request*/,
                                                         v1::ListProcessesResponse* response) {
   if (auto* refused = refuse(context, Role::kReader)) return refused;
+  const auto probes = deps_.control.probes();
   for (const auto& w : deps_.monitor.watched()) {
     auto* p = response->add_processes();
     p->set_pid(w.process.identity.pid.value);
@@ -338,6 +352,10 @@ grpc::ServerUnaryReactor* MonitorService::ListProcesses(grpc::CallbackServerCont
     } else {
       p->set_state("not sampled yet");
     }
+    const auto probe = std::find_if(probes.begin(), probes.end(), [&](const TargetProbeStatus& s) {
+      return s.target == w.target->name;
+    });
+    if (probe != probes.end()) *p->mutable_probe() = toProto(*probe);
   }
   auto* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

@@ -80,8 +80,7 @@ Result<IncidentPage> incidentPageOf(const v1::ListIncidentsRequest& request) {
   auto& query = page.query;
   if (request.state() == v1::INCIDENT_STATE_OPEN) query.state = IncidentState::kOpen;
   if (request.state() == v1::INCIDENT_STATE_RESOLVED) query.state = IncidentState::kResolved;
-  if (request.kind() == v1::INCIDENT_KIND_DEADLOCK) query.kind = IncidentKind::kDeadlock;
-  if (request.kind() == v1::INCIDENT_KIND_HANG) query.kind = IncidentKind::kHang;
+  query.kind = wire::fromProto(request.kind());
   if (request.pid() != 0) query.pid = Pid{request.pid()};
   if (!request.target().empty()) query.target = request.target();
   if (request.has_since()) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/alert_router.h"
+#include "core/probe_tracker.h"
 
 namespace wctmon::api {
 
@@ -46,6 +47,8 @@ class ServiceControl {
  public:
   virtual ~ServiceControl() = default;
   [[nodiscard]] virtual ServiceFacts facts() const = 0;
+  /// The targets' liveness probes as their last outcomes left them.
+  [[nodiscard]] virtual std::vector<TargetProbeStatus> probes() const = 0;
   /// Reads the configuration file again, as SIGHUP does.
   [[nodiscard]] virtual ReloadOutcome reload() = 0;
 };

@@ -17,6 +17,8 @@
 #include "core/on_demand_analysis.h"
 #include "platform/platform_factory.h"
 #include "platform/service_factory.h"
+#include "runtime/network_prober.h"
+#include "runtime/probe_scheduler.h"
 #include "runtime/scheduler.h"
 #include "store/incident_store.h"
 #include "store/state_lock.h"
@@ -61,6 +63,11 @@ struct Service::Running {
   std::unique_ptr<Monitor> monitor;
   std::unique_ptr<OnDemandAnalysis> analysis;
   std::unique_ptr<Scheduler> scheduler;
+  /// The targets' liveness probes: the platform's, the prober, and what runs them (stopped
+  /// before the scheduler stops the pool).
+  std::unique_ptr<LocalProber> local_prober;
+  std::unique_ptr<NetworkProber> prober;
+  std::unique_ptr<ProbeScheduler> probes;
   std::chrono::system_clock::time_point started_at;
   /// The sinks the configuration asked for and where each delivers, as chosen at start and at
   /// the last reload (Service::mutex_).
@@ -76,6 +83,10 @@ struct Service::Running {
 class Service::Control final : public api::ServiceControl {
  public:
   Control(Service& service, Running& running) : service_(service), running_(running) {}
+
+  [[nodiscard]] std::vector<TargetProbeStatus> probes() const override {
+    return running_.probes->statuses();
+  }
 
   [[nodiscard]] api::ServiceFacts facts() const override {
     api::ServiceFacts f;
@@ -339,6 +350,12 @@ Status Service::start(const std::filesystem::path& config_path) {
       };
     }
     r->scheduler = std::make_unique<Scheduler>(*r->monitor, *r->pool, std::move(options));
+    r->local_prober = makeLocalProber();
+    r->prober =
+        std::make_unique<NetworkProber>(r->pool->context(), r->pool->work(), *r->local_prober);
+    r->probes = std::make_unique<ProbeScheduler>(ProbeScheduler::Dependencies{
+        *r->monitor, *r->targets, *r->prober, r->clock, r->pool->context(),
+        WorkerPool::on(boost::asio::make_strand(r->pool->context()))});
     if (config.api.enabled) {
       auto api = api::ApiServer::start(
           config.api, config.state_dir,
@@ -367,6 +384,7 @@ Status Service::start(const std::filesystem::path& config_path) {
       restart_keys_.clear();
     }
     running.scheduler->start();
+    running.probes->start();
     host_->ready(status());
     spdlog::info("wctmon service started (config {}, state {})", config_path.string(),
                  running.config.state_dir.string());
@@ -497,7 +515,9 @@ void Service::stop(std::string_view reason) {
   // The API first, while the pool still runs the calls in flight: they end, streams included,
   // within a second, and no new one starts.
   if (r.api) r.api->stop(std::chrono::seconds(1));
-  const bool clean = r.scheduler->stop();
+  // The probes before the pool stops: those in flight end by their deadlines.
+  const bool probes_ended = r.probes->stop();
+  const bool clean = r.scheduler->stop() && probes_ended;
   // The metrics endpoint last, so that a scrape sees the service stop. (The histogram stays:
   // samples left behind still record into it when they end.)
   if (r.metrics) r.metrics->stop();

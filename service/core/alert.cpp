@@ -2,12 +2,42 @@
 
 namespace wctmon {
 
+AlertKind openedAlertKind(IncidentKind kind) {
+  switch (kind) {
+    case IncidentKind::kDeadlock:
+      return AlertKind::kDeadlockDetected;
+    case IncidentKind::kHang:
+      return AlertKind::kHangDetected;
+    case IncidentKind::kUnresponsive:
+      return AlertKind::kUnresponsiveDetected;
+    case IncidentKind::kBusy:
+      return AlertKind::kBusyDetected;
+    case IncidentKind::kStall:
+      return AlertKind::kStallDetected;
+    case IncidentKind::kServiceHung:
+      return AlertKind::kServiceHungDetected;
+    case IncidentKind::kWindowHung:
+      return AlertKind::kWindowHungDetected;
+  }
+  return AlertKind::kHangDetected;
+}
+
 const char* messageId(AlertKind kind) {
   switch (kind) {
     case AlertKind::kDeadlockDetected:
       return "c2519431cd9d4f02bf613503ae34abfb";
     case AlertKind::kHangDetected:
       return "3eea867526074cbfbfd8e8fc2f6a9b6a";
+    case AlertKind::kUnresponsiveDetected:
+      return "8ae129309ccf46f98ec523cbb448ae0b";
+    case AlertKind::kBusyDetected:
+      return "8a384042516c41488ff08d0978001962";
+    case AlertKind::kStallDetected:
+      return "b5c4352ff1464597a3c18739e245dc8a";
+    case AlertKind::kServiceHungDetected:
+      return "2e6fa307cb90433cb52df319a940ab6b";
+    case AlertKind::kWindowHungDetected:
+      return "b344da5490354f5990f822c04844c50e";
     case AlertKind::kIncidentResolved:
       return "28aaba1380694f57b6dc269a05976cf6";
     case AlertKind::kServiceStarted:

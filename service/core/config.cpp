@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "core/listen_address.h"
+#include "core/probe_config_json.h"
 #include "core/strict_json.h"
 #include "model/enum_names.h"
 
@@ -148,6 +149,10 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
   }
   r.boolean("capture", target.capture);
   readWaitTypes(r, "ignore_waits", target.ignore_waits);
+  if (const json* probe = r.find("probe")) {
+    ProbeConfig read;
+    if (readProbe(*probe, r.child("probe"), read, r.errors())) target.probe = std::move(read);
+  }
 
   const bool selector = target.exe || target.cmdline || target.pid;
   if (!selector_given && !target.all) {
@@ -439,6 +444,7 @@ std::string targetToJson(const TargetConfig& target) {
   j["capture"] = target.capture;
   j["ignore_waits"] = json::array();
   for (const auto type : target.ignore_waits) j["ignore_waits"].push_back(waitTypeKey(type));
+  if (target.probe) j["probe"] = probeToJson(*target.probe);
   return j.dump();
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config_error.h"
+#include "core/probe_config.h"
 #include "model/ids.h"
 #include "model/result.h"
 #include "model/wait_model.h"
@@ -55,6 +56,9 @@ struct TargetConfig {
   bool capture = true;
   /// Waits that are normal when long (event loops, worker pools): never a hang.
   std::vector<ObjectType> ignore_waits;
+  /// Asks from outside whether the target answers; a failing probe opens an unresponsive
+  /// incident.
+  std::optional<ProbeConfig> probe;
 
   friend bool operator==(const TargetConfig&, const TargetConfig&) = default;
 };

@@ -45,10 +45,12 @@ std::optional<Alert> IncidentAlerts::forEvent(IncidentEvent::Type type,
   Alert a;
   a.target = i.target;
   if (type == IncidentEvent::Type::kOpened) {
-    a.kind =
-        i.kind == IncidentKind::kDeadlock ? AlertKind::kDeadlockDetected : AlertKind::kHangDetected;
-    a.severity =
-        i.kind == IncidentKind::kDeadlock ? AlertSeverity::kCritical : AlertSeverity::kError;
+    a.kind = openedAlertKind(i.kind);
+    // A deadlock never ends by itself; a busy thread or a window may still come back.
+    a.severity = i.kind == IncidentKind::kDeadlock ? AlertSeverity::kCritical
+                 : i.kind == IncidentKind::kBusy || i.kind == IncidentKind::kWindowHung
+                     ? AlertSeverity::kWarning
+                     : AlertSeverity::kError;
     a.message = i.summary;
   } else {
     a.kind = AlertKind::kIncidentResolved;

@@ -204,7 +204,8 @@ std::vector<IncidentEvent> IncidentTracker::adopt(std::vector<Incident> open) {
     if (incident.processes.empty()) {
       incident.processes = {IncidentProcess{incident.process, incident.process_name}};
     }
-    if (incident.kind == IncidentKind::kHang) {
+    if (incident.kind != IncidentKind::kDeadlock) {
+      // A hang, or a symptom's incident: it goes on while its watcher still reports it.
       processes_[incident.process].open.emplace(incident.signature, incident);
       continue;
     }
@@ -256,17 +257,6 @@ std::vector<Incident> IncidentTracker::openIncidents() const {
     for (const auto& [signature, incident] : state.open) out.push_back(incident);
   }
   return out;
-}
-
-std::optional<IncidentKind> IncidentTracker::openKindOf(const ProcessIdentity& process) const {
-  for (const auto& [cycle, d] : deadlocks_) {
-    if (d.incident.process == process) return IncidentKind::kDeadlock;
-  }
-  // A hang lives under the process it is in: asked after every sample, this is not a walk over
-  // all of them.
-  const auto it = processes_.find(process);
-  if (it == processes_.end() || it->second.open.empty()) return std::nullopt;
-  return IncidentKind::kHang;
 }
 
 std::vector<ProcessIdentity> IncidentTracker::trackedProcesses() const {

@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "core/incident_ids.h"
 #include "core/ports/clock.h"
+#include "core/symptom.h"
 #include "model/incident.h"
 #include "model/snapshot.h"
 #include "model/wait_model.h"
@@ -92,8 +93,29 @@ class IncidentTracker {
   /// the oldest one, and the others resolve as its duplicates (returned with any update).
   [[nodiscard]] std::vector<IncidentEvent> adopt(std::vector<Incident> open);
 
+  /// Opens an incident of the symptom's kind in the observed process (`o`: every thread's chain
+  /// at the moment), unless one with its key is open already; returns what opened.
+  [[nodiscard]] std::vector<IncidentEvent> raise(const ProcessObservation& o,
+                                                 const Symptom& symptom);
+
+  /// Resolves the open incident of `kind` with `key`, if any, with `resolution`; of `process`
+  /// only, when given.
+  [[nodiscard]] std::vector<IncidentEvent> clear(IncidentKind kind, std::string_view key,
+                                                 std::string_view resolution,
+                                                 std::optional<ProcessIdentity> process = {});
+
+  /// Whether an incident of `kind` with `key` is open.
+  [[nodiscard]] bool isOpen(IncidentKind kind, std::string_view key) const;
+
+  /// The stall of the observed process, when it is stalled: every thread blocked on something
+  /// only another of its threads can end (a lock, a condition, a join; not a poll, a socket, a
+  /// sleep or a child), none scheduled for the target's hang threshold, no deadlock open in it,
+  /// and no thread of another process that its chains lead to running. Needs the history of an
+  /// earlier sample: a first sample is never a stall.
+  [[nodiscard]] std::optional<Symptom> stallOf(const ProcessObservation& o) const;
+
   /// The most severe kind of incident open whose first process is `process` (a deadlock over a
-  /// hang); none when none is. Cheap: it copies no incident.
+  /// stall over the others); none when none is. Cheap: it copies no incident.
   [[nodiscard]] std::optional<IncidentKind> openKindOf(const ProcessIdentity& process) const;
   [[nodiscard]] std::vector<Incident> openIncidents() const;
 
@@ -118,7 +140,8 @@ class IncidentTracker {
     std::uint64_t samples = 0;
     /// Its latest sample followed chains into other processes.
     bool sees_other_processes = false;
-    std::map<std::string, Incident> open;                   // hangs, by signature
+    /// Hangs and incidents of symptoms (a probe, a stall), by signature.
+    std::map<std::string, Incident> open;
     std::unordered_map<std::int32_t, WaitHistory> history;  // by tid
   };
   /// A deadlock's identity: its cycle threads with their processes, in order. A start time of

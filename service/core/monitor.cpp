@@ -33,6 +33,25 @@ AnalyzeOptions sampleOptions(const std::shared_ptr<const TargetConfig>& target) 
   return options;
 }
 
+/// What `wctctl ps` says of a process with an open incident of `kind`.
+const char* stateWord(IncidentKind kind) {
+  switch (kind) {
+    case IncidentKind::kDeadlock:
+      return "deadlocked";
+    case IncidentKind::kStall:
+      return "stalled";
+    case IncidentKind::kUnresponsive:
+      return "unresponsive";
+    case IncidentKind::kBusy:
+      return "spinning";
+    case IncidentKind::kHang:
+    case IncidentKind::kServiceHung:
+    case IncidentKind::kWindowHung:
+      return "hung";
+  }
+  return "hung";
+}
+
 }  // namespace
 
 Monitor::Monitor(Dependencies deps, Config config)
@@ -127,10 +146,11 @@ void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, Sam
     executor([done = std::move(done)] { done(false); });
     return;
   }
-  analyzer_.asyncAnalyze(std::move(session), sampleOptions(target), std::move(executor),
-                         [this, process, target, done = std::move(done)](Result<Analysis> a) {
-                           done(takeSample(process, target, std::move(a)));
-                         });
+  analyzer_.asyncAnalyze(
+      std::move(session), sampleOptions(target), executor,
+      [this, process, target, executor, done = std::move(done)](Result<Analysis> a) {
+        done(takeSample(process, target, std::move(a), executor));
+      });
 }
 
 void Monitor::cancelSample(const ProcessIdentity& process) {
@@ -144,34 +164,38 @@ void Monitor::cancelSample(const ProcessIdentity& process) {
   session->cancel();
 }
 
-bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const TargetConfig> target,
-                         Result<Analysis> analysis) {
-  // The other processes of its deadlocks, as the sample read them.
+std::vector<IncidentProcess> Monitor::peersOf(const ProcessIdentity& process,
+                                              const Analysis& analysis) {
   std::vector<IncidentProcess> peers;
-  if (analysis) {
-    const auto& seen = analysis->result.other_processes;
-    for (const auto& d : analysis->result.deadlocks) {
-      for (const auto* list : {&d.threads, &d.spurs}) {
-        for (const auto& t : *list) {
-          if (t.pid == process.pid ||
-              std::any_of(peers.begin(), peers.end(),
-                          [&](const IncidentProcess& p) { return p.identity.pid == t.pid; })) {
-            continue;
-          }
-          const auto p = std::find_if(seen.begin(), seen.end(),
-                                      [&](const ProcessSeen& s) { return s.pid == t.pid; });
-          if (p != seen.end() && p->start_time != 0) {
-            peers.push_back(IncidentProcess{{p->pid, p->start_time}, p->name, p->title});
-          } else if (auto info = deps_.catalog.get(t.pid, false)) {
-            // A platform whose sample does not identify the other processes (WCT names only
-            // their threads): the catalog does, read outside the lock like the analysis.
-            peers.push_back(IncidentProcess{info->identity, info->comm,
-                                            p != seen.end() ? p->title : std::string()});
-          }
+  const auto& seen = analysis.result.other_processes;
+  for (const auto& d : analysis.result.deadlocks) {
+    for (const auto* list : {&d.threads, &d.spurs}) {
+      for (const auto& t : *list) {
+        if (t.pid == process.pid ||
+            std::any_of(peers.begin(), peers.end(),
+                        [&](const IncidentProcess& p) { return p.identity.pid == t.pid; })) {
+          continue;
+        }
+        const auto p = std::find_if(seen.begin(), seen.end(),
+                                    [&](const ProcessSeen& s) { return s.pid == t.pid; });
+        if (p != seen.end() && p->start_time != 0) {
+          peers.push_back(IncidentProcess{{p->pid, p->start_time}, p->name, p->title});
+        } else if (auto info = deps_.catalog.get(t.pid, false)) {
+          // A platform whose sample does not identify the other processes (WCT names only
+          // their threads): the catalog does, read outside the lock like the analysis.
+          peers.push_back(IncidentProcess{info->identity, info->comm,
+                                          p != seen.end() ? p->title : std::string()});
         }
       }
     }
   }
+  return peers;
+}
+
+bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const TargetConfig> target,
+                         Result<Analysis> analysis, const Executor& executor) {
+  // The other processes of its deadlocks, as the sample read them.
+  auto peers = analysis ? peersOf(process, *analysis) : std::vector<IncidentProcess>{};
 
   MutexLock lock(mutex_);
   // Dropped while this sample ran (it exited, or a reload unselected it): its incidents were
@@ -227,9 +251,101 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
   o.chains = std::move(result.chains);
   o.peers = std::move(peers);
   handle(tracker_.observe(o), o.threads);
+  auto stall = tracker_.stallOf(o);
+  if (!stall) {
+    handle(tracker_.clear(IncidentKind::kStall, "pid " + std::to_string(process.pid.value),
+                          "a thread of the process ran again", process));
+  }
   const auto open = tracker_.openKindOf(process);
-  last(!open ? "ok" : *open == IncidentKind::kDeadlock ? "deadlocked" : "hung", threads);
+  last(open ? std::string(stateWord(*open)) : "ok", threads);
+  lock.unlock();
+  if (stall) raiseSymptom(std::move(*stall), executor);
   return true;
+}
+
+void Monitor::raiseSymptom(Symptom symptom, Executor executor) {
+  const auto key = std::string(toString(symptom.kind)) + " " + symptom.key;
+  std::shared_ptr<const TargetConfig> target;
+  Config::Detection detection;
+  {
+    MutexLock lock(mutex_);
+    if (tracker_.isOpen(symptom.kind, symptom.key) || !raising_.insert(key).second) return;
+    for (const auto& [identity, w] : watched_) {
+      if (identity.pid == symptom.pid) target = w.target;
+    }
+    detection = config_.detection;
+  }
+  const auto unraise = [this, &key] {
+    MutexLock lock(mutex_);
+    raising_.erase(key);
+  };
+  auto process = deps_.catalog.get(symptom.pid, false);
+  if (!process) {
+    spdlog::warn("{}: pid {} is not there to be analysed", symptom.summary, symptom.pid.value);
+    unraise();
+    return;
+  }
+  if (target == nullptr) {
+    // A process no target watches (a service's): analysed as the defaults say.
+    TargetConfig unwatched;
+    unwatched.name = symptom.target;
+    unwatched.hang_threshold = detection.hang_threshold;
+    unwatched.ignore_waits = detection.ignore_waits;
+    target = std::make_shared<const TargetConfig>(std::move(unwatched));
+  }
+  // A session of its own: the watched process's session serves one sample at a time, and this
+  // analysis reads every thread, where periodic samples follow only the threads that can hang.
+  auto session = deps_.source.open(symptom.pid);
+  if (!session) {
+    takeSymptom(symptom, *process, target, session.error());
+    return;
+  }
+  auto options = sampleOptions(target);
+  options.chain_filter = {};
+  analyzer_.asyncAnalyze(
+      std::shared_ptr<WaitChainSession>(std::move(session).value()), std::move(options),
+      std::move(executor),
+      [this, symptom = std::move(symptom), process = *process, target](Result<Analysis> a) {
+        takeSymptom(symptom, process, target, std::move(a));
+      });
+}
+
+void Monitor::takeSymptom(const Symptom& symptom, const ProcessInfo& process,
+                          std::shared_ptr<const TargetConfig> target, Result<Analysis> analysis) {
+  auto peers = analysis ? peersOf(process.identity, *analysis) : std::vector<IncidentProcess>{};
+  MutexLock lock(mutex_);
+  raising_.erase(std::string(toString(symptom.kind)) + " " + symptom.key);
+  if (!analysis && analysis.error().code == ErrorCode::kNoSuchProcess) {
+    spdlog::info("{}: the process exited before it could be analysed", symptom.summary);
+    return;
+  }
+  if (analysis && analysis->result.process_start_time != 0 &&
+      analysis->result.process_start_time != process.identity.start_time) {
+    return;  // another process under the pid by now
+  }
+  ProcessObservation o;
+  o.process = process.identity;
+  o.process_name = process.comm;
+  o.target = std::move(target);
+  Symptom raised = symptom;
+  if (analysis) {
+    o.process_title = analysis->result.process_title;
+    o.threads = std::move(analysis->threads);
+    o.deadlocks = std::move(analysis->result.deadlocks);
+    o.chains = std::move(analysis->result.chains);
+    o.peers = std::move(peers);
+  } else {
+    // The incident opens all the same: the symptom is real whether or not its chains can be
+    // read, and it says why they are missing.
+    raised.summary += " (its wait chains could not be read: " + analysis.error().message + ")";
+  }
+  handle(tracker_.raise(o, raised), o.threads);
+}
+
+void Monitor::clearSymptom(IncidentKind kind, const std::string& key,
+                           const std::string& resolution) {
+  MutexLock lock(mutex_);
+  handle(tracker_.clear(kind, key, resolution));
 }
 
 void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads) {
@@ -246,8 +362,7 @@ void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSa
     effect.type = event.type;
     if (event.type == IncidentEvent::Type::kOpened) {
       ++counters_.incidents_opened;
-      ++(incident.kind == IncidentKind::kDeadlock ? counters_.deadlocks_opened
-                                                  : counters_.hangs_opened);
+      ++counters_.opened_by_kind[static_cast<std::size_t>(incident.kind)];
       // A hang gets its evidence as a deadlock does: the hung thread and the threads its chain
       // leads to.
       const bool capture = capturing.contains(incident.process) || shouldCapture(incident);
@@ -337,8 +452,9 @@ MonitorStats Monitor::stats() const {
   s.samples_cancelled = counters_.samples_cancelled;
   s.samples_refused = counters_.samples_refused;
   s.incidents_opened = counters_.incidents_opened;
-  s.deadlocks_opened = counters_.deadlocks_opened;
-  s.hangs_opened = counters_.hangs_opened;
+  for (std::size_t k = 0; k < kIncidentKindCount; ++k) {
+    s.opened_by_kind[k] = counters_.opened_by_kind[k];
+  }
   s.watched_threads = counters_.watched_threads;
   s.incidents_resolved = counters_.incidents_resolved;
   const auto effects = deps_.effects.counters();

@@ -1,12 +1,15 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "core/ports/clock.h"
 #include "core/ports/process_catalog.h"
 #include "core/ports/wait_chain_source.h"
+#include "core/symptom.h"
 #include "core/target_registry.h"
 #include "model/mutex.h"
 
@@ -53,8 +57,8 @@ struct MonitorStats {
   std::uint64_t samples_cancelled = 0;
   std::uint64_t samples_refused = 0;
   std::uint64_t incidents_opened = 0;
-  std::uint64_t deadlocks_opened = 0;
-  std::uint64_t hangs_opened = 0;
+  /// Incidents opened, by kind (indexed by IncidentKind).
+  std::array<std::uint64_t, kIncidentKindCount> opened_by_kind{};
   std::uint64_t incidents_resolved = 0;
   std::uint64_t captures = 0;
   /// Dumps written for incidents, and those that could not be (their incident says why).
@@ -121,6 +125,16 @@ class Monitor {
   /// cancelled; the platform's work for it is left to end on its own.
   void cancelSample(const ProcessIdentity& process);
 
+  /// A symptom of a hang seen from outside holds (a probe failed enough times, a service stays
+  /// pending, a window does not answer): unless its incident is open or being opened, every
+  /// thread of its process is analysed on `executor` through a session of its own, and the
+  /// incident opens with those chains, its evidence and dump as for any incident. The process
+  /// need not be watched (the process of a service).
+  void raiseSymptom(Symptom symptom, Executor executor);
+
+  /// The symptom no longer holds: its incident, if open, resolves with `resolution`.
+  void clearSymptom(IncidentKind kind, const std::string& key, const std::string& resolution);
+
   /// Installs a new configuration (the capture settings); targets come from the registry, whose
   /// change the next discovery applies.
   void reconfigure(Config config);
@@ -151,7 +165,16 @@ class Monitor {
   /// returns whether the process is still watched.
   [[nodiscard]] bool takeSample(const ProcessIdentity& process,
                                 std::shared_ptr<const TargetConfig> target,
-                                Result<Analysis> analysis) WCTMON_EXCLUDES(mutex_);
+                                Result<Analysis> analysis, const Executor& executor)
+      WCTMON_EXCLUDES(mutex_);
+  /// Takes the analysis of a symptom's process into the tracker: its incident opens.
+  void takeSymptom(const Symptom& symptom, const ProcessInfo& process,
+                   std::shared_ptr<const TargetConfig> target, Result<Analysis> analysis)
+      WCTMON_EXCLUDES(mutex_);
+  /// The other processes whose threads the analysis's deadlocks name, as it or the catalog
+  /// knows them; read outside the lock.
+  [[nodiscard]] std::vector<IncidentProcess> peersOf(const ProcessIdentity& process,
+                                                     const Analysis& analysis);
   /// Takes a process that is no longer watched out of the thread count; with the lock held.
   void forgetThreads(const WatchedProcess& process) WCTMON_REQUIRES(mutex_);
 
@@ -165,6 +188,8 @@ class Monitor {
   /// above the highest recorded.
   IncidentIds ids_;
   IncidentTracker tracker_ WCTMON_GUARDED_BY(mutex_);
+  /// Signatures of symptoms whose process is being analysed to open their incident.
+  std::set<std::string> raising_ WCTMON_GUARDED_BY(mutex_);
   /// When each watched process was last captured (steady: an NTP step must not allow a second).
   std::map<ProcessIdentity, Clock::SteadyTimePoint> last_capture_ WCTMON_GUARDED_BY(mutex_);
 
@@ -176,8 +201,7 @@ class Monitor {
     std::atomic<std::uint64_t> samples_cancelled{0};
     std::atomic<std::uint64_t> samples_refused{0};
     std::atomic<std::uint64_t> incidents_opened{0};
-    std::atomic<std::uint64_t> deadlocks_opened{0};
-    std::atomic<std::uint64_t> hangs_opened{0};
+    std::array<std::atomic<std::uint64_t>, kIncidentKindCount> opened_by_kind{};
     std::atomic<std::uint64_t> watched_threads{0};
     std::atomic<std::uint64_t> incidents_resolved{0};
     std::atomic<std::size_t> watched{0};

@@ -2,9 +2,12 @@
 
 #include <chrono>
 #include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/ids.h"
@@ -32,7 +35,25 @@ struct IncidentProcess {
 /// "postgres", or "postgres [postgres: app db [local] UPDATE waiting]" when it has a title.
 [[nodiscard]] std::string withTitle(const std::string& name, const std::string& title);
 
-enum class IncidentKind { kDeadlock, kHang };
+/// What an incident is: a wait-chain cycle; one thread in the same owned wait past the
+/// threshold; a liveness probe that fails; a thread that spins in the same few functions; a
+/// process whose every thread is blocked with nothing to wake them; a Windows service stuck in a
+/// pending state; a window that stopped answering messages.
+enum class IncidentKind {
+  kDeadlock,
+  kHang,
+  kUnresponsive,
+  kBusy,
+  kStall,
+  kServiceHung,
+  kWindowHung
+};
+/// Every kind, in the order of the enumeration (most severe first among equals is not implied).
+inline constexpr IncidentKind kIncidentKinds[] = {
+    IncidentKind::kDeadlock,  IncidentKind::kHang,  IncidentKind::kUnresponsive,
+    IncidentKind::kBusy,      IncidentKind::kStall, IncidentKind::kServiceHung,
+    IncidentKind::kWindowHung};
+inline constexpr std::size_t kIncidentKindCount = std::size(kIncidentKinds);
 
 /// A dump of a process that a debugger opens (an ELF core, a minidump), with the diagnosis it was
 /// taken for inside: where it is and what it holds, or why there is none.
@@ -54,9 +75,15 @@ struct DumpRecord {
 };
 enum class IncidentState { kOpen, kResolved };
 
-/// "deadlock" / "hang", "open" / "resolved".
+/// "deadlock", "hang", "unresponsive", "busy", "stall", "service-hung", "window-hung"; "open" /
+/// "resolved".
 [[nodiscard]] const char* toString(IncidentKind kind);
 [[nodiscard]] const char* toString(IncidentState state);
+/// The proto3 enum value name of a kind, as the JSON of the API shows it:
+/// "INCIDENT_KIND_SERVICE_HUNG".
+[[nodiscard]] std::string kindWireName(IncidentKind kind);
+/// The kind toString() names; none for another word.
+[[nodiscard]] std::optional<IncidentKind> incidentKindFromString(std::string_view name);
 
 /// One deadlock (of one or several processes) or hang, from the moment it is seen until it is
 /// gone.

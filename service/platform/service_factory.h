@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "core/ports/alert_sink.h"
+#include "core/ports/prober.h"
 #include "core/ports/process_catalog.h"
 #include "core/ports/service_host.h"
 #include "model/result.h"
@@ -17,6 +18,9 @@ namespace wctmon {
 
 /// The process catalog of this platform.
 [[nodiscard]] std::unique_ptr<ProcessCatalog> makeProcessCatalog();
+
+/// The probes of this platform that are not network probes: Unix socket connects, commands.
+[[nodiscard]] std::unique_ptr<LocalProber> makeLocalProber();
 
 /// Where alerts go on this machine, as chosen for `alerts.sink`.
 struct AlertRoute {

@@ -133,6 +133,39 @@ ALTER TABLE incidents DROP COLUMN evidence;
 ALTER TABLE incidents DROP COLUMN processes;
 )sql",
      &convertDetailsToBinary},
+    // The kinds of hangs seen from outside (a failing probe, a spinning thread, a stall, a
+    // service stuck pending, a window that does not answer): SQLite cannot change a CHECK in
+    // place, so the table is made anew with its rows, ids and index.
+    {R"sql(
+CREATE TABLE incidents_v4 (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('deadlock', 'hang', 'unresponsive', 'busy', 'stall',
+                                     'service-hung', 'window-hung')),
+  state TEXT NOT NULL CHECK (state IN ('open', 'resolved')),
+  pid INTEGER NOT NULL,
+  process_start_time INTEGER NOT NULL,
+  process_name TEXT NOT NULL,
+  target TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  threads TEXT NOT NULL,
+  spurs TEXT NOT NULL,
+  opened_at_ns INTEGER NOT NULL,
+  updated_at_ns INTEGER NOT NULL,
+  resolved_at_ns INTEGER,
+  resolution TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  detail BLOB NOT NULL DEFAULT x''
+);
+INSERT INTO incidents_v4 (id, kind, state, pid, process_start_time, process_name, target,
+                          signature, threads, spurs, opened_at_ns, updated_at_ns, resolved_at_ns,
+                          resolution, summary, detail)
+  SELECT id, kind, state, pid, process_start_time, process_name, target, signature, threads,
+         spurs, opened_at_ns, updated_at_ns, resolved_at_ns, resolution, summary, detail
+  FROM incidents;
+DROP TABLE incidents;
+ALTER TABLE incidents_v4 RENAME TO incidents;
+CREATE INDEX incidents_by_state ON incidents(state, opened_at_ns);
+)sql"},
 };
 
 static_assert(std::size(kMigrations) == IncidentStore::kSchemaVersion);
@@ -182,7 +215,7 @@ void bindIncident(Statement& s, const Incident& i) {
 Result<Incident> readIncident(const Statement& s) {
   Incident i;
   i.id = s.integer(0);
-  i.kind = s.text(1) == "hang" ? IncidentKind::kHang : IncidentKind::kDeadlock;
+  i.kind = incidentKindFromString(s.text(1)).value_or(IncidentKind::kDeadlock);
   i.state = s.text(2) == "resolved" ? IncidentState::kResolved : IncidentState::kOpen;
   i.process = ProcessIdentity{Pid{static_cast<std::int32_t>(s.integer(3))},
                               static_cast<std::uint64_t>(s.integer(4))};

@@ -32,7 +32,7 @@ namespace wctmon {
 class IncidentStore final : public IncidentRepository {
  public:
   /// The schema version this build writes.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   /// Opens (creating and migrating when needed) the store at `file`. A damaged file (not a
   /// database, unreadable pages, a failed quick check, a table of the schema missing) is an

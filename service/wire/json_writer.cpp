@@ -429,8 +429,7 @@ void writeProcesses(Json& j, const std::vector<IncidentProcess>& processes) {
 void writeIncident(Json& j, const Incident& incident) {
   j.beginObject();
   j.field64("id", static_cast<std::uint64_t>(incident.id));
-  j.field("kind", incident.kind == IncidentKind::kDeadlock ? "INCIDENT_KIND_DEADLOCK"
-                                                           : "INCIDENT_KIND_HANG");
+  j.field("kind", kindWireName(incident.kind));
   j.field("state", incident.state == IncidentState::kOpen ? "INCIDENT_STATE_OPEN"
                                                           : "INCIDENT_STATE_RESOLVED");
   j.field("pid", incident.process.pid.value);

@@ -193,11 +193,21 @@ v1::ObjectStatus toProto(ObjectStatus status) {
   return v1::OBJECT_STATUS_UNKNOWN;
 }
 
+v1::IncidentKind toProto(IncidentKind kind) {
+  // The enumerations list the kinds in the same order, the proto's after its UNSPECIFIED.
+  return static_cast<v1::IncidentKind>(static_cast<int>(kind) + 1);
+}
+
+std::optional<IncidentKind> fromProto(v1::IncidentKind kind) {
+  const int index = static_cast<int>(kind) - 1;
+  if (index < 0 || index >= static_cast<int>(kIncidentKindCount)) return std::nullopt;
+  return kIncidentKinds[index];
+}
+
 v1::Incident toProto(const Incident& incident) {
   v1::Incident out;
   out.set_id(incident.id);
-  out.set_kind(incident.kind == IncidentKind::kDeadlock ? v1::INCIDENT_KIND_DEADLOCK
-                                                        : v1::INCIDENT_KIND_HANG);
+  out.set_kind(toProto(incident.kind));
   out.set_state(incident.state == IncidentState::kOpen ? v1::INCIDENT_STATE_OPEN
                                                        : v1::INCIDENT_STATE_RESOLVED);
   out.set_pid(incident.process.pid.value);
@@ -433,8 +443,7 @@ AnalysisResult fromProto(const v1::AnalyzeResult& result) {
 Incident fromProto(const v1::Incident& incident) {
   Incident out;
   out.id = incident.id();
-  out.kind =
-      incident.kind() == v1::INCIDENT_KIND_HANG ? IncidentKind::kHang : IncidentKind::kDeadlock;
+  out.kind = fromProto(incident.kind()).value_or(IncidentKind::kDeadlock);
   out.state = incident.state() == v1::INCIDENT_STATE_RESOLVED ? IncidentState::kResolved
                                                               : IncidentState::kOpen;
   out.process = ProcessIdentity{Pid{incident.pid()}, incident.process_start_time()};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "model/incident.h"
@@ -22,6 +23,9 @@ namespace wctmon::wire {
 /// The proto twins of the domain enums.
 [[nodiscard]] v1::ObjectType toProto(ObjectType type);
 [[nodiscard]] v1::ObjectStatus toProto(ObjectStatus status);
+[[nodiscard]] v1::IncidentKind toProto(IncidentKind kind);
+/// None for INCIDENT_KIND_UNSPECIFIED and values this build does not know.
+[[nodiscard]] std::optional<IncidentKind> fromProto(v1::IncidentKind kind);
 
 /// The proto twin of a domain analysis result.
 [[nodiscard]] v1::AnalyzeResult toProto(const AnalysisResult& result);

@@ -153,7 +153,7 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_GE(last->threads, 2U);
   EXPECT_EQ(monitor->stats().watched_threads, last->threads);
   EXPECT_EQ(monitor->stats().targets, 1U);
-  EXPECT_EQ(monitor->stats().deadlocks_opened, 1U);
+  EXPECT_EQ(monitor->stats().opened_by_kind[static_cast<std::size_t>(IncidentKind::kDeadlock)], 1U);
 
   for (int i = 0; i < 5; ++i) {
     clock_.advance(1s);
@@ -179,7 +179,7 @@ TEST_F(MonitorTest, ADeadlockIsStoredWithEvidenceAlertedOnceAndResolved) {
   EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
   EXPECT_EQ(monitor->stats().incidents_opened, 1U);
   EXPECT_EQ(monitor->stats().incidents_resolved, 1U);
-  EXPECT_EQ(monitor->stats().hangs_opened, 0U);
+  EXPECT_EQ(monitor->stats().opened_by_kind[static_cast<std::size_t>(IncidentKind::kHang)], 0U);
 
   catalog_.set({});
   (void)monitor->discover();

@@ -94,7 +94,7 @@ TEST(StoreUpgrade, TheServiceUpgradesAStoreThePreviousVersionWroteAndEveryIncide
   dir.runService();
   ASSERT_EQ(dir.sql("print(db.execute('SELECT version FROM schema_version').fetchone()[0], "
                     "*[r[0] for r in db.execute('SELECT typeof(detail) FROM incidents')])"),
-            "3 blob blob\n");
+            "4 blob blob\n");
   const auto after = runCommand({wctmonPath(), "incidents", "--config", dir.config(), "--json"});
   ASSERT_EQ(after.exit_code, 0) << after.err;
   EXPECT_EQ(after.err, "");

@@ -677,7 +677,7 @@ TEST(IncidentStore, AVersion1StoreIsMigratedAndKeepsItsIncidents) {
   auto store = IncidentStore::open(dir.file());
   ASSERT_TRUE(store.ok()) << store.error().message;
   EXPECT_EQ((*store)->schemaVersion(), IncidentStore::kSchemaVersion);
-  EXPECT_EQ(fileSchema(dir.file()), "3: every detail in binary");
+  EXPECT_EQ(fileSchema(dir.file()), "4: every detail in binary");
   auto listed = (*store)->list({})->incidents;
   ASSERT_EQ(listed.size(), 1U);
   auto& old = listed[0];
@@ -746,7 +746,7 @@ TEST(IncidentStore, EveryFieldComesBackThroughTheBinaryForm) {
     auto store = std::move(IncidentStore::open(dir.file())).value();
     incident.id = *store->insert(incident);
   }
-  EXPECT_EQ(fileSchema(dir.file()), "3: every detail in binary");
+  EXPECT_EQ(fileSchema(dir.file()), "4: every detail in binary");
   auto store = std::move(IncidentStore::openReadOnly(dir.file())).value();
   const auto got = store->get(incident.id);
   ASSERT_TRUE(got.ok()) << got.error().message;
@@ -863,7 +863,7 @@ TEST(IncidentStore, ErrorsNameTheFileAndSayWhatKindOfFailureItIs) {
   EXPECT_EQ(newer.error().code, ErrorCode::kUnsupported);
   EXPECT_EQ(newer.error().message, dir.file().string() +
                                        " has schema version 99, newer than this wctmon "
-                                       "understands (3)");
+                                       "understands (4)");
 }
 
 /// Every key of `old` has the same value in `now` (which may have keys added since); arrays
@@ -931,8 +931,8 @@ TEST(IncidentStore, AStoreThePreviousVersionWroteIsMigratedWhole) {
   }
   auto store = IncidentStore::open(dir.file());
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ((*store)->schemaVersion(), 3);
-  EXPECT_EQ(fileSchema(dir.file()), "3: every detail in binary");
+  EXPECT_EQ((*store)->schemaVersion(), 4);
+  EXPECT_EQ(fileSchema(dir.file()), "4: every detail in binary");
   const auto listed = (*store)->list({});
   ASSERT_TRUE(listed.ok()) << listed.error().message;
   EXPECT_TRUE(listed->unreadable.empty()) << listed->warning;
@@ -971,7 +971,7 @@ TEST(IncidentStore, AStoreThePreviousVersionWroteIsMigratedWhole) {
   // The next id follows the old ones, and a new incident is stored in the new form.
   EXPECT_EQ(*(*store)->lastId(), 2);
   EXPECT_EQ(*(*store)->insert(fullIncident()), 3);
-  EXPECT_EQ(fileSchema(dir.file()), "3: every detail in binary");
+  EXPECT_EQ(fileSchema(dir.file()), "4: every detail in binary");
 }
 
 TEST(IncidentStore, AMigrationKeepsAndReportsARowWhoseJsonDoesNotParse) {
@@ -981,7 +981,7 @@ TEST(IncidentStore, AMigrationKeepsAndReportsARowWhoseJsonDoesNotParse) {
             "");
   auto store = IncidentStore::open(dir.file());
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ((*store)->schemaVersion(), 3);
+  EXPECT_EQ((*store)->schemaVersion(), 4);
   // The row is still there, with what it held, and every reader says it cannot be read.
   EXPECT_EQ(querySql(dir.file(), "SELECT typeof(detail) FROM incidents ORDER BY id"),
             (std::vector<std::string>{"text", "blob"}));

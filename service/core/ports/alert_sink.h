@@ -14,6 +14,16 @@ namespace wctmon {
 enum class AlertKind {
   kDeadlockDetected,
   kHangDetected,
+  /// A liveness probe failed `failures` times in a row.
+  kUnresponsiveDetected,
+  /// A thread spins: a whole core for the threshold, in the same few functions.
+  kBusyDetected,
+  /// Every thread of a process blocked, nothing to wake them.
+  kStallDetected,
+  /// A Windows service stuck in a pending state past its wait hint.
+  kServiceHungDetected,
+  /// A window that stopped answering messages.
+  kWindowHungDetected,
   kIncidentResolved,
   kServiceStarted,
   kServiceStopped,
@@ -51,6 +61,9 @@ struct Alert {
   /// for service alerts.
   std::shared_ptr<const Incident> incident;
 };
+
+/// The alert that says an incident of `kind` opened.
+[[nodiscard]] AlertKind openedAlertKind(IncidentKind kind);
 
 /// The stable 128-bit id (32 hex digits) of each alert kind, as journald's MESSAGE_ID.
 [[nodiscard]] const char* messageId(AlertKind kind);

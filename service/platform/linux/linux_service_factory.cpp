@@ -2,6 +2,7 @@
 
 #include "platform/linux/journald_alert_sink.h"
 #include "platform/linux/linux_process_catalog.h"
+#include "platform/linux/local_prober.h"
 #include "platform/linux/systemd_service_host.h"
 #include "platform/service_factory.h"
 
@@ -9,6 +10,10 @@ namespace wctmon {
 
 std::unique_ptr<ProcessCatalog> makeProcessCatalog() {
   return std::make_unique<linux_platform::LinuxProcessCatalog>();
+}
+
+std::unique_ptr<LocalProber> makeLocalProber() {
+  return std::make_unique<linux_platform::LinuxLocalProber>();
 }
 
 std::unique_ptr<SystemAlertSink> makeAlertSink() {

@@ -49,6 +49,16 @@ EventKind eventKind(AlertKind kind) {
       return {WCTMON_EVENT_DEADLOCK, EVENTLOG_ERROR_TYPE, WCTMON_CATEGORY_INCIDENT};
     case AlertKind::kHangDetected:
       return {WCTMON_EVENT_HANG, EVENTLOG_WARNING_TYPE, WCTMON_CATEGORY_INCIDENT};
+    case AlertKind::kUnresponsiveDetected:
+      return {WCTMON_EVENT_UNRESPONSIVE, EVENTLOG_ERROR_TYPE, WCTMON_CATEGORY_INCIDENT};
+    case AlertKind::kBusyDetected:
+      return {WCTMON_EVENT_BUSY, EVENTLOG_WARNING_TYPE, WCTMON_CATEGORY_INCIDENT};
+    case AlertKind::kStallDetected:
+      return {WCTMON_EVENT_STALL, EVENTLOG_ERROR_TYPE, WCTMON_CATEGORY_INCIDENT};
+    case AlertKind::kServiceHungDetected:
+      return {WCTMON_EVENT_SERVICE_HUNG, EVENTLOG_ERROR_TYPE, WCTMON_CATEGORY_INCIDENT};
+    case AlertKind::kWindowHungDetected:
+      return {WCTMON_EVENT_WINDOW_HUNG, EVENTLOG_WARNING_TYPE, WCTMON_CATEGORY_INCIDENT};
     case AlertKind::kIncidentResolved:
       return {WCTMON_EVENT_RESOLVED, EVENTLOG_INFORMATION_TYPE, WCTMON_CATEGORY_INCIDENT};
     case AlertKind::kCaptureFailed:
@@ -77,6 +87,11 @@ std::vector<std::string> insertions(const Alert& alert) {
   switch (alert.kind) {
     case AlertKind::kDeadlockDetected:
     case AlertKind::kHangDetected:
+    case AlertKind::kUnresponsiveDetected:
+    case AlertKind::kBusyDetected:
+    case AlertKind::kStallDetected:
+    case AlertKind::kServiceHungDetected:
+    case AlertKind::kWindowHungDetected:
     case AlertKind::kIncidentResolved:
     case AlertKind::kCaptureFailed: {
       const bool failed = alert.kind == AlertKind::kCaptureFailed;

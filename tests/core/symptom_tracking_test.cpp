@@ -1,0 +1,238 @@
+#include <gtest/gtest.h>
+
+#include "core/incident_tracker.h"
+#include "core/snapshot_builder.h"
+#include "core/wait_graph.h"
+#include "fakes/fake_clock.h"
+
+namespace wctmon {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeClock;
+using testing::SnapshotBuilder;
+using testing::T;
+using Type = IncidentEvent::Type;
+
+const ProcessIdentity kProcess{Pid{10}, 777};
+
+ProcessObservation observe(const Snapshot& s) {
+  ProcessObservation o;
+  o.process = kProcess;
+  o.process_name = "server";
+  auto target = std::make_shared<TargetConfig>();
+  target->name = "servers";
+  target->hang_threshold = 30s;
+  target->ignore_waits = {ObjectType::kFutex, ObjectType::kCondition, ObjectType::kPoll,
+                          ObjectType::kThreadWait};
+  o.target = std::move(target);
+  o.threads = s.processes.front().threads;
+  const std::vector<Pid> roots{kProcess.pid};
+  auto g = analyzeWaitGraph(s, roots, {});
+  o.deadlocks = std::move(g.deadlocks);
+  o.chains = std::move(g.chains);
+  return o;
+}
+
+/// A lost wakeup: the main thread joins a worker that waits on a condition nobody signals.
+Snapshot lostWakeup(std::uint64_t main_runs = 5, std::uint64_t worker_runs = 9) {
+  return SnapshotBuilder()
+      .process(10, "server")
+      .ownerless(10, ObjectType::kThreadWait)
+      .switches(main_runs)
+      .ownerless(11, ObjectType::kCondition)
+      .switches(worker_runs)
+      .build();
+}
+
+std::vector<Type> types(const std::vector<IncidentEvent>& events) {
+  std::vector<Type> out;
+  for (const auto& e : events) out.push_back(e.type);
+  return out;
+}
+
+TEST(StallDetection, EveryThreadBlockedOnTheProcessItselfForTheThresholdIsOneStall) {
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  (void)tracker.observe(observe(lostWakeup()));
+  EXPECT_FALSE(tracker.stallOf(observe(lostWakeup()))) << "a first sample is never a stall";
+  clock.advance(29s);
+  auto o = observe(lostWakeup());
+  (void)tracker.observe(o);
+  EXPECT_FALSE(tracker.stallOf(o)) << "below the threshold";
+  clock.advance(1s);
+  o = observe(lostWakeup());
+  (void)tracker.observe(o);
+  const auto stall = tracker.stallOf(o);
+  ASSERT_TRUE(stall);
+  EXPECT_EQ(stall->kind, IncidentKind::kStall);
+  EXPECT_EQ(stall->pid, kProcess.pid);
+  EXPECT_EQ(stall->target, "servers");
+  EXPECT_NE(stall->summary.find("all 2 threads have been blocked for 30 s"), std::string::npos)
+      << stall->summary;
+
+  // Raised, it is one incident for the process, listing both blocked threads.
+  auto events = tracker.raise(o, *stall);
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
+  EXPECT_EQ(events[0].incident.kind, IncidentKind::kStall);
+  EXPECT_EQ(events[0].incident.threads, (std::vector<ThreadRef>{T(10, 10), T(10, 11)}));
+  EXPECT_EQ(tracker.openKindOf(kProcess), IncidentKind::kStall);
+  EXPECT_TRUE(tracker.raise(o, *stall).empty()) << "raised twice, still one incident";
+
+  // A thread that runs ends it.
+  clock.advance(1s);
+  const auto moved = observe(lostWakeup(5, 10));
+  (void)tracker.observe(moved);
+  EXPECT_FALSE(tracker.stallOf(moved));
+  events = tracker.clear(IncidentKind::kStall, stall->key, "a thread ran again");
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "a thread ran again");
+  EXPECT_FALSE(tracker.openKindOf(kProcess));
+}
+
+TEST(StallDetection, AProcessWaitingForOutsideIsIdleNotStalled) {
+  // A server in poll, a sleeper, a parent of a long child: something outside ends their waits.
+  for (const auto type : {ObjectType::kPoll, ObjectType::kSleep, ObjectType::kSocketIo,
+                          ObjectType::kProcessWait, ObjectType::kPipe, ObjectType::kSignalWait}) {
+    FakeClock clock;
+    IncidentIds ids;
+    IncidentTracker tracker(clock, ids);
+    const auto idle = SnapshotBuilder()
+                          .process(10, "server")
+                          .ownerless(10, type)
+                          .switches(3)
+                          .ownerless(11, ObjectType::kCondition)
+                          .switches(3)
+                          .build();
+    (void)tracker.observe(observe(idle));
+    clock.advance(120s);
+    const auto o = observe(idle);
+    (void)tracker.observe(o);
+    EXPECT_FALSE(tracker.stallOf(o)) << toString(type);
+  }
+}
+
+TEST(StallDetection, ARunningThreadAStoppedOneOrAnUnknownRunCountIsNoStall) {
+  const Snapshot cases[] = {
+      SnapshotBuilder()
+          .process(10)
+          .ownerless(10, ObjectType::kCondition)
+          .switches(1)
+          .running(11)
+          .build(),
+      SnapshotBuilder()
+          .process(10)
+          .ownerless(10, ObjectType::kCondition)
+          .switches(1)
+          .ownerless(11, ObjectType::kCondition)
+          .switches(1)
+          .stopped()
+          .build(),
+      SnapshotBuilder().process(10).ownerless(10, ObjectType::kCondition).build(),
+  };
+  for (const auto& s : cases) {
+    FakeClock clock;
+    IncidentIds ids;
+    IncidentTracker tracker(clock, ids);
+    (void)tracker.observe(observe(s));
+    clock.advance(60s);
+    const auto o = observe(s);
+    (void)tracker.observe(o);
+    EXPECT_FALSE(tracker.stallOf(o));
+  }
+}
+
+TEST(StallDetection, ADeadlockedProcessIsTheDeadlockNotAlsoAStall) {
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  const auto abba = SnapshotBuilder()
+                        .process(10, "server")
+                        .waitsOnThread(11, T(10, 12))
+                        .switches(4)
+                        .waitsOnThread(12, T(10, 11))
+                        .switches(4)
+                        .build();
+  (void)tracker.observe(observe(abba));
+  clock.advance(60s);
+  const auto o = observe(abba);
+  (void)tracker.observe(o);
+  EXPECT_EQ(tracker.openKindOf(kProcess), IncidentKind::kDeadlock);
+  EXPECT_FALSE(tracker.stallOf(o));
+}
+
+TEST(SymptomIncidents, AFailingProbeIsOneIncidentWithEveryChainUntilCleared) {
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  const auto s = SnapshotBuilder()
+                     .process(10, "server")
+                     .running(10)
+                     .ownerless(11, ObjectType::kCondition)
+                     .ownerless(12, ObjectType::kCondition)
+                     .build();
+  const auto o = observe(s);
+  Symptom probe{IncidentKind::kUnresponsive,
+                kProcess.pid,
+                "web",
+                "probe http://127.0.0.1:8080/",
+                "http://127.0.0.1:8080/ timed out after 2000 ms, 3 times in a row",
+                {}};
+  auto events = tracker.raise(o, probe);
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
+  const auto& incident = events[0].incident;
+  EXPECT_EQ(incident.kind, IncidentKind::kUnresponsive);
+  EXPECT_EQ(incident.target, "servers") << "the target of the observation";
+  EXPECT_EQ(incident.threads, (std::vector<ThreadRef>{T(10, 11), T(10, 12)}))
+      << "the blocked threads";
+  EXPECT_EQ(incident.chains.size(), o.chains.size()) << "every thread's chain";
+  EXPECT_EQ(incident.summary,
+            "http://127.0.0.1:8080/ timed out after 2000 ms, 3 times in a row; 2 of 3 threads "
+            "blocked");
+  EXPECT_TRUE(tracker.isOpen(IncidentKind::kUnresponsive, probe.key));
+  EXPECT_FALSE(tracker.isOpen(IncidentKind::kServiceHung, probe.key));
+
+  // The process's samples neither resolve it nor open hangs for it.
+  clock.advance(60s);
+  EXPECT_TRUE(tracker.observe(o).empty());
+  EXPECT_TRUE(tracker.clear(IncidentKind::kServiceHung, probe.key, "x").empty());
+  events = tracker.clear(IncidentKind::kUnresponsive, probe.key, "the probe passed");
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the probe passed");
+
+  // A symptom naming its thread (a window's) lists that thread only; the process's exit ends
+  // it.
+  Symptom window{IncidentKind::kWindowHung,
+                 kProcess.pid,
+                 "gui",
+                 "window 0x1a2b4",
+                 "window \"Main\" has not answered for 5 s",
+                 {Tid{11}}};
+  events = tracker.raise(o, window);
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kOpened});
+  EXPECT_EQ(events[0].incident.threads, (std::vector<ThreadRef>{T(10, 11)}));
+  events = tracker.exited(kProcess);
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.kind, IncidentKind::kWindowHung);
+}
+
+TEST(SymptomIncidents, AdoptedSymptomIncidentsGoOnUntilCleared) {
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  Incident stored;
+  stored.id = 41;
+  stored.kind = IncidentKind::kServiceHung;
+  stored.process = kProcess;
+  stored.process_name = "svc";
+  stored.signature = "service-hung service Spooler";
+  (void)tracker.adopt({stored});
+  EXPECT_TRUE(tracker.isOpen(IncidentKind::kServiceHung, "service Spooler"));
+  const auto events = tracker.clear(IncidentKind::kServiceHung, "service Spooler", "running");
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.id, 41);
+}
+
+}  // namespace
+}  // namespace wctmon
