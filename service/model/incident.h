@@ -32,7 +32,15 @@ struct IncidentProcess {
 /// "postgres", or "postgres [postgres: app db [local] UPDATE waiting]" when it has a title.
 [[nodiscard]] std::string withTitle(const std::string& name, const std::string& title);
 
-enum class IncidentKind { kDeadlock, kHang };
+enum class IncidentKind {
+  kDeadlock,
+  kHang,
+  kUnresponsive,
+  kBusy,
+  kStall,
+  kServiceHung,
+  kWindowHung
+};
 
 /// A dump of a process that a debugger opens (an ELF core, a minidump), with the diagnosis it was
 /// taken for inside: where it is and what it holds, or why there is none.
