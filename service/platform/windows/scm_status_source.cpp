@@ -44,17 +44,17 @@ Result<std::vector<ServiceReading>> ScmStatusSource::list() {
   if (!scm.valid()) return failure("cannot open the service control manager", ::GetLastError());
 
   // Services come and go between the call that sizes the buffer and the one that fills it: the
-  // whole list is asked for again with the size the SCM then says, a few times at most.
+  // whole list is asked for again with the size the SCM then says, a few times at most (no
+  // resume handle: Wine does not support one, and a list read in two parts is not one reading).
   // ENUM_SERVICE_STATUS_PROCESSW holds pointers: the buffer keeps their alignment.
   std::vector<ENUM_SERVICE_STATUS_PROCESSW> buffer(kFirstBufferBytes / sizeof(buffer[0]));
   DWORD needed = 0;
   DWORD returned = 0;
   for (int attempt = 0;; ++attempt) {
-    DWORD resume = 0;
     const DWORD bytes = static_cast<DWORD>(buffer.size() * sizeof(buffer[0]));
     if (::EnumServicesStatusExW(scm.get(), SC_ENUM_PROCESS_INFO, SERVICE_WIN32, SERVICE_STATE_ALL,
                                 reinterpret_cast<BYTE*>(buffer.data()), bytes, &needed, &returned,
-                                &resume, nullptr) != FALSE) {
+                                nullptr, nullptr) != FALSE) {
       break;
     }
     const DWORD error = ::GetLastError();

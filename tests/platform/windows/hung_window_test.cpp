@@ -23,8 +23,10 @@ using testing::besideThisTest;
 using testing::WctFixture;
 using Steady = std::chrono::steady_clock;
 
+/// Short, to see a silent window soon; a window that pumps is asked with the default timeout,
+/// which a loaded machine does not exceed.
 constexpr auto kProbeTimeout = 200ms;
-constexpr auto kThreshold = 2s;
+constexpr std::chrono::milliseconds kThreshold = 2s;
 
 std::wstring fixturePath() { return besideThisTest(L"wctmon-hung-window.exe"); }
 
@@ -62,7 +64,7 @@ WindowReading awaitWindow(WindowsWindowProber& prober, const WctFixture& fx) {
 TEST(WindowProberTest, APumpingWindowAnswersAndIsNeverReported) {
   WctFixture fx(L"", 30s, fixturePath());
   ASSERT_EQ(fx.tids().size(), 1U);
-  WindowsWindowProber prober(kProbeTimeout);
+  WindowsWindowProber prober;
   const auto first = awaitWindow(prober, fx);
   EXPECT_NE(first.handle, 0U);
   EXPECT_EQ(first.tid.value, static_cast<std::int32_t>(fx.tids()[0]));
@@ -101,9 +103,10 @@ TEST(WindowProberTest, WindowsOfOtherProcessesAreNotListed) {
 
 TEST(WindowProberTest, AWindowThatStopsPumpingIsHungAfterTheThresholdAndNotOnceReleased) {
   WctFixture fx(L"", 30s, fixturePath());
-  WindowsWindowProber prober(kProbeTimeout);
-  const auto window = awaitWindow(prober, fx);
+  WindowsWindowProber patient;
+  const auto window = awaitWindow(patient, fx);
   ASSERT_TRUE(window.responding);
+  WindowsWindowProber prober(kProbeTimeout);
   ASSERT_EQ(fx.ask("hang"), "hanging");
   const auto hung_at = Steady::now();
 

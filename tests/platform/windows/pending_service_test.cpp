@@ -110,7 +110,9 @@ TEST(ScmStatusSourceTest, ListsTheServicesOfThisSystemWithTheirStates) {
   for (const auto& r : *readings) {
     EXPECT_FALSE(r.name.empty());
     // Only a service with a process has a pid.
-    if (r.state == ServiceState::kStopped) EXPECT_EQ(r.pid.value, 0) << r.name;
+    if (r.state == ServiceState::kStopped) {
+      EXPECT_EQ(r.pid.value, 0) << r.name;
+    }
   }
   // Wine's own services (and Windows's): at least one runs, since services.exe answers.
   EXPECT_TRUE(std::any_of(readings->begin(), readings->end(), [](const ServiceReading& r) {
