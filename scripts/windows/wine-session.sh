@@ -37,11 +37,16 @@ wine_session_start() {
     "$wine" cmd.exe /c ver </dev/null >/dev/null 2>&1 || true
   fi
   # Programs that make windows (the hung-window fixture) need a graphics driver, and the tests
-  # need no screen: Wine's null driver, whatever DISPLAY says. The desktop process reads the
-  # setting when it starts, once per server: a prefix that lacked it is started again with it.
-  if ! grep -qs '^"Graphics"="null"' "$WINEPREFIX/user.reg"; then
-    "$wine" reg add 'HKCU\Software\Wine\Drivers' /v Graphics /d null /f </dev/null >/dev/null 2>&1 ||
-      echo "wine-session: cannot select Wine's null graphics driver; windows cannot be made" >&2
+  # need no screen: Wine's null driver, whatever DISPLAY says. With a driver, a program that
+  # crashes (the capture-crash test's, on purpose) would wait on winedbg's crash dialog, which
+  # nobody closes: the dialog is turned off. The desktop process reads the driver when it starts,
+  # once per server: a prefix that lacked these is started again with them.
+  if ! grep -qs '^"Graphics"="null"' "$WINEPREFIX/user.reg" ||
+     ! grep -qs '^"ShowCrashDialog"=dword:00000000' "$WINEPREFIX/user.reg"; then
+    { "$wine" reg add 'HKCU\Software\Wine\Drivers' /v Graphics /d null /f &&
+      "$wine" reg add 'HKCU\Software\Wine\WineDbg' /v ShowCrashDialog /t REG_DWORD /d 0 /f
+    } </dev/null >/dev/null 2>&1 ||
+      echo "wine-session: cannot select Wine's null graphics driver without crash dialogs" >&2
     "$wineserver" -k 2>/dev/null || true
     "$wineserver" -w 2>/dev/null || true
     "$wineserver" -p </dev/null >/dev/null 2>&1 || true
