@@ -42,8 +42,9 @@ class PendingServiceTracker {
   explicit PendingServiceTracker(const Clock& clock) : clock_(clock) {}
 
   /// Takes one reading of every service and returns a kServiceHung symptom (target "services",
-  /// key "service NAME") for each selected service stuck now, in the order of `readings`.
-  /// Level-triggered: the whole set that holds now, every call.
+  /// key "service NAME", the service's pid: 0 when the SCM names no process) for each selected
+  /// service stuck now, in the order of `readings`. Level-triggered: the whole set that holds
+  /// now, every call.
   [[nodiscard]] std::vector<Symptom> update(std::span<const ServiceReading> readings,
                                             const PendingServiceRules& rules);
 
