@@ -43,6 +43,17 @@ if(NOT MSVC)
 endif()
 target_link_libraries(wctmon-scm-control PRIVATE wctmon_warnings advapi32)
 
+# A service that gets stuck starting (START_PENDING once, then a critical section held by
+# another of its threads until the test releases it) and a program whose window thread stops
+# pumping while it waits on an event: what the pending-service and hung-window tests watch.
+add_executable(wctmon-pending-service fixtures/windows/pending_service.cpp)
+if(NOT MSVC)
+  target_link_options(wctmon-pending-service PRIVATE -municode)
+endif()
+target_link_libraries(wctmon-pending-service PRIVATE wctmon_warnings advapi32)
+add_executable(wctmon-hung-window fixtures/windows/hung_window.cpp)
+target_link_libraries(wctmon-hung-window PRIVATE wctmon_warnings user32)
+
 # A capturer that dies mid-capture (an unhandled exception, an abort, an exit): the last-chance
 # handlers must resume every thread it held suspended.
 add_executable(wctmon-capture-crash platform/windows/capture_crash_main.cpp)
@@ -50,8 +61,10 @@ target_link_libraries(wctmon-capture-crash PRIVATE wctmon_platform wctmon_warnin
 
 # The WCT source on a scripted WCT and on the system's, the session contract (tests/contract) on
 # the scripted WCT, the thread inspector and the process catalog on the fixture (found beside the
-# test).
+# test); the SCM status source and the window prober with their trackers on the fixtures above.
 add_executable(wctmon_windows_tests
+  platform/windows/hung_window_test.cpp
+  platform/windows/pending_service_test.cpp
   platform/windows/process_catalog_test.cpp
   platform/windows/session_contract_test.cpp
   platform/windows/thread_inspector_test.cpp
@@ -59,7 +72,8 @@ add_executable(wctmon_windows_tests
 target_include_directories(wctmon_windows_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(wctmon_windows_tests PRIVATE wctmon_platform GTest::gtest_main
                       wctmon_warnings)
-add_dependencies(wctmon_windows_tests wctmon-wct-fixture wctmon-capture-crash)
+add_dependencies(wctmon_windows_tests wctmon-wct-fixture wctmon-capture-crash
+                 wctmon-pending-service wctmon-hung-window)
 # The capture of a 32-bit process's threads (Wow64SuspendThread, Wow64GetThreadContext).
 if(WCTMON_WOW64_FIXTURE)
   target_sources(wctmon_windows_tests PRIVATE platform/windows/wow64_capture_test.cpp)
@@ -88,8 +102,10 @@ add_executable(wctmon_windows_core_tests
   core/alert_rate_limiter_test.cpp
   core/analyzer_test.cpp
   core/glob_test.cpp
+  core/hung_window_tracker_test.cpp
   core/incident_tracker_test.cpp
   core/listen_address_test.cpp
+  core/pending_service_tracker_test.cpp
   core/session_contract_test.cpp
   core/strict_json_test.cpp
   core/wait_graph_test.cpp

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "platform/windows/event_log_alert_sink.h"
+#include "platform/windows/handle.h"
 #include "platform/windows/scm_service.h"
 #include "platform/windows/win_text.h"
 
@@ -16,21 +17,6 @@ namespace {
 Error failure(const std::string& step, DWORD code) {
   return makeError(ErrorCode::kIo, step + ": " + lastErrorText(code));
 }
-
-/// A service handle closed once.
-class ServiceHandle {
- public:
-  explicit ServiceHandle(SC_HANDLE h) : h_(h) {}
-  ~ServiceHandle() {
-    if (h_ != nullptr) ::CloseServiceHandle(h_);
-  }
-  ServiceHandle(const ServiceHandle&) = delete;
-  ServiceHandle& operator=(const ServiceHandle&) = delete;
-  [[nodiscard]] SC_HANDLE get() const { return h_; }
-
- private:
-  SC_HANDLE h_;
-};
 
 std::wstring modulePath() {
   std::wstring path(MAX_PATH, L'\0');
