@@ -135,15 +135,21 @@ bool readProbe(const json& j, const std::string& pointer, ProbeConfig& probe,
   const auto before = errors.size();
   std::string type;
   r.choice("type", type, {"tcp", "http", "grpc_health", "unix", "exec"});
-  if (type.empty() && !j.contains("type")) {
-    r.fail(r.child("type"), "is required: tcp, http, grpc_health, unix or exec");
+  if (type.empty()) {
+    if (!j.contains("type")) {
+      r.fail(r.child("type"), "is required: tcp, http, grpc_health, unix or exec");
+    }
+    // Without a type nothing else can be judged: its keys are not also "unknown".
+    for (const auto& [key, value] : j.items()) (void)r.find(key);
   }
   const auto needs = [&](std::string_view key) {
     if (!j.contains(key)) r.fail(r.child(key), "is required for a " + type + " probe");
   };
   const auto notFor = [&](std::initializer_list<std::string_view> keys) {
     for (const auto key : keys) {
-      if (j.contains(key)) r.fail(r.child(key), "does not apply to a " + type + " probe");
+      if (r.find(key) != nullptr) {
+        r.fail(r.child(key), "does not apply to a " + type + " probe");
+      }
     }
   };
   std::string text;

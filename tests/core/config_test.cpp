@@ -335,3 +335,93 @@ TEST(Config, ListenAddressesAreCheckedAndOnlyLoopbackGoesWithoutTls) {
 
 }  // namespace
 }  // namespace wctmon
+
+namespace wctmon {
+namespace {
+
+TEST(ProbeConfig, EachTypeReadsWhatItNeedsAndDefaultsTheRest) {
+  auto c = parseConfig(R"({"targets": [
+      {"exe": "web", "probe": {"type": "http", "url": "https://[::1]:8443/healthz?deep=1",
+                               "status": 204, "body_contains": "up", "interval_ms": 1000,
+                               "timeout_ms": 500, "failures": 2, "successes": 3}},
+      {"exe": "db", "probe": {"type": "tcp", "address": "localhost:5432"}},
+      {"exe": "api", "probe": {"type": "grpc_health", "address": "127.0.0.1:50051",
+                               "service": "pkg.Svc"}},
+      {"exe": "ctl", "probe": {"type": "unix", "path": "/run/ctl.sock"}},
+      {"exe": "a", "probe": {"type": "exec", "command": ["/usr/bin/check", "--quick"]}},
+      {"exe": "b", "probe": {"type": "exec", "command": "pg_isready -q"}}]})");
+  ASSERT_TRUE(c) << c.error().front().toString();
+  const auto& t = c->targets;
+  const auto& http = *t[0].probe;
+  EXPECT_EQ(http.type, ProbeConfig::Type::kHttp);
+  EXPECT_TRUE(http.url.tls);
+  EXPECT_EQ(http.url.endpoint, (Endpoint{"::1", 8443}));
+  EXPECT_EQ(http.url.target, "/healthz?deep=1");
+  EXPECT_EQ(http.status, 204);
+  EXPECT_EQ(http.interval, std::chrono::milliseconds(1000));
+  EXPECT_EQ(http.timeout, std::chrono::milliseconds(500));
+  EXPECT_EQ(http.failures, 2U);
+  EXPECT_EQ(http.successes, 3U);
+  EXPECT_EQ(http.describe(), "https://[::1]:8443/healthz?deep=1");
+  const auto& tcp = *t[1].probe;
+  EXPECT_EQ(tcp.endpoint, (Endpoint{"localhost", 5432}));
+  EXPECT_EQ(tcp.interval, std::chrono::milliseconds(5000));
+  EXPECT_EQ(tcp.timeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(tcp.failures, 3U);
+  EXPECT_EQ(tcp.successes, 1U);
+  EXPECT_EQ(t[2].probe->service, "pkg.Svc");
+  EXPECT_EQ(t[3].probe->path, "/run/ctl.sock");
+  EXPECT_EQ(t[4].probe->command, (std::vector<std::string>{"/usr/bin/check", "--quick"}));
+  EXPECT_FALSE(t[4].probe->shell);
+  EXPECT_EQ(t[5].probe->command, std::vector<std::string>{"pg_isready -q"});
+  EXPECT_TRUE(t[5].probe->shell);
+  EXPECT_FALSE(t[0].probe == std::nullopt);
+
+  // The JSON form reads back as the same target (targets registered through the API).
+  for (const auto& target : t) {
+    auto back = parseTarget(targetToJson(target), *c);
+    ASSERT_TRUE(back) << back.error().front().toString();
+    EXPECT_EQ(back->probe, target.probe) << targetToJson(target);
+  }
+}
+
+TEST(ProbeConfig, AProbeThatCannotStartIsAConfigError) {
+  const auto errors = [](std::string_view probe) {
+    return errorsOf(R"({"targets": [{"exe": "x", "probe": )" + std::string(probe) + "}]}");
+  };
+  EXPECT_EQ(errors(R"({"url": "http://a/"})"),
+            std::vector<std::string>{
+                "/targets/0/probe/type: is required: tcp, http, grpc_health, unix or exec"});
+  EXPECT_EQ(errors(R"({"type": "icmp"})").size(), 1U);
+  EXPECT_EQ(errors(R"({"type": "tcp", "address": "db"})"),
+            std::vector<std::string>{"/targets/0/probe/address: \"db\" has no port (HOST:PORT)"});
+  EXPECT_EQ(
+      errors(R"({"type": "tcp", "address": "db:99999"})"),
+      std::vector<std::string>{"/targets/0/probe/address: \"99999\" is not a port (1 to 65535)"});
+  EXPECT_EQ(errors(R"({"type": "tcp", "address": "d b:80"})"),
+            std::vector<std::string>{
+                "/targets/0/probe/address: \"d b\" is not a host name or an IPv4 address"});
+  EXPECT_EQ(errors(R"({"type": "tcp"})"),
+            std::vector<std::string>{"/targets/0/probe/address: is required for a tcp probe"});
+  EXPECT_EQ(errors(R"({"type": "http", "url": "ftp://a/"})"),
+            std::vector<std::string>{
+                "/targets/0/probe/url: \"ftp://a/\" is not an http:// or https:// URL"});
+  EXPECT_EQ(
+      errors(R"({"type": "http", "url": "http://u:p@a/"})"),
+      std::vector<std::string>{"/targets/0/probe/url: credentials in the URL are not supported"});
+  EXPECT_EQ(errors(R"({"type": "http", "url": "http://a/", "address": "a:1"})"),
+            std::vector<std::string>{"/targets/0/probe/address: does not apply to a http probe"});
+  EXPECT_EQ(errors(R"({"type": "unix", "path": "run/x.sock"})"),
+            std::vector<std::string>{"/targets/0/probe/path: must be an absolute path"});
+  EXPECT_EQ(errors(R"({"type": "exec", "command": []})").size(), 1U);
+  EXPECT_EQ(errors(R"({"type": "exec", "command": ["ok", ""]})").size(), 1U);
+  EXPECT_EQ(errors(R"({"type": "tcp", "address": "a:1", "interval_ms": 1000, "timeout_ms": 2000})"),
+            std::vector<std::string>{"/targets/0/probe/timeout_ms: must not be longer than "
+                                     "interval_ms (one probe in flight)"});
+  EXPECT_EQ(errors(R"({"type": "tcp", "address": "a:1", "failures": 0})").size(), 1U);
+  EXPECT_EQ(errors(R"({"type": "tcp", "address": "a:1", "retries": 3})"),
+            std::vector<std::string>{"/targets/0/probe/retries: unknown key"});
+}
+
+}  // namespace
+}  // namespace wctmon
