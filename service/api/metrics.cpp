@@ -115,6 +115,30 @@ class Metrics::Figures final : public prometheus::Collectable {
          {{"reason", "no_preface"}, d(connections.no_preface)},
          {{"reason", "idle"}, d(connections.idle)},
          {{"reason", "over_limit"}, d(connections.over_limit)}});
+    // The targets' liveness probes, one series per probed target (the target label is the
+    // configuration's name: as few as the targets).
+    const auto probes = deps_.control.probes();
+    const auto byTarget = [&](auto value) {
+      std::vector<std::pair<ClientMetric::Label, double>> values;
+      for (const auto& p : probes) values.push_back({{"target", p.target}, d(value(p.status))});
+      return values;
+    };
+    using ProbeStatus = ProbeTracker::Status;
+    add("wctmon_probe_up", "1 when the target's last liveness probe passed.", MetricType::Gauge,
+        byTarget([](const ProbeStatus& s) { return s.last && s.last->passed ? 1 : 0; }));
+    add("wctmon_probe_unresponsive",
+        "1 while the target has failed its probe enough times in a row to be unresponsive.",
+        MetricType::Gauge,
+        byTarget([](const ProbeStatus& s) { return s.state == "unresponsive" ? 1 : 0; }));
+    add("wctmon_probe_duration_seconds",
+        "How long the target's last probe took (to its answer, or to its deadline).",
+        MetricType::Gauge, byTarget([](const ProbeStatus& s) {
+          return s.last ? static_cast<double>(s.last->latency.count()) / 1e6 : 0.0;
+        }));
+    add("wctmon_probe_failures_total", "Liveness probes of the target that failed.",
+        MetricType::Counter, byTarget([](const ProbeStatus& s) { return s.failed; }));
+    add("wctmon_probe_passes_total", "Liveness probes of the target that passed.",
+        MetricType::Counter, byTarget([](const ProbeStatus& s) { return s.passed; }));
     add("wctmon_healthy", "1 while the scheduler is healthy (not every worker stuck).",
         MetricType::Gauge, one(facts.healthy ? 1 : 0));
     add("wctmon_wait_chain_source_available", "1 when wait chains can be read on this host.",

@@ -89,8 +89,7 @@ server.serve_forever()
 std::string httpProbe(int port, int timeout_ms = 250, int interval_ms = 300) {
   return R"("probe": {"type": "http", "url": "http://127.0.0.1:)" + std::to_string(port) +
          R"(/", "interval_ms": )" + std::to_string(interval_ms) + R"(, "timeout_ms": )" +
-         std::to_string(timeout_ms) +
-         R"(, "failures": 3}, )";
+         std::to_string(timeout_ms) + R"(, "failures": 3}, )";
 }
 
 /// The incidents the service recorded, from `wctmon incidents --json`.
@@ -113,9 +112,9 @@ std::vector<json> ofKind(const json& all, const std::string& kind) {
 json incident(const ApiService& service, const json& listed) {
   // An int64 is a string in the proto3 JSON mapping.
   const auto& id = listed.at("id");
-  const auto r = runCommand({wctmonPath(), "incidents", "--config",
-                             (service.dir() / "wctmon.json").string(), "--id",
-                             id.is_string() ? id.get<std::string>() : id.dump(), "--json"});
+  const auto r =
+      runCommand({wctmonPath(), "incidents", "--config", (service.dir() / "wctmon.json").string(),
+                  "--id", id.is_string() ? id.get<std::string>() : id.dump(), "--json"});
   return r.exit_code == 0 ? json::parse(r.out) : json::object();
 }
 
@@ -203,6 +202,24 @@ TEST(OutsideHangs, AServerThatIsSlowButAnswersWithinTheTimeoutOpensNothing) {
   const auto log = readFile(service.log());
   EXPECT_EQ(log.find("unresponsive incident opened"), std::string::npos) << log;
   EXPECT_NE(log.find("probing target \"fixtures\": http://127.0.0.1:"), std::string::npos) << log;
+
+  // What the probe says, where operators read it: wctctl ps and the metrics.
+  const auto ps = runCommand({WCTMON_WCTCTL_PATH, "--server", service.unixTarget(), "--token-file",
+                              service.readerToken(), "ps", "-o", "json"});
+  ASSERT_EQ(ps.exit_code, 0) << ps.err;
+  const auto processes = json::parse(ps.out).at("processes");
+  ASSERT_EQ(processes.size(), 1U) << ps.out;
+  const auto& probe = processes[0].at("probe");
+  EXPECT_EQ(probe.value("state", ""), "passing") << ps.out;
+  EXPECT_EQ(probe.value("probe", ""), "http://127.0.0.1:" + std::to_string(port) + "/");
+  EXPECT_EQ(probe.value("last_detail", ""), "200 OK");
+  ASSERT_FALSE(service.metricsAddress().empty());
+  const auto metrics =
+      runCommand({"curl", "-s", "http://" + service.metricsAddress() + "/metrics"}).out;
+  EXPECT_NE(metrics.find("wctmon_probe_up{target=\"fixtures\"} 1"), std::string::npos) << metrics;
+  // (Its first probes may have failed: the server started after the service.)
+  EXPECT_NE(metrics.find("wctmon_probe_unresponsive{target=\"fixtures\"} 0"), std::string::npos)
+      << metrics;
 }
 
 TEST(OutsideHangs, ALostWakeupThatLeavesEveryThreadWaitingIsOneStall) {
