@@ -55,6 +55,19 @@ constexpr ConfigKey key(std::string_view name, KeyChange change, std::string_vie
           [](const Config& c) { return showValue(c.*Group.*Field); }};
 }
 
+/// A key of a part of one of Config's groups (detection.busy.cpu_percent).
+template <auto Group, auto Part, auto Field>
+constexpr ConfigKey subKey(std::string_view name, KeyChange change, std::string_view why = {}) {
+  return {name,
+          change,
+          why,
+          [](const Config& a, const Config& b) {
+            return a.*Group.*Part.*Field == b.*Group.*Part.*Field;
+          },
+          [](Config& to, const Config& from) { to.*Group.*Part.*Field = from.*Group.*Part.*Field; },
+          [](const Config& c) { return showValue(c.*Group.*Part.*Field); }};
+}
+
 constexpr std::string_view kApiAtStart = "the API's listeners, tokens and TLS are set up at start";
 constexpr std::string_view kMetricsAtStart = "the metrics endpoint is bound at start";
 
@@ -76,6 +89,12 @@ constexpr std::array kKeys{
     key<&C::sampling, &C::Sampling::discovery_interval>("sampling.discovery_interval_ms", kLive),
     key<&C::detection, &C::Detection::hang_threshold>("detection.hang_threshold_ms", kLive),
     key<&C::detection, &C::Detection::ignore_waits>("detection.ignore_waits", kLive),
+    subKey<&C::detection, &C::Detection::busy, &BusyConfig::enabled>("detection.busy.enabled",
+                                                                     kLive),
+    subKey<&C::detection, &C::Detection::busy, &BusyConfig::cpu_percent>(
+        "detection.busy.cpu_percent", kLive),
+    subKey<&C::detection, &C::Detection::busy, &BusyConfig::threshold>(
+        "detection.busy.threshold_ms", kLive),
     key<&C::capture, &C::Capture::enabled>("capture.enabled", kLive),
     key<&C::capture, &C::Capture::min_interval>("capture.min_interval_ms", kLive),
     key<&C::capture, &C::Capture::dump>("capture.dump", kLive),

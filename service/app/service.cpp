@@ -61,6 +61,8 @@ struct Service::Running {
   /// Where the monitor's decisions are captured, recorded and alerted; the open incidents.
   std::unique_ptr<IncidentEffects> incidents;
   std::unique_ptr<Monitor> monitor;
+  /// Samples busy threads' frames for the monitor; released before it (its thread calls back).
+  std::unique_ptr<HotSpotSampler> hot_spots;
   std::unique_ptr<OnDemandAnalysis> analysis;
   std::unique_ptr<Scheduler> scheduler;
   /// The targets' liveness probes: the platform's, the prober, and what runs them (stopped
@@ -309,8 +311,10 @@ Status Service::start(const std::filesystem::path& config_path) {
                                       r->dumps.get(), r->clock, r->pool->work(),
                                       [targets = r->targets.get()] { return targets->runtime(); }},
         config.alerts);
+    r->hot_spots = makeHotSpotSampler();
     r->monitor = std::make_unique<Monitor>(
-        Monitor::Dependencies{*r->source, *r->catalog, r->clock, *r->targets, *r->incidents},
+        Monitor::Dependencies{*r->source, *r->catalog, r->clock, *r->targets, *r->incidents,
+                              r->hot_spots.get()},
         config);
     r->monitor->adoptStoredIncidents();
     r->analysis = std::make_unique<OnDemandAnalysis>(*r->source, r->inspector.get());

@@ -109,6 +109,16 @@ void readAlertSinks(ObjectReader& r, std::vector<Config::AlertSinkConfig>& out) 
   out = std::move(sinks);
 }
 
+void readBusy(ObjectReader& parent, BusyConfig& busy) {
+  const json* b = parent.find("busy");
+  if (b == nullptr) return;
+  ObjectReader r(*b, parent.child("busy"), parent.errors());
+  if (!r.ok()) return;
+  r.boolean("enabled", busy.enabled);
+  r.unsignedValue("cpu_percent", busy.cpu_percent, 10, 100);
+  r.milliseconds("threshold_ms", busy.threshold, 1000, kMaxMs);
+}
+
 void readTarget(const json& j, const std::string& pointer, const Config& defaults,
                 TargetConfig& target, std::vector<ConfigError>& errors) {
   ObjectReader r(j, pointer, errors);
@@ -117,6 +127,7 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
   target.hang_threshold = defaults.detection.hang_threshold;
   target.ignore_waits = defaults.detection.ignore_waits;
   target.capture = defaults.capture.enabled;
+  target.busy = defaults.detection.busy;
 
   r.string("name", target.name);
   std::string exe;
@@ -149,6 +160,7 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
   }
   r.boolean("capture", target.capture);
   readWaitTypes(r, "ignore_waits", target.ignore_waits);
+  readBusy(r, target.busy);
   if (const json* probe = r.find("probe")) {
     ProbeConfig read;
     if (readProbe(*probe, r.child("probe"), read, r.errors())) target.probe = std::move(read);
@@ -249,6 +261,7 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
     ObjectReader r(*d, "/detection", errors);
     r.milliseconds("hang_threshold_ms", c.detection.hang_threshold, 100, kMaxMs);
     readWaitTypes(r, "ignore_waits", c.detection.ignore_waits);
+    readBusy(r, c.detection.busy);
   }
   if (const json* cap = root.find("capture")) {
     ObjectReader r(*cap, "/capture", errors);
@@ -444,6 +457,9 @@ std::string targetToJson(const TargetConfig& target) {
   j["capture"] = target.capture;
   j["ignore_waits"] = json::array();
   for (const auto type : target.ignore_waits) j["ignore_waits"].push_back(waitTypeKey(type));
+  j["busy"] = {{"enabled", target.busy.enabled},
+               {"cpu_percent", target.busy.cpu_percent},
+               {"threshold_ms", target.busy.threshold.count()}};
   if (target.probe) j["probe"] = probeToJson(*target.probe);
   return j.dump();
 }

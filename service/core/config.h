@@ -37,6 +37,15 @@ struct PlatformDefaults {
 /// Where the Prometheus metrics are served unless the configuration says otherwise.
 inline constexpr std::string_view kDefaultMetricsAddress = "127.0.0.1:7788";
 
+/// What makes a busy thread (a spin, a livelock): a thread that uses at least `cpu_percent` of a
+/// core for `threshold`, in the same few functions.
+struct BusyConfig {
+  bool enabled = true;
+  unsigned cpu_percent = 95;
+  std::chrono::milliseconds threshold{30000};
+  friend bool operator==(const BusyConfig&, const BusyConfig&) = default;
+};
+
 /// One registered target: which processes, and how they are watched.
 struct TargetConfig {
   /// A label for logs and alerts; defaults to the selector.
@@ -59,6 +68,8 @@ struct TargetConfig {
   /// Asks from outside whether the target answers; a failing probe opens an unresponsive
   /// incident.
   std::optional<ProbeConfig> probe;
+  /// Busy threads; defaults to detection.busy.
+  BusyConfig busy;
 
   friend bool operator==(const TargetConfig&, const TargetConfig&) = default;
 };
@@ -87,6 +98,7 @@ struct Config {
   struct Detection {
     std::chrono::milliseconds hang_threshold{30000};
     std::vector<ObjectType> ignore_waits;
+    BusyConfig busy;
 
     friend bool operator==(const Detection&, const Detection&) = default;
   } detection;

@@ -33,6 +33,7 @@ std::vector<IncidentEvent> IncidentTracker::observe(const ProcessObservation& o)
   auto& state = processes_[o.process];
   state.sees_other_processes = o.target->out_of_proc;
   updateHistory(o, state, clock_.steadyNow());
+  updateCpu(o, state, clock_.steadyNow());
   trackDeadlocks(o, events);
   trackHangs(o, state, events);
   return events;

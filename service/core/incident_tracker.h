@@ -114,6 +114,19 @@ class IncidentTracker {
   /// earlier sample: a first sample is never a stall.
   [[nodiscard]] std::optional<Symptom> stallOf(const ProcessObservation& o) const;
 
+  /// Threads of the observed process that have used at least the target's busy.cpu_percent of a
+  /// core in every sample for its busy.threshold, and have no busy incident open: the ones whose
+  /// frames are worth sampling.
+  [[nodiscard]] std::vector<ThreadRef> busyThreads(const ProcessObservation& o) const;
+
+  /// How long `t` has been busy, as far as the samples tell; none when it is not.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> busyFor(const ProcessIdentity& process,
+                                                                 Tid t) const;
+
+  /// Resolves the busy incidents of the observed process whose thread is no longer busy (it
+  /// waits, uses less of a core, or is gone).
+  [[nodiscard]] std::vector<IncidentEvent> settleBusy(const ProcessObservation& o);
+
   /// The most severe kind of incident open whose first process is `process` (a deadlock over a
   /// stall over the others); none when none is. Cheap: it copies no incident.
   [[nodiscard]] std::optional<IncidentKind> openKindOf(const ProcessIdentity& process) const;
@@ -136,6 +149,14 @@ class IncidentTracker {
     bool continued = false;
     std::uint64_t seen = 0;  // the sample that last saw it
   };
+  /// How much of a core a thread used between samples.
+  struct CpuHistory {
+    std::chrono::nanoseconds cpu{0};
+    Clock::SteadyTimePoint at;
+    /// Since when every interval between samples showed it at or above busy.cpu_percent.
+    std::optional<Clock::SteadyTimePoint> busy_since;
+    std::uint64_t seen = 0;
+  };
   struct ProcessState {
     std::uint64_t samples = 0;
     /// Its latest sample followed chains into other processes.
@@ -143,6 +164,7 @@ class IncidentTracker {
     /// Hangs and incidents of symptoms (a probe, a stall), by signature.
     std::map<std::string, Incident> open;
     std::unordered_map<std::int32_t, WaitHistory> history;  // by tid
+    std::unordered_map<std::int32_t, CpuHistory> cpu;       // by tid
   };
   /// A deadlock's identity: its cycle threads with their processes, in order. A start time of
   /// 0 stands for a process known by its pid alone (see sameCycle()).
@@ -168,6 +190,7 @@ class IncidentTracker {
   void trackHangs(const ProcessObservation& o, ProcessState& state,
                   std::vector<IncidentEvent>& events);
   void updateHistory(const ProcessObservation& o, ProcessState& state, Clock::SteadyTimePoint now);
+  void updateCpu(const ProcessObservation& o, ProcessState& state, Clock::SteadyTimePoint now);
   [[nodiscard]] Incident resolved(Incident incident, std::string reason) const;
   /// The open deadlock of `cycle`, also when it was keyed with start times then unknown (it is
   /// re-keyed with the ones `cycle` knows).

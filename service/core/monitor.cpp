@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/busy_verdict.h"
 #include "model/format.h"
 
 namespace wctmon {
@@ -125,6 +126,10 @@ Monitor::Discovery Monitor::discover() {
   for (const auto& id : tracker_.trackedProcesses()) {
     if (!alive.contains(id) && !watched_.contains(id)) handle(tracker_.exited(id));
   }
+  std::erase_if(progressing_, [&](const auto& entry) {
+    return std::none_of(watched_.begin(), watched_.end(),
+                        [&](const auto& w) { return w.first.pid == entry.first.pid; });
+  });
   counters_.watched = watched_.size();
   lock.unlock();
   deps_.effects.checkStore();  // at each discovery
@@ -251,6 +256,22 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
   o.chains = std::move(result.chains);
   o.peers = std::move(peers);
   handle(tracker_.observe(o), o.threads);
+  handle(tracker_.settleBusy(o));
+  std::vector<std::pair<ThreadRef, std::string>> to_profile;
+  if (deps_.hot_spots != nullptr) {
+    const auto now = deps_.clock.steadyNow();
+    for (const auto& t : tracker_.busyThreads(o)) {
+      const auto judged = progressing_.find(t);
+      if (profiling_.contains(t) ||
+          (judged != progressing_.end() && now - judged->second < o.target->busy.threshold)) {
+        continue;
+      }
+      profiling_.insert(t);
+      const auto sample = std::find_if(o.threads.begin(), o.threads.end(),
+                                       [&](const ThreadSample& s) { return s.id == t; });
+      to_profile.emplace_back(t, sample != o.threads.end() ? sample->name : std::string());
+    }
+  }
   auto stall = tracker_.stallOf(o);
   if (!stall) {
     handle(tracker_.clear(IncidentKind::kStall, "pid " + std::to_string(process.pid.value),
@@ -260,7 +281,56 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
   last(open ? std::string(stateWord(*open)) : "ok", threads);
   lock.unlock();
   if (stall) raiseSymptom(std::move(*stall), executor);
+  for (auto& [thread, name] : to_profile) {
+    deps_.hot_spots->asyncProfile(thread, kBusyWindow,
+                                  [this, process, thread = thread, name = std::move(name),
+                                   target = o.target, executor](Result<ThreadProfile> profile) {
+                                    takeProfile(process, thread, name, target, std::move(profile),
+                                                executor);
+                                  });
+  }
   return true;
+}
+
+void Monitor::takeProfile(const ProcessIdentity& process, ThreadRef thread, std::string thread_name,
+                          std::shared_ptr<const TargetConfig> target, Result<ThreadProfile> profile,
+                          const Executor& executor) {
+  Symptom symptom;
+  {
+    MutexLock lock(mutex_);
+    profiling_.erase(thread);
+    const auto watched = watched_.find(process);
+    if (watched == watched_.end()) return;
+    const auto now = deps_.clock.steadyNow();
+    if (!profile) {
+      spdlog::info("thread {} of pid {} uses a whole core, but its frames cannot be sampled: {}",
+                   thread.tid.value, process.pid.value, profile.error().message);
+      progressing_[thread] = now;
+      return;
+    }
+    const auto verdict = judgeBusy(*profile);
+    if (!verdict.spinning) {
+      spdlog::info("thread {} of pid {} uses a whole core, and {} ({})", thread.tid.value,
+                   process.pid.value, verdict.why_not, hotFunctionsText(verdict.hot));
+      progressing_[thread] = now;
+      return;
+    }
+    const auto busy_for = tracker_.busyFor(process, thread.tid);
+    symptom.kind = IncidentKind::kBusy;
+    symptom.pid = process.pid;
+    symptom.target = target->name;
+    symptom.key = "thread " + std::to_string(thread.tid.value);
+    symptom.threads = {thread.tid};
+    symptom.summary =
+        "thread " + std::to_string(thread.tid.value) +
+        (thread_name.empty() ? "" : " (" + thread_name + ")") + " of " +
+        watched->second.process.comm + " (pid " + std::to_string(process.pid.value) +
+        ") has used " + std::to_string(target->busy.cpu_percent) + "% or more of a core for " +
+        durationText(busy_for.value_or(target->busy.threshold)) + " within the same " +
+        countOf(std::min<std::size_t>(verdict.hot.size(), 3), "function") + ": " +
+        hotFunctionsText(verdict.hot) + " of " + std::to_string(verdict.samples) + " samples";
+  }
+  raiseSymptom(std::move(symptom), executor);
 }
 
 void Monitor::raiseSymptom(Symptom symptom, Executor executor) {

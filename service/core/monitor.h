@@ -19,6 +19,7 @@
 #include "core/incident_effects.h"
 #include "core/incident_tracker.h"
 #include "core/ports/clock.h"
+#include "core/ports/hot_spot_sampler.h"
 #include "core/ports/process_catalog.h"
 #include "core/ports/wait_chain_source.h"
 #include "core/symptom.h"
@@ -96,7 +97,12 @@ class Monitor {
     const TargetRegistry& targets;
     /// Where decided incident changes go.
     IncidentEffects& effects;
+    /// Where a busy thread's frames are sampled; none: busy threads are not looked for.
+    HotSpotSampler* hot_spots = nullptr;
   };
+
+  /// How long each of the two windows of a busy thread's profile lasts.
+  static constexpr std::chrono::milliseconds kBusyWindow{1000};
 
   Monitor(Dependencies deps, Config config);
   ~Monitor();
@@ -167,6 +173,10 @@ class Monitor {
                                 std::shared_ptr<const TargetConfig> target,
                                 Result<Analysis> analysis, const Executor& executor)
       WCTMON_EXCLUDES(mutex_);
+  /// Takes the profile of a busy thread: a busy incident when it spins in place.
+  void takeProfile(const ProcessIdentity& process, ThreadRef thread, std::string thread_name,
+                   std::shared_ptr<const TargetConfig> target, Result<ThreadProfile> profile,
+                   const Executor& executor) WCTMON_EXCLUDES(mutex_);
   /// Takes the analysis of a symptom's process into the tracker: its incident opens.
   void takeSymptom(const Symptom& symptom, const ProcessInfo& process,
                    std::shared_ptr<const TargetConfig> target, Result<Analysis> analysis)
@@ -190,6 +200,10 @@ class Monitor {
   IncidentTracker tracker_ WCTMON_GUARDED_BY(mutex_);
   /// Signatures of symptoms whose process is being analysed to open their incident.
   std::set<std::string> raising_ WCTMON_GUARDED_BY(mutex_);
+  /// Busy threads whose frames are being sampled, and when a busy thread was last found making
+  /// progress (not sampled again before its target's busy threshold has passed once more).
+  std::set<ThreadRef> profiling_ WCTMON_GUARDED_BY(mutex_);
+  std::map<ThreadRef, Clock::SteadyTimePoint> progressing_ WCTMON_GUARDED_BY(mutex_);
   /// When each watched process was last captured (steady: an NTP step must not allow a second).
   std::map<ProcessIdentity, Clock::SteadyTimePoint> last_capture_ WCTMON_GUARDED_BY(mutex_);
 

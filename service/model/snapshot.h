@@ -60,6 +60,9 @@ struct ThreadSample {
   /// Times scheduled in so far; read for the threads whose waits can form cycles.
   std::optional<std::uint64_t> context_switches;
   std::optional<std::chrono::milliseconds> wait_time;
+  /// Time it has spent on a CPU so far, where the platform reads it with the sample (a busy
+  /// thread is told by how fast this grows).
+  std::optional<std::chrono::nanoseconds> cpu_time{};
   std::optional<WaitObject> wait;
   /// The platform itself found the thread's chain to close a cycle (WCT's IsCycle); the core
   /// finds cycles on its own and says where the two differ.

@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "core/ports/alert_sink.h"
+#include "core/ports/hot_spot_sampler.h"
 #include "core/ports/prober.h"
 #include "core/ports/process_catalog.h"
 #include "core/ports/service_host.h"
@@ -21,6 +22,10 @@ namespace wctmon {
 
 /// The probes of this platform that are not network probes: Unix socket connects, commands.
 [[nodiscard]] std::unique_ptr<LocalProber> makeLocalProber();
+
+/// Where a busy thread's frames are sampled without stopping it; none where the platform cannot
+/// (Windows for now: a busy thread is not looked for there).
+[[nodiscard]] std::unique_ptr<HotSpotSampler> makeHotSpotSampler();
 
 /// Where alerts go on this machine, as chosen for `alerts.sink`.
 struct AlertRoute {

@@ -34,7 +34,7 @@ constexpr std::size_t fieldCount() {
 static_assert(fieldCount<Config>() == 10, "state_dir, 8 groups, targets");
 static_assert(fieldCount<Config::Metrics>() == 2);
 static_assert(fieldCount<Config::Sampling>() == 4);
-static_assert(fieldCount<Config::Detection>() == 2);
+static_assert(fieldCount<Config::Detection>() == 3);
 static_assert(fieldCount<Config::Capture>() == 6);
 static_assert(fieldCount<Config::Retention>() == 2);
 static_assert(fieldCount<Config::Alerts>() == 3);

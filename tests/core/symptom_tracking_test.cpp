@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/busy_verdict.h"
 #include "core/incident_tracker.h"
 #include "core/snapshot_builder.h"
 #include "core/wait_graph.h"
@@ -232,6 +233,91 @@ TEST(SymptomIncidents, AdoptedSymptomIncidentsGoOnUntilCleared) {
   const auto events = tracker.clear(IncidentKind::kServiceHung, "service Spooler", "running");
   ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
   EXPECT_EQ(events[0].incident.id, 41);
+}
+
+}  // namespace
+}  // namespace wctmon
+
+namespace wctmon {
+namespace {
+
+using namespace std::chrono_literals;
+
+ThreadProfile profileOf(std::vector<HotFunction> first, std::vector<HotFunction> second) {
+  return ThreadProfile{1000ms, std::move(first), std::move(second)};
+}
+
+TEST(BusyVerdict, TheSameFewFunctionsInBothWindowsIsASpin) {
+  auto v = judgeBusy(profileOf({{"spin", "app", 480}, {"yield", "libc.so.6", 15}},
+                               {{"spin", "app", 470}, {"yield", "libc.so.6", 20}}));
+  EXPECT_TRUE(v.spinning) << v.why_not;
+  EXPECT_EQ(v.samples, 985U);
+  EXPECT_EQ(hotFunctionsText(v.hot), "spin (app) 950, yield (libc.so.6) 35");
+
+  // Work spread over many functions; hot functions that change; too few samples.
+  std::vector<HotFunction> spread;
+  for (int i = 0; i < 8; ++i) spread.push_back({"f" + std::to_string(i), "libz.so.1", 60});
+  v = judgeBusy(profileOf(spread, spread));
+  EXPECT_FALSE(v.spinning);
+  EXPECT_EQ(v.why_not, "its time is spread over 8 functions: it is working, not spinning");
+  v = judgeBusy(profileOf({{"parse", "app", 400}}, {{"compress", "app", 400}}));
+  EXPECT_FALSE(v.spinning);
+  EXPECT_EQ(v.why_not,
+            "its hot functions changed from one window to the next: it is making progress");
+  v = judgeBusy(profileOf({{"spin", "app", 5}}, {{"spin", "app", 400}}));
+  EXPECT_FALSE(v.spinning);
+  EXPECT_NE(v.why_not.find("too few samples"), std::string::npos);
+}
+
+TEST(BusyDetection, AThreadAtAWholeCoreForTheThresholdIsACandidateUntilItSlows) {
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  auto target = std::make_shared<TargetConfig>();
+  target->name = "servers";
+  target->busy.threshold = 5s;
+  const auto sample = [&](std::chrono::nanoseconds cpu) {
+    ProcessObservation o;
+    o.process = kProcess;
+    o.process_name = "server";
+    o.target = target;
+    ThreadSample t;
+    t.id = T(10, 11);
+    t.status = ObjectStatus::kRunning;
+    t.cpu_time = cpu;
+    o.threads = {t};
+    return o;
+  };
+  std::chrono::nanoseconds cpu{0};
+  for (int i = 0; i < 5; ++i) {
+    const auto o = sample(cpu);
+    (void)tracker.observe(o);
+    EXPECT_TRUE(tracker.busyThreads(o).empty()) << i;
+    clock.advance(1s);
+    cpu += 990ms;  // 99 % of a core
+  }
+  auto o = sample(cpu);
+  (void)tracker.observe(o);
+  EXPECT_EQ(tracker.busyThreads(o), std::vector<ThreadRef>{T(10, 11)});
+  EXPECT_EQ(tracker.busyFor(kProcess, Tid{11}), std::chrono::milliseconds(5000));
+
+  // Its incident open, it is no longer a candidate; once it uses half a core, it resolves.
+  ASSERT_EQ(
+      tracker
+          .raise(o,
+                 Symptom{
+                     IncidentKind::kBusy, kProcess.pid, "servers", "thread 11", "spins", {Tid{11}}})
+          .size(),
+      1U);
+  EXPECT_TRUE(tracker.busyThreads(o).empty());
+  EXPECT_TRUE(tracker.settleBusy(o).empty());
+  clock.advance(1s);
+  cpu += 500ms;
+  o = sample(cpu);
+  (void)tracker.observe(o);
+  const auto events = tracker.settleBusy(o);
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].incident.resolution, "the thread no longer uses a whole core");
 }
 
 }  // namespace

@@ -279,3 +279,72 @@ time.sleep(600)
 
 }  // namespace
 }  // namespace wctmon
+
+namespace wctmon {
+namespace {
+
+/// Busy threads looked for after 2 s at a fifth of a core: the tests share the machine's cores with
+/// other tests.
+constexpr const char* kBusyDetection =
+    R"("capture": {"dump": "none"}, "detection": {"busy": {"threshold_ms": 2000, "cpu_percent": 20}}, )";
+
+TEST(OutsideHangs, AThreadSpinningInOneFunctionIsOneBusyIncidentNamingIt) {
+  ApiService service("", kBusyDetection);
+  FixtureProcess fixture("spin", "", service.tag());
+  const int spinner = fixture.tid("spinner");
+  std::vector<json> busy;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        busy = ofKind(incidents(service), "BUSY");
+        return !busy.empty();
+      },
+      20s))
+      << readFile(service.log());
+  ASSERT_EQ(busy.size(), 1U);
+  EXPECT_EQ(busy[0]["pid"], fixture.pid());
+  ASSERT_EQ(busy[0]["threads"].size(), 1U);
+  EXPECT_EQ(busy[0]["threads"][0]["tid"], spinner);
+  const auto summary = busy[0].value("summary", "");
+  EXPECT_NE(summary.find("within the same 1 function: (anonymous namespace)::spinOnFlag("), std::string::npos) << summary;
+  // Its evidence: the spinning thread's stack, taken without waiting for it to block.
+  json whole;
+  EXPECT_TRUE(waitFor(
+      [&] {
+        whole = incident(service, busy[0]);
+        return !whole.value("evidence", json::array()).empty();
+      },
+      10s));
+  EXPECT_NE(whole.dump().find("spinOnFlag"), std::string::npos) << whole.dump(1);
+
+  ASSERT_TRUE(fixture.tell("stop"));
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const auto all = ofKind(incidents(service), "BUSY");
+        return all.size() == 1 && all[0]["state"] == "INCIDENT_STATE_RESOLVED";
+      },
+      10s))
+      << readFile(service.log());
+}
+
+TEST(OutsideHangs, ACompressionLoopOverChangingDataIsWorkNotABusyHang) {
+  ApiService service("", kBusyDetection);
+  auto program = std::make_unique<FixtureProcess>(std::vector<std::string>{"python3", "-c", R"(
+import json, os, random, zlib
+print(json.dumps({"pid": os.getpid(), "threads": {}, "processes": {}}), flush=True)
+while True:
+    zlib.compress(random.randbytes(1 << 20))
+)",
+                                                                           service.tag()},
+                                                  20s);
+  // Busy past the threshold, its frames sampled, and judged working.
+  ASSERT_TRUE(waitFor(
+      [&] {
+        return readFile(service.log()).find("it is working, not spinning") != std::string::npos;
+      },
+      20s))
+      << readFile(service.log());
+  EXPECT_TRUE(ofKind(incidents(service), "BUSY").empty()) << incidents(service).dump(1);
+}
+
+}  // namespace
+}  // namespace wctmon

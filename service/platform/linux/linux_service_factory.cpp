@@ -1,5 +1,6 @@
 #include <sys/resource.h>
 
+#include "platform/linux/hot_spot_sampler.h"
 #include "platform/linux/journald_alert_sink.h"
 #include "platform/linux/linux_process_catalog.h"
 #include "platform/linux/local_prober.h"
@@ -14,6 +15,10 @@ std::unique_ptr<ProcessCatalog> makeProcessCatalog() {
 
 std::unique_ptr<LocalProber> makeLocalProber() {
   return std::make_unique<linux_platform::LinuxLocalProber>();
+}
+
+std::unique_ptr<HotSpotSampler> makeHotSpotSampler() {
+  return std::make_unique<linux_platform::PerfHotSpotSampler>();
 }
 
 std::unique_ptr<SystemAlertSink> makeAlertSink() {

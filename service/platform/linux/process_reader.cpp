@@ -108,6 +108,7 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
   for (const auto& stale : sweep.stale) {
     auto reading = readTask(*task_fd, pid, stale.tid);
     reading.sample.context_switches = stale.runs;
+    reading.sample.cpu_time = stale.cpu_time;
     reread.push_back(std::move(reading));
   }
   dropExited(reread);

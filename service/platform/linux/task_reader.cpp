@@ -166,6 +166,13 @@ std::optional<SchedTimes> readSchedTimes(int task_fd, std::int32_t tid) {
   return parseSchedstat(textOf(buf, n));
 }
 
+std::optional<SchedTimes> readSchedTimes(int schedstat_fd) {
+  std::array<char, 128> buf{};
+  const ssize_t n = ::pread(schedstat_fd, buf.data(), buf.size(), 0);
+  if (n <= 0) return std::nullopt;
+  return parseSchedstat(textOf(buf, n));
+}
+
 std::optional<std::uint64_t> readRunCount(int schedstat_fd) {
   std::array<char, 128> buf{};
   const ssize_t n = ::pread(schedstat_fd, buf.data(), buf.size(), 0);

@@ -40,6 +40,9 @@ struct TaskReading {
 /// The same, through a kept-open schedstat descriptor.
 [[nodiscard]] std::optional<std::uint64_t> readRunCount(int schedstat_fd);
 
+/// The CPU time and run count read from a kept-open schedstat descriptor.
+[[nodiscard]] std::optional<SchedTimes> readSchedTimes(int schedstat_fd);
+
 /// The CPU time and run count of thread `tid` (its schedstat).
 [[nodiscard]] std::optional<SchedTimes> readSchedTimes(int task_fd, std::int32_t tid);
 

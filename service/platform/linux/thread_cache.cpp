@@ -100,7 +100,8 @@ ThreadCache::Sweep ThreadCache::sweep(TaskList& tasks) {
   Sweep out;
   bool all_known_alive = true;
   auto visit = [&](std::int32_t tid, Entry& entry) {
-    const auto runs = this->runs(tid, entry);
+    const auto times = this->times(tid, entry);
+    const auto runs = times ? std::optional<std::uint64_t>(times->runs) : std::nullopt;
     if (!runs) all_known_alive = false;
     const bool stale_owners =
         owners_ && entry.last && entry.last->wait && !entry.last->wait->owner_processes.empty();
@@ -109,7 +110,8 @@ ThreadCache::Sweep ThreadCache::sweep(TaskList& tasks) {
       out.reused.push_back(*entry.last);
       return;
     }
-    out.stale.push_back(StaleThread{tid, runs});
+    out.stale.push_back(StaleThread{
+        tid, runs, times ? std::optional<std::chrono::nanoseconds>(times->cpu_ns) : std::nullopt});
   };
   // Same number of threads, and every known one still there: no thread came or went, so the
   // task directory need not be listed again.
@@ -175,15 +177,15 @@ std::size_t ThreadCache::openDescriptors() const {
       threads_.begin(), threads_.end(), [](const auto& e) { return e.second.schedstat.valid(); }));
 }
 
-std::optional<std::uint64_t> ThreadCache::runs(std::int32_t tid, Entry& entry) {
+std::optional<SchedTimes> ThreadCache::times(std::int32_t tid, Entry& entry) {
   if (!entry.schedstat.valid()) {
     std::array<char, 32> path{};
     std::snprintf(path.data(), path.size(), "%d/schedstat", tid);
     entry.schedstat = BudgetedFd::openAt(budget_, task_fd_.get(), path.data());
     // Out of budget (or gone): a fresh descriptor for this one read.
-    if (!entry.schedstat.valid()) return readRunCount(task_fd_.get(), tid);
+    if (!entry.schedstat.valid()) return readSchedTimes(task_fd_.get(), tid);
   }
-  return readRunCount(entry.schedstat.get());
+  return readSchedTimes(entry.schedstat.get());
 }
 
 void ThreadCache::clear() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "model/snapshot.h"
 #include "os/unique_fd.h"
 #include "platform/linux/descriptor_budget.h"
+#include "platform/linux/proc_text.h"
 #include "platform/linux/task_reader.h"
 #include "platform/linux/taskstats.h"
 
@@ -32,10 +34,11 @@ class ThreadCache final {
   static constexpr std::uint64_t kOwnersRefreshEvery = 10;
   static constexpr std::uint64_t kFullRefreshEvery = 60;
 
-  /// A thread to read again, with the run count read just before.
+  /// A thread to read again, with the run count and CPU time read just before.
   struct StaleThread {
     std::int32_t tid = 0;
     std::optional<std::uint64_t> runs;
+    std::optional<std::chrono::nanoseconds> cpu_time{};
   };
 
   /// What a sweep of the threads found, both lists in tid order.
@@ -94,8 +97,9 @@ class ThreadCache final {
     std::optional<std::uint64_t> runs;
     std::optional<ThreadSample> last;
   };
-  /// Reads the run count of `tid`, through its kept-open descriptor when the budget allows.
-  std::optional<std::uint64_t> runs(std::int32_t tid, Entry& entry);
+  /// Reads the run count and CPU time of `tid`, through its kept-open descriptor when the
+  /// budget allows.
+  std::optional<SchedTimes> times(std::int32_t tid, Entry& entry);
   /// Forgets every thread and the process's activity.
   void clear();
   /// Forgets the process: the next sample opens it anew.

@@ -94,4 +94,8 @@ class WindowsLocalProber final : public LocalProber {
 
 std::unique_ptr<LocalProber> makeLocalProber() { return std::make_unique<WindowsLocalProber>(); }
 
+// Busy threads need their instruction pointers sampled without stopping them, which Windows
+// offers to no one but a kernel tracer (ETW); they are not looked for there yet.
+std::unique_ptr<HotSpotSampler> makeHotSpotSampler() { return nullptr; }
+
 }  // namespace wctmon
