@@ -305,7 +305,9 @@ TEST(OutsideHangs, AThreadSpinningInOneFunctionIsOneBusyIncidentNamingIt) {
   ASSERT_EQ(busy[0]["threads"].size(), 1U);
   EXPECT_EQ(busy[0]["threads"][0]["tid"], spinner);
   const auto summary = busy[0].value("summary", "");
-  EXPECT_NE(summary.find("within the same 1 function: (anonymous namespace)::spinOnFlag("), std::string::npos) << summary;
+  EXPECT_NE(summary.find("within the same 1 function: (anonymous namespace)::spinOnFlag("),
+            std::string::npos)
+      << summary;
   // Its evidence: the spinning thread's stack, taken without waiting for it to block.
   json whole;
   EXPECT_TRUE(waitFor(
