@@ -137,9 +137,10 @@ std::optional<Symptom> IncidentTracker::stallOf(const ProcessObservation& o) con
   for (const auto& t : o.threads) {
     if (t.id.pid != o.process.pid || isExited(t)) continue;
     // A thread that runs, is held by a signal or a tracer, or whose run count is not known
-    // (nothing tells that it has not run) ends the question.
+    // (nothing tells that it has not run) ends the question; so does a timed wait: time ends
+    // it (Go's sysmon sleeps a minute at a time in an idle program).
     if (t.status != ObjectStatus::kBlocked || !t.wait || isStopped(t) || !t.context_switches ||
-        endsFromOutside(t.wait->type)) {
+        t.wait->timeout || endsFromOutside(t.wait->type)) {
       return std::nullopt;
     }
     const auto h = history.find(t.id.tid.value);

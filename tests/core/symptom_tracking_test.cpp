@@ -114,7 +114,7 @@ TEST(StallDetection, AProcessWaitingForOutsideIsIdleNotStalled) {
   }
 }
 
-TEST(StallDetection, ARunningThreadAStoppedOneOrAnUnknownRunCountIsNoStall) {
+TEST(StallDetection, ARunningThreadAStoppedOneAnUnknownRunCountOrATimedWaitIsNoStall) {
   const Snapshot cases[] = {
       SnapshotBuilder()
           .process(10)
@@ -131,6 +131,12 @@ TEST(StallDetection, ARunningThreadAStoppedOneOrAnUnknownRunCountIsNoStall) {
           .stopped()
           .build(),
       SnapshotBuilder().process(10).ownerless(10, ObjectType::kCondition).build(),
+      SnapshotBuilder()
+          .process(10)
+          .ownerless(10, ObjectType::kCondition)
+          .switches(1)
+          .timeout(std::chrono::minutes(1))
+          .build(),
   };
   for (const auto& s : cases) {
     FakeClock clock;
