@@ -138,8 +138,9 @@ TEST(OutsideHangs, AServerWhoseHandlersAllWaitIsOneUnresponsiveIncidentUntilItAn
       10s, 50ms))
       << readFile(service.log());
   const auto detected = std::chrono::steady_clock::now() - hung_at;
-  // interval × failures, one probe's deadline, one sample, and room for a loaded machine.
-  EXPECT_LT(detected, 4s);
+  // interval × failures (0.9 s), one probe's deadline, one sample, and room for a loaded
+  // machine (the figures are measured by scripts/bench/outside_hangs.py, not here).
+  EXPECT_LT(detected, 8s);
   ASSERT_EQ(open.size(), 1U);
   EXPECT_EQ(open[0]["state"], "INCIDENT_STATE_OPEN");
   EXPECT_EQ(open[0]["pid"], pid);
