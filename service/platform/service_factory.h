@@ -12,6 +12,8 @@
 #include "core/ports/prober.h"
 #include "core/ports/process_catalog.h"
 #include "core/ports/service_host.h"
+#include "core/ports/service_status_source.h"
+#include "core/ports/window_prober.h"
 #include "model/result.h"
 
 namespace wctmon {
@@ -21,6 +23,15 @@ namespace wctmon {
 
 /// The probes of this platform that are not network probes: Unix socket connects, commands.
 [[nodiscard]] std::unique_ptr<LocalProber> makeLocalProber();
+
+/// The status of this system's services, for the watch of services stuck pending (Windows: the
+/// service control manager); nullptr where no service manager has pending states to watch
+/// (Linux: systemd's units are not watched this way).
+[[nodiscard]] std::unique_ptr<ServiceStatusSource> makeServiceStatusSource();
+
+/// Probes the top-level windows of processes, for the watch of windows that stop answering
+/// (Windows); nullptr where there is no window system to probe (Linux).
+[[nodiscard]] std::unique_ptr<WindowProber> makeWindowProber();
 
 /// Where alerts go on this machine, as chosen for `alerts.sink`.
 struct AlertRoute {

@@ -16,6 +16,12 @@ std::unique_ptr<LocalProber> makeLocalProber() {
   return std::make_unique<linux_platform::LinuxLocalProber>();
 }
 
+// No SCM and no windows here: the service says once at start that services.* and
+// detection.window_hung_ms have no effect.
+std::unique_ptr<ServiceStatusSource> makeServiceStatusSource() { return nullptr; }
+
+std::unique_ptr<WindowProber> makeWindowProber() { return nullptr; }
+
 std::unique_ptr<SystemAlertSink> makeAlertSink() {
   return std::make_unique<linux_platform::SystemLogAlertSink>();
 }
