@@ -57,6 +57,9 @@ struct SymptomWatchers::Poll {
   std::string error;
   std::vector<Symptom> holding;
   std::map<std::string, std::string> state_of;
+  /// The resolution of a key not in state_of, when the watch knows better than its default
+  /// (nothing is watched any more).
+  std::string unseen;
 };
 
 struct SymptomWatchers::Watch {
@@ -230,7 +233,9 @@ void SymptomWatchers::take(Watch& watch, Poll poll) {
     if (now.contains(key)) continue;
     const auto state = poll.state_of.find(key);
     watch.clearing.insert_or_assign(
-        key, state != poll.state_of.end() ? state->second : key + ": " + watch.gone_text);
+        key, state != poll.state_of.end()
+                 ? state->second
+                 : key + ": " + (poll.unseen.empty() ? watch.gone_text : poll.unseen));
     watch.said_no_process.erase(key);
   }
   watch.held = std::move(now);
@@ -248,6 +253,7 @@ SymptomWatchers::Poll SymptomWatchers::pollServices(const SymptomWatchSettings& 
     // Nothing watched: no reading of the SCM, and the tracker forgets what it was following,
     // so that a service watched again later gets its whole wait hint.
     static_cast<void>(service_tracker_.update({}, rules));
+    poll.unseen = "no service is watched any more (services.watch)";
     return poll;
   }
   auto readings = deps_.services->list();
@@ -283,6 +289,9 @@ SymptomWatchers::Poll SymptomWatchers::pollWindows(const SymptomWatchSettings& s
   }
   if (owners.empty()) {
     static_cast<void>(window_tracker_.update({}, {}, settings.window_threshold));
+    if (settings.window_threshold.count() == 0) {
+      poll.unseen = "windows are not probed any more (detection.window_hung_ms is 0)";
+    }
     return poll;
   }
   std::vector<Pid> pids;
