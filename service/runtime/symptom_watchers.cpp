@@ -296,13 +296,14 @@ SymptomWatchers::Poll SymptomWatchers::pollWindows(const SymptomWatchSettings& s
   }
   std::vector<Pid> pids;
   for (const auto& o : owners) pids.push_back(o.pid);
+  const auto probed_at = deps_.clock.steadyNow();
   auto readings = deps_.windows->windowsOf(pids);
   if (!readings) {
     poll.read = false;
     poll.error = readings.error().message;
     return poll;
   }
-  poll.holding = window_tracker_.update(*readings, owners, settings.window_threshold);
+  poll.holding = window_tracker_.update(*readings, owners, settings.window_threshold, probed_at);
   for (const auto& r : *readings) {
     const std::string key = "window " + hexString(r.handle);
     poll.state_of[key] =

@@ -182,8 +182,8 @@ def window_hung(wine, api, bin_dir, log):
     fixture = start_program(wine, os.path.join(bin_dir, "wctmon-hung-window.exe"))
     try:
         ready = fixture.stdout.readline().split()
-        check(len(ready) == 3 and ready[0] == "ready", "the hung-window program runs", repr(ready))
-        if len(ready) != 3:
+        if not check(len(ready) == 3 and ready[0] == "ready", "the hung-window program runs",
+                     repr(ready)):
             return
         pid, tid = int(ready[1]), int(ready[2])
         check(wait_until(lambda: api.watches(pid), 30, step=0.2) is not None,
@@ -240,7 +240,7 @@ def main():
     bin_dir, linux_build, _source_dir = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="wctmon-watchers-") as scratch:
         wine = Wine(scratch)
-        wine.start()
+        wine.start(windows=True)
         service = None
         state = os.path.join(scratch, "state")
         os.makedirs(state)
