@@ -15,11 +15,13 @@ Detection times are printed against the hint and the threshold. Wine's WCT is a 
 incidents carry no wait chains here: their summaries say why, which is checked.
 
 Usage: windows_watchers.py WINDOWS_BIN_DIR LINUX_BUILD_DIR SOURCE_DIR
-Environment: WINE (default /usr/lib/wine/wine64)."""
+Environment: WINE (default /usr/lib/wine/wine64); WCTMON_WATCHERS_RUNS (default 1): steps 2 and 3
+run that many times each, and the detection times' median and p99 are printed."""
 import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,7 +30,7 @@ import time
 from wine_support import Wine, check, report, tail, wait_until, wctctl
 
 SERVICE_NAME = "WctmonWatchedPending"
-RELEASE_EVENT = "Global\\wctmon-watchers-release"
+RELEASE_EVENT = "Global\\wctmon-watchers-release-"
 WAIT_HINT_MS = 1000
 WINDOW_HUNG_MS = 2000
 POLL_MS = 250
@@ -97,16 +99,17 @@ class Api:
         return f'"pid": {pid}' in r.stdout or f'"pid":{pid}' in r.stdout
 
 
-def scm(wine, control_exe, *args):
-    r = wine.run(control_exe, SERVICE_NAME, *args)
+def scm(wine, control_exe, name, *args):
+    r = wine.run(control_exe, name, *args)
     try:
         return json.loads(r.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
         return {"error": r.stdout + r.stderr, "rc": r.returncode}
 
 
-def reload_turns_watching_on(api, config, state):
-    write_config(config, state, [SERVICE_NAME], WINDOW_HUNG_MS)
+def reload_turns_watching_on(api, config, state, runs):
+    # Each run's service has a name of its own (SERVICE_NAME + the run).
+    write_config(config, state, [SERVICE_NAME + str(run) for run in range(runs)], WINDOW_HUNG_MS)
     r = api.reload()
     applied = r.stdout
     check(r.returncode == 0 and "services.watch" in applied and
@@ -115,32 +118,36 @@ def reload_turns_watching_on(api, config, state):
           r.stdout + r.stderr)
 
 
-def service_hung(wine, api, bin_dir, log):
+def service_hung(wine, api, bin_dir, log, run):
+    """Returns how long the incident took to open, in ms (None when it did not)."""
     control = os.path.join(bin_dir, "wctmon-scm-control.exe")
+    # A service and an event of each run's own: the event stays set once released.
+    name = SERVICE_NAME + str(run)
+    event = RELEASE_EVENT + str(run)
     holder = start_program(wine, os.path.join(bin_dir, "wctmon-pending-service.exe"),
-                           "--release-event", RELEASE_EVENT)
+                           "--release-event", event)
     try:
         check(holder.stdout.readline().strip() == "ready", "the release event is made")
         command = (wine_path(os.path.join(bin_dir, "wctmon-pending-service.exe")) +
-                   f" {SERVICE_NAME} {RELEASE_EVENT} {WAIT_HINT_MS}")
-        r = wine.run("sc", "create", SERVICE_NAME, "binpath=", command)
+                   f" {name} {event} {WAIT_HINT_MS}")
+        r = wine.run("sc", "create", name, "binpath=", command)
         check(r.returncode == 0, "the stuck-pending test service is created", r.stdout + r.stderr)
         t0 = time.time()
-        started = scm(wine, control, "start")
-        status = scm(wine, control, "query")
+        started = scm(wine, control, name, "start")
+        status = scm(wine, control, name, "query")
         check(status.get("state") == 2 and status.get("checkpoint") == 1,
               "it is START_PENDING at checkpoint 1", json.dumps([started, status]))
         pid = status.get("pid", 0)
 
         def opened():
             return api.incident("service-hung", "INCIDENT_STATE_OPEN",
-                                lambda i: SERVICE_NAME in i.get("summary", ""))
+                                lambda i: f"service {name} " in i.get("summary", ""))
 
         incident = wait_until(opened, 30, step=0.1)
         took = time.time() - t0
         check(incident is not None, "a service-hung incident opens", tail(log))
         if incident is None:
-            return
+            return None
         print(f"     (service-hung: open {took * 1000:.0f} ms after the start, wait hint "
               f"{WAIT_HINT_MS} ms, SCM read every {POLL_MS} ms)")
         summary = incident.get("summary", "")
@@ -148,7 +155,7 @@ def service_hung(wine, api, bin_dir, log):
               incident.get("target") == "services", "of kind service-hung, target services",
               json.dumps(incident)[:2000])
         check(incident.get("pid") == pid, "on the service's process", f"{incident.get('pid')} {pid}")
-        check(f"service {SERVICE_NAME}" in summary and "START_PENDING at checkpoint 1" in summary
+        check(f"service {name}" in summary and "START_PENDING at checkpoint 1" in summary
               and "past its wait hint of 1s" in summary,
               "naming the service, its state, checkpoint and hint", summary)
         # WCT is a stub under Wine: the chains of the process cannot be read, and it says so.
@@ -170,68 +177,90 @@ def service_hung(wine, api, bin_dir, log):
             print(f"     (resolved {(time.time() - t1) * 1000:.0f} ms after the release)")
             check("RUNNING" in done.get("resolution", ""), "saying the service runs now",
                   done.get("resolution", ""))
+        return took * 1000
     finally:
         holder.stdin.close()
         holder.wait(10)
-        scm(wine, control, "stop")
-        scm(wine, control, "wait-stopped", "10000")
-        wine.run("sc", "delete", SERVICE_NAME)
+        scm(wine, control, name, "stop")
+        scm(wine, control, name, "wait-stopped", "10000")
+        wine.run("sc", "delete", name)
 
 
-def window_hung(wine, api, bin_dir, log):
+def window_hung(wine, api, bin_dir, log, runs):
+    """Returns how long each incident took to open, in ms."""
     fixture = start_program(wine, os.path.join(bin_dir, "wctmon-hung-window.exe"))
+    times = []
     try:
         ready = fixture.stdout.readline().split()
         if not check(len(ready) == 3 and ready[0] == "ready", "the hung-window program runs",
                      repr(ready)):
-            return
+            return times
         pid, tid = int(ready[1]), int(ready[2])
         check(wait_until(lambda: api.watches(pid), 30, step=0.2) is not None,
               "its target watches it", tail(log))
-        fixture.stdin.write("hang\n")
-        fixture.stdin.flush()
-        check(fixture.stdout.readline().strip() == "hanging", "its window thread stops pumping")
-        t0 = time.time()
-
-        def opened():
-            return api.incident("window-hung", "INCIDENT_STATE_OPEN",
-                                lambda i: i.get("pid") == pid)
-
-        incident = wait_until(opened, 30, step=0.1)
-        took = time.time() - t0
-        check(incident is not None, "a window-hung incident opens", tail(log))
-        if incident is None:
-            return
-        print(f"     (window-hung: open {took * 1000:.0f} ms after the thread stopped pumping, "
-              f"threshold {WINDOW_HUNG_MS} ms, windows probed every {POLL_MS} ms)")
-        summary = incident.get("summary", "")
-        check(incident.get("kind") == "INCIDENT_KIND_WINDOW_HUNG" and
-              incident.get("target") == "hung-window",
-              "of kind window-hung, for the target that watches the process",
-              json.dumps(incident)[:2000])
-        check('"wctmon hung window"' in summary and f"of thread {tid}" in summary,
-              "naming the window and its thread", summary)
-        check(any(t.get("tid") == tid for t in incident.get("threads", [])),
-              "the window's thread is the incident's thread", json.dumps(incident.get("threads")))
-        check(took * 1000 >= WINDOW_HUNG_MS, "not before the threshold", f"{took:.3f} s")
-
-        fixture.stdin.write("release\n")
-        fixture.stdin.flush()
-        fixture.stdout.readline()
-        t1 = time.time()
-
-        def resolved():
-            return api.incident("window-hung", "INCIDENT_STATE_RESOLVED",
-                                lambda i: i.get("id") == incident.get("id"))
-
-        done = wait_until(resolved, 30, step=0.1)
-        check(done is not None, "it resolves once the thread pumps again", tail(log))
-        if done is not None:
-            print(f"     (resolved {(time.time() - t1) * 1000:.0f} ms after the release)")
-            check("answers messages again" in done.get("resolution", ""),
-                  "saying the window answers again", done.get("resolution", ""))
+        for _ in range(runs):
+            took = hang_window_once(api, fixture, pid, tid, log)
+            if took is None:
+                break
+            times.append(took)
     finally:
         end_program(fixture)
+    return times
+
+
+def hang_window_once(api, fixture, pid, tid, log):
+    fixture.stdin.write("hang\n")
+    fixture.stdin.flush()
+    check(fixture.stdout.readline().strip() == "hanging", "its window thread stops pumping")
+    t0 = time.time()
+
+    def opened():
+        return api.incident("window-hung", "INCIDENT_STATE_OPEN",
+                            lambda i: i.get("pid") == pid)
+
+    incident = wait_until(opened, 30, step=0.1)
+    took = time.time() - t0
+    check(incident is not None, "a window-hung incident opens", tail(log))
+    if incident is None:
+        return None
+    print(f"     (window-hung: open {took * 1000:.0f} ms after the thread stopped pumping, "
+          f"threshold {WINDOW_HUNG_MS} ms, windows probed every {POLL_MS} ms)")
+    summary = incident.get("summary", "")
+    check(incident.get("kind") == "INCIDENT_KIND_WINDOW_HUNG" and
+          incident.get("target") == "hung-window",
+          "of kind window-hung, for the target that watches the process",
+          json.dumps(incident)[:2000])
+    check('"wctmon hung window"' in summary and f"of thread {tid}" in summary,
+          "naming the window and its thread", summary)
+    check(any(t.get("tid") == tid for t in incident.get("threads", [])),
+          "the window's thread is the incident's thread", json.dumps(incident.get("threads")))
+    check(took * 1000 >= WINDOW_HUNG_MS, "not before the threshold", f"{took:.3f} s")
+
+    fixture.stdin.write("release\n")
+    fixture.stdin.flush()
+    fixture.stdout.readline()
+    t1 = time.time()
+
+    def resolved():
+        return api.incident("window-hung", "INCIDENT_STATE_RESOLVED",
+                            lambda i: i.get("id") == incident.get("id"))
+
+    done = wait_until(resolved, 30, step=0.1)
+    check(done is not None, "it resolves once the thread pumps again", tail(log))
+    if done is not None:
+        print(f"     (resolved {(time.time() - t1) * 1000:.0f} ms after the release)")
+        check("answers messages again" in done.get("resolution", ""),
+              "saying the window answers again", done.get("resolution", ""))
+    return took * 1000
+
+
+def summarize(kind, times, against):
+    if len(times) < 2:
+        return
+    ordered = sorted(times)
+    p99 = ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    print(f"     ({kind}, {len(times)} runs: median {statistics.median(ordered):.0f} ms, "
+          f"p99 {p99:.0f} ms, min {ordered[0]:.0f} ms, {against})")
 
 
 def main():
@@ -264,9 +293,17 @@ def main():
             if m is None:
                 return
             api = Api(linux_build, m[1], state)
-            reload_turns_watching_on(api, config, state)
-            service_hung(wine, api, bin_dir, log)
-            window_hung(wine, api, bin_dir, log)
+            runs = int(os.environ.get("WCTMON_WATCHERS_RUNS", "1"))
+            reload_turns_watching_on(api, config, state, runs)
+            service_times = []
+            for run in range(runs):
+                took = service_hung(wine, api, bin_dir, log, run)
+                if took is None:
+                    break
+                service_times.append(took)
+            window_times = window_hung(wine, api, bin_dir, log, runs)
+            summarize("service-hung", service_times, f"wait hint {WAIT_HINT_MS} ms")
+            summarize("window-hung", window_times, f"threshold {WINDOW_HUNG_MS} ms")
         finally:
             if service is not None and service.poll() is None:
                 os.killpg(service.pid, signal.SIGTERM)
