@@ -29,6 +29,9 @@ std::string showValue(const std::vector<std::string>& v) {
   for (const auto& item : v) out += (out.size() > 1 ? ", " : "") + item;
   return out + "]";
 }
+std::string showValue(const Config::ServiceSelection& v) {
+  return v.all ? std::string("all") : showValue(v.names);
+}
 std::string showValue(const std::vector<TargetConfig>& v) {
   return std::to_string(v.size()) + " target(s)";
 }
@@ -76,7 +79,9 @@ constexpr auto kRestart = KeyChange::kRestart;
 
 // The one place that says how each key changes. Live keys reach the monitor (thresholds, capture,
 // retention, alert limits, targets: Monitor::reconfigure), the scheduler (intervals and deadline:
-// Scheduler::setOptions, and each process's interval through its target), the alert route
+// Scheduler::setOptions, and each process's interval through its target), the symptom watchers
+// (the services watched, their interval and the window threshold: SymptomWatchers::reconfigure),
+// the alert route
 // (chosen again at every reload) and the log (level, and the sinks re-opened).
 using C = Config;
 constexpr std::array kKeys{
@@ -95,6 +100,10 @@ constexpr std::array kKeys{
         "detection.busy.cpu_percent", kLive),
     subKey<&C::detection, &C::Detection::busy, &BusyConfig::threshold>(
         "detection.busy.threshold_ms", kLive),
+    key<&C::detection, &C::Detection::window_hung>("detection.window_hung_ms", kLive),
+    key<&C::services, &C::Services::watch>("services.watch", kLive),
+    key<&C::services, &C::Services::interval>("services.interval_ms", kLive),
+    key<&C::services, &C::Services::no_hint_wait>("services.no_hint_wait_ms", kLive),
     key<&C::capture, &C::Capture::enabled>("capture.enabled", kLive),
     key<&C::capture, &C::Capture::min_interval>("capture.min_interval_ms", kLive),
     key<&C::capture, &C::Capture::dump>("capture.dump", kLive),

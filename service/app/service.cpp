@@ -20,6 +20,7 @@
 #include "runtime/network_prober.h"
 #include "runtime/probe_scheduler.h"
 #include "runtime/scheduler.h"
+#include "runtime/symptom_watchers.h"
 #include "store/incident_store.h"
 #include "store/state_lock.h"
 #include "wire/json_writer.h"
@@ -70,6 +71,11 @@ struct Service::Running {
   std::unique_ptr<LocalProber> local_prober;
   std::unique_ptr<NetworkProber> prober;
   std::unique_ptr<ProbeScheduler> probes;
+  /// Services stuck pending and windows that stop answering: the platform's readers (none on
+  /// Linux) and what polls them (stopped before the scheduler stops the pool).
+  std::unique_ptr<ServiceStatusSource> service_status;
+  std::unique_ptr<WindowProber> window_prober;
+  std::unique_ptr<SymptomWatchers> watchers;
   std::chrono::system_clock::time_point started_at;
   /// The sinks the configuration asked for and where each delivers, as chosen at start and at
   /// the last reload (Service::mutex_).
@@ -360,6 +366,13 @@ Status Service::start(const std::filesystem::path& config_path) {
     r->probes = std::make_unique<ProbeScheduler>(ProbeScheduler::Dependencies{
         *r->monitor, *r->targets, *r->prober, r->clock, r->pool->context(),
         WorkerPool::on(boost::asio::make_strand(r->pool->context()))});
+    r->service_status = makeServiceStatusSource();
+    r->window_prober = makeWindowProber();
+    r->watchers = std::make_unique<SymptomWatchers>(
+        SymptomWatchers::Dependencies{*r->monitor, r->service_status.get(), r->window_prober.get(),
+                                      r->clock, r->pool->context(), r->pool->work(),
+                                      WorkerPool::on(boost::asio::make_strand(r->pool->context()))},
+        config);
     if (config.api.enabled) {
       auto api = api::ApiServer::start(
           config.api, config.state_dir,
@@ -389,6 +402,7 @@ Status Service::start(const std::filesystem::path& config_path) {
     }
     running.scheduler->start();
     running.probes->start();
+    running.watchers->start();
     host_->ready(status());
     spdlog::info("wctmon service started (config {}, state {})", config_path.string(),
                  running.config.state_dir.string());
@@ -468,6 +482,7 @@ ReloadReport Service::reload() {
   r->incidents->setAlertLimits(plan.next.alerts);
   r->dumps->setLimits(plan.next.capture);
   r->monitor->reconfigure(plan.next);
+  r->watchers->reconfigure(plan.next);
   auto [routes, said] = routeAlerts(plan.next.alerts.sinks);
   r->alerts->replaceRoutes(std::move(routes));
   {
@@ -519,9 +534,11 @@ void Service::stop(std::string_view reason) {
   // The API first, while the pool still runs the calls in flight: they end, streams included,
   // within a second, and no new one starts.
   if (r.api) r.api->stop(std::chrono::seconds(1));
-  // The probes before the pool stops: those in flight end by their deadlines.
+  // The probes and the watchers before the pool stops: what they have in flight ends by its
+  // deadline (a probe's, a window's answer).
   const bool probes_ended = r.probes->stop();
-  const bool clean = r.scheduler->stop() && probes_ended;
+  const bool watchers_ended = r.watchers->stop();
+  const bool clean = r.scheduler->stop() && probes_ended && watchers_ended;
   // The metrics endpoint last, so that a scrape sees the service stop. (The histogram stays:
   // samples left behind still record into it when they end.)
   if (r.metrics) r.metrics->stop();

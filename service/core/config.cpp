@@ -5,6 +5,7 @@
 #include "core/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -117,6 +118,58 @@ void readBusy(ObjectReader& parent, BusyConfig& busy) {
   r.boolean("enabled", busy.enabled);
   r.unsignedValue("cpu_percent", busy.cpu_percent, 10, 100);
   r.milliseconds("threshold_ms", busy.threshold, 1000, kMaxMs);
+}
+
+/// The longest name the service control manager takes for a service (its key name).
+constexpr std::size_t kMaxServiceName = 256;
+
+/// services.watch: "all", or a list of service key names, each once (without regard to case,
+/// as the service control manager compares them).
+void readServiceSelection(ObjectReader& r, Config::ServiceSelection& out) {
+  const json* v = r.find("watch");
+  if (v == nullptr) return;
+  const std::string pointer = r.child("watch");
+  if (v->is_string()) {
+    if (v->get<std::string>() != "all") {
+      r.fail(pointer, "must be \"all\" or an array of service names (got \"" +
+                          v->get<std::string>() + "\")");
+      return;
+    }
+    out = {.all = true, .names = {}};
+    return;
+  }
+  if (!v->is_array()) {
+    r.fail(pointer, "must be \"all\" or an array of service names, not " + jsonTypeName(*v));
+    return;
+  }
+  Config::ServiceSelection selection;
+  std::vector<std::string> folded;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const auto& item = (*v)[i];
+    const std::string where = pointer + "/" + std::to_string(i);
+    if (!item.is_string()) {
+      r.fail(where, "must be a service name, not " + jsonTypeName(item));
+      continue;
+    }
+    const auto name = item.get<std::string>();
+    // The SCM refuses these in a service name: a name with them could never match.
+    if (name.empty() || name.size() > kMaxServiceName ||
+        name.find_first_of(std::string_view("/\\\0", 3)) != std::string::npos) {
+      r.fail(where, "must be a service key name of 1 to 256 characters without / or \\ (got \"" +
+                        name + "\")");
+      continue;
+    }
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (std::find(folded.begin(), folded.end(), lower) != folded.end()) {
+      r.fail(where, "\"" + name + "\" is listed twice (service names do not differ by case)");
+      continue;
+    }
+    folded.push_back(std::move(lower));
+    selection.names.push_back(name);
+  }
+  out = std::move(selection);
 }
 
 void readTarget(const json& j, const std::string& pointer, const Config& defaults,
@@ -262,6 +315,22 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
     r.milliseconds("hang_threshold_ms", c.detection.hang_threshold, 100, kMaxMs);
     readWaitTypes(r, "ignore_waits", c.detection.ignore_waits);
     readBusy(r, c.detection.busy);
+    r.milliseconds("window_hung_ms", c.detection.window_hung, 0, kMaxMs);
+    // Each probe gives a window's thread a second to answer (WindowsWindowProber): a shorter
+    // threshold could not be told apart from one slow answer.
+    if (c.detection.window_hung.count() > 0 && c.detection.window_hung.count() < 1000) {
+      r.fail(r.child("window_hung_ms"),
+             "must be 0 (windows are not probed) or at least 1000 ms (got " +
+                 std::to_string(c.detection.window_hung.count()) + ")");
+    }
+  }
+  if (const json* sv = root.find("services")) {
+    ObjectReader r(*sv, "/services", errors);
+    if (r.ok()) {
+      readServiceSelection(r, c.services.watch);
+      r.milliseconds("interval_ms", c.services.interval, 100, kMaxMs);
+      r.milliseconds("no_hint_wait_ms", c.services.no_hint_wait, 1000, kMaxMs);
+    }
   }
   if (const json* cap = root.find("capture")) {
     ObjectReader r(*cap, "/capture", errors);

@@ -99,9 +99,37 @@ struct Config {
     std::chrono::milliseconds hang_threshold{30000};
     std::vector<ObjectType> ignore_waits;
     BusyConfig busy;
+    /// How long a top-level window of a watched process may leave messages unanswered before it
+    /// is hung (Windows; ProcDump -h's 5 s); 0 = windows are not probed.
+    std::chrono::milliseconds window_hung{5000};
 
     friend bool operator==(const Detection&, const Detection&) = default;
   } detection;
+
+  /// Which Windows services are watched for being stuck in a pending state.
+  struct ServiceSelection {
+    /// Every service of the system.
+    bool all = false;
+    /// Service key names ("Spooler"), as given; matched without regard to case.
+    std::vector<std::string> names;
+
+    /// Whether any service is watched.
+    [[nodiscard]] bool any() const { return all || !names.empty(); }
+    friend bool operator==(const ServiceSelection&, const ServiceSelection&) = default;
+  };
+
+  /// Services stuck START_PENDING, STOP_PENDING, CONTINUE_PENDING or PAUSE_PENDING (Windows; the
+  /// keys parse elsewhere and have no effect).
+  struct Services {
+    /// None by default: watching is opt-in.
+    ServiceSelection watch;
+    /// How often the service control manager is read.
+    std::chrono::milliseconds interval{1000};
+    /// How long a pending state whose wait hint is 0 may keep its checkpoint.
+    std::chrono::milliseconds no_hint_wait{30000};
+
+    friend bool operator==(const Services&, const Services&) = default;
+  } services;
 
   struct Capture {
     /// Evidence (registers, stacks) and dumps: off, no thread of a watched process is held.

@@ -1,5 +1,6 @@
 #include "core/hung_window_tracker.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "model/format.h"
@@ -19,8 +20,12 @@ std::string summaryOf(const WindowReading& w, std::chrono::milliseconds silent) 
 
 std::vector<Symptom> HungWindowTracker::update(std::span<const WindowReading> readings,
                                                std::span<const WindowOwner> owners,
-                                               std::chrono::milliseconds threshold) {
+                                               std::chrono::milliseconds threshold,
+                                               std::optional<Clock::SteadyTimePoint> probed_at) {
   const auto now = clock_.steadyNow();
+  // Counted from the probe's start: a silent window's probe took the prober's whole timeout,
+  // which would otherwise add to every detection.
+  const auto found = std::min(now, probed_at.value_or(now));
   std::unordered_map<Pid, const std::string*> target_of;
   for (const auto& o : owners) target_of.emplace(o.pid, &o.target);
 
@@ -29,7 +34,7 @@ std::vector<Symptom> HungWindowTracker::update(std::span<const WindowReading> re
   for (const auto& w : readings) {
     const auto owner = target_of.find(w.pid);
     if (owner == target_of.end() || w.responding) continue;
-    Silence silence{w.pid, w.tid, now};
+    Silence silence{w.pid, w.tid, found};
     // A handle reused by another thread is another window: its silence starts now.
     if (const auto it = silent_.find(w.handle);
         it != silent_.end() && it->second.pid == w.pid && it->second.tid == w.tid) {

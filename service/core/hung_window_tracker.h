@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -38,10 +39,13 @@ class HungWindowTracker {
   /// Takes one reading of the windows of `owners` and returns a kWindowHung symptom (key
   /// "window 0x…", threads = the window's thread, target = its owner's) for each window silent
   /// for `threshold` now, in the order of `readings`. Readings of other processes are ignored.
-  /// Level-triggered: the whole set that holds now, every call.
+  /// Level-triggered: the whole set that holds now, every call. `probed_at`: when the probe that
+  /// gave the readings began (a steady reading of the clock); a window first found silent has
+  /// been since then, since its probe waited the prober's timeout for it. Default: now.
   [[nodiscard]] std::vector<Symptom> update(
       std::span<const WindowReading> readings, std::span<const WindowOwner> owners,
-      std::chrono::milliseconds threshold = kDefaultThreshold);
+      std::chrono::milliseconds threshold = kDefaultThreshold,
+      std::optional<Clock::SteadyTimePoint> probed_at = std::nullopt);
 
  private:
   /// A window found silent, and since when.

@@ -418,6 +418,11 @@ void Monitor::clearSymptom(IncidentKind kind, const std::string& key,
   handle(tracker_.clear(kind, key, resolution));
 }
 
+bool Monitor::symptomHeld(IncidentKind kind, const std::string& key) const {
+  MutexLock lock(mutex_);
+  return tracker_.isOpen(kind, key) || raising_.contains(std::string(toString(kind)) + " " + key);
+}
+
 void Monitor::handle(std::vector<IncidentEvent> events, std::span<const ThreadSample> threads) {
   std::vector<IncidentChange> batch;
   // Incidents one sample opens in a process (two deadlocks at once) are all captured: the

@@ -141,6 +141,10 @@ class Monitor {
   /// The symptom no longer holds: its incident, if open, resolves with `resolution`.
   void clearSymptom(IncidentKind kind, const std::string& key, const std::string& resolution);
 
+  /// Whether the incident of a symptom is open, or its process is being analysed to open it:
+  /// a watcher whose symptom went away while it was raised clears it again until this is false.
+  [[nodiscard]] bool symptomHeld(IncidentKind kind, const std::string& key) const;
+
   /// Installs a new configuration (the capture settings); targets come from the registry, whose
   /// change the next discovery applies.
   void reconfigure(Config config);

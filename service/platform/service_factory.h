@@ -13,6 +13,8 @@
 #include "core/ports/prober.h"
 #include "core/ports/process_catalog.h"
 #include "core/ports/service_host.h"
+#include "core/ports/service_status_source.h"
+#include "core/ports/window_prober.h"
 #include "model/result.h"
 
 namespace wctmon {
@@ -26,6 +28,15 @@ namespace wctmon {
 /// Where a busy thread's frames are sampled without stopping it; none where the platform cannot
 /// (Windows for now: a busy thread is not looked for there).
 [[nodiscard]] std::unique_ptr<HotSpotSampler> makeHotSpotSampler();
+
+/// The status of this system's services, for the watch of services stuck pending (Windows: the
+/// service control manager); nullptr where no service manager has pending states to watch
+/// (Linux: systemd's units are not watched this way).
+[[nodiscard]] std::unique_ptr<ServiceStatusSource> makeServiceStatusSource();
+
+/// Probes the top-level windows of processes, for the watch of windows that stop answering
+/// (Windows); nullptr where there is no window system to probe (Linux).
+[[nodiscard]] std::unique_ptr<WindowProber> makeWindowProber();
 
 /// Where alerts go on this machine, as chosen for `alerts.sink`.
 struct AlertRoute {

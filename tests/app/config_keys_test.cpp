@@ -31,10 +31,12 @@ constexpr std::size_t fieldCount() {
 
 // A field added to Config (or one of its groups) fails here first: add its key to the table in
 // service/app/config_keys.cpp (live or restart), to the schema and the README, then count it.
-static_assert(fieldCount<Config>() == 10, "state_dir, 8 groups, targets");
+static_assert(fieldCount<Config>() == 11, "state_dir, 9 groups, targets");
 static_assert(fieldCount<Config::Metrics>() == 2);
 static_assert(fieldCount<Config::Sampling>() == 4);
-static_assert(fieldCount<Config::Detection>() == 3);
+static_assert(fieldCount<Config::Detection>() == 4);
+static_assert(fieldCount<Config::Services>() == 3);
+static_assert(fieldCount<Config::ServiceSelection>() == 2);
 static_assert(fieldCount<Config::Capture>() == 6);
 static_assert(fieldCount<Config::Retention>() == 2);
 static_assert(fieldCount<Config::Alerts>() == 3);
@@ -69,6 +71,8 @@ std::map<std::string, json> schemaKeys() {
 /// A valid value of `node` other than its default.
 json otherValue(const json& node) {
   const json fallback = node.value("default", json());
+  // A key of several forms and no one type (services.watch): its last example.
+  if (!node.contains("type") && node.contains("examples")) return node.at("examples").back();
   if (node.contains("enum")) {
     for (const auto& v : node["enum"]) {
       if (v != fallback) return v;

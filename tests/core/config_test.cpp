@@ -26,6 +26,10 @@ TEST(Config, EmptyObjectGivesEveryDefault) {
   EXPECT_EQ(c.sampling.threads, 0U);
   EXPECT_EQ(c.detection.hang_threshold, std::chrono::seconds(30));
   EXPECT_EQ(c.detection.ignore_waits, defaultIgnoredWaits());
+  EXPECT_EQ(c.detection.window_hung, std::chrono::milliseconds(5000));
+  EXPECT_FALSE(c.services.watch.any());
+  EXPECT_EQ(c.services.interval, std::chrono::milliseconds(1000));
+  EXPECT_EQ(c.services.no_hint_wait, std::chrono::milliseconds(30000));
   EXPECT_EQ(c.alerts.sinks, std::vector<Config::AlertSinkConfig>{{platformDefaults().alert_sink}});
   EXPECT_EQ(c.log.level, "info");
   EXPECT_TRUE(c.targets.empty());
@@ -114,6 +118,60 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
                 "/targets/0/ignore_waits/1: must be a wait type name, not a number"}));
   EXPECT_EQ(errorsOf("[]"), std::vector<std::string>{"/: must be an object, not an array"});
   EXPECT_EQ(errorsOf("{\"a/b\": 1}"), std::vector<std::string>{"/a~1b: unknown key"});
+}
+
+TEST(Config, ServicesAreWatchedByNameOrAllAndWindowsProbedUnlessTheThresholdIsZero) {
+  const auto named = parseConfig(R"({
+    "services": {"watch": ["Spooler", "W32Time"], "interval_ms": 250, "no_hint_wait_ms": 5000},
+    "detection": {"window_hung_ms": 0}})");
+  ASSERT_TRUE(named.ok()) << named.error().front().toString();
+  EXPECT_EQ(named->services.watch,
+            (Config::ServiceSelection{.all = false, .names = {"Spooler", "W32Time"}}));
+  EXPECT_TRUE(named->services.watch.any());
+  EXPECT_EQ(named->services.interval, std::chrono::milliseconds(250));
+  EXPECT_EQ(named->services.no_hint_wait, std::chrono::milliseconds(5000));
+  EXPECT_EQ(named->detection.window_hung, std::chrono::milliseconds(0));
+
+  const auto all = parseConfig(R"({"services": {"watch": "all"},
+                                   "detection": {"window_hung_ms": 1000}})");
+  ASSERT_TRUE(all.ok()) << all.error().front().toString();
+  EXPECT_EQ(all->services.watch, (Config::ServiceSelection{.all = true, .names = {}}));
+  EXPECT_EQ(all->detection.window_hung, std::chrono::milliseconds(1000));
+  // An empty list is none, as an absent key.
+  const auto none = parseConfig(R"({"services": {"watch": []}})");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->services.watch.any());
+}
+
+TEST(Config, ServiceAndWindowKeysSayWhatIsWrongWhere) {
+  EXPECT_EQ(errorsOf(R"({"services": {"watch": "some"}})"),
+            std::vector<std::string>{
+                "/services/watch: must be \"all\" or an array of service names (got \"some\")"});
+  EXPECT_EQ(errorsOf(R"({"services": {"watch": {"Spooler": true}}})"),
+            std::vector<std::string>{
+                "/services/watch: must be \"all\" or an array of service names, not an object"});
+  EXPECT_EQ(
+      errorsOf(R"({"services": {"watch": ["Spooler", 7, "", "a\\b", "spooler"]}})"),
+      (std::vector<std::string>{
+          "/services/watch/1: must be a service name, not a number",
+          "/services/watch/2: must be a service key name of 1 to 256 characters without / or \\ "
+          "(got \"\")",
+          "/services/watch/3: must be a service key name of 1 to 256 characters without / or \\ "
+          "(got \"a\\b\")",
+          "/services/watch/4: \"spooler\" is listed twice (service names do not differ by case)"}));
+  EXPECT_EQ(errorsOf(R"({"services": {"interval_ms": 50, "no_hint_wait_ms": 10, "hint": 1}})"),
+            (std::vector<std::string>{
+                "/services/interval_ms: must be an integer from 100 to 86400000 (got 50)",
+                "/services/no_hint_wait_ms: must be an integer from 1000 to 86400000 (got 10)",
+                "/services/hint: unknown key"}));
+  EXPECT_EQ(errorsOf(R"({"services": ["Spooler"]})"),
+            std::vector<std::string>{"/services: must be an object, not an array"});
+  EXPECT_EQ(errorsOf(R"({"detection": {"window_hung_ms": 500}})"),
+            std::vector<std::string>{"/detection/window_hung_ms: must be 0 (windows are not "
+                                     "probed) or at least 1000 ms (got 500)"});
+  EXPECT_EQ(errorsOf(R"({"detection": {"window_hung_ms": -1}})"),
+            std::vector<std::string>{
+                "/detection/window_hung_ms: must be an integer from 0 to 86400000 (got -1)"});
 }
 
 TEST(Config, AlertSinksAreAListOfTypesOrObjectsAndTheOneSinkFormStillReads) {

@@ -35,6 +35,18 @@ class HungWindowTrackerTest : public ::testing::Test {
   }
 };
 
+TEST_F(HungWindowTrackerTest, SilenceCountsFromTheStartOfTheProbeThatFoundIt) {
+  // The probe began 1 s before its readings came back: the window has not answered since then.
+  const auto began = clock.steadyNow();
+  clock.advance(1s);
+  EXPECT_TRUE(tracker.update({{window(0x1a2b4, false)}}, owners, 5s, began).empty());
+  clock.advance(4s);
+  auto symptoms = tracker.update({{window(0x1a2b4, false)}}, owners, 5s, clock.steadyNow());
+  ASSERT_EQ(symptoms.size(), 1U);
+  EXPECT_EQ(symptoms[0].summary,
+            "window 0x1a2b4 \"Editor\" of thread 71 has not answered messages for 5s");
+}
+
 TEST_F(HungWindowTrackerTest, AWindowSilentForTheThresholdIsHungUntilItAnswers) {
   EXPECT_TRUE(feed({window(0x1a2b4, false)}).empty());
   clock.advance(4999ms);

@@ -38,10 +38,15 @@ class Wine:
         self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all")
         self.keeper = None
 
-    def start(self):
+    def start(self, windows=False):
+        """`windows`: programs of the test make windows; they need a graphics driver, and the
+        test no screen: Wine's null driver, read by the desktop when the test's session starts."""
         quiet = dict(env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL)
         subprocess.run([self.wine, "wineboot", "--init"], timeout=180, **quiet)
+        if windows:
+            subprocess.run([self.wine, "reg", "add", r"HKCU\Software\Wine\Drivers", "/v",
+                            "Graphics", "/d", "null", "/f"], timeout=120, **quiet)
         # The prefix's first session ends before the test's begins: a service created while
         # the services of the first one still run is not known to the next one's (OpenService
         # then fails with 1060, StartService with 1055).

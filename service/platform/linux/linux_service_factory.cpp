@@ -21,6 +21,12 @@ std::unique_ptr<HotSpotSampler> makeHotSpotSampler() {
   return std::make_unique<linux_platform::PerfHotSpotSampler>();
 }
 
+// No SCM and no windows here: the service says once at start that services.* and
+// detection.window_hung_ms have no effect.
+std::unique_ptr<ServiceStatusSource> makeServiceStatusSource() { return nullptr; }
+
+std::unique_ptr<WindowProber> makeWindowProber() { return nullptr; }
+
 std::unique_ptr<SystemAlertSink> makeAlertSink() {
   return std::make_unique<linux_platform::SystemLogAlertSink>();
 }

@@ -4,7 +4,9 @@
 #include "platform/windows/event_log_alert_sink.h"
 #include "platform/windows/privileges.h"
 #include "platform/windows/scm_service.h"
+#include "platform/windows/scm_status_source.h"
 #include "platform/windows/service_config.h"
+#include "platform/windows/window_prober.h"
 #include "platform/windows/windows_process_catalog.h"
 
 namespace wctmon {
@@ -26,6 +28,14 @@ class ForegroundServiceHost final : public ServiceHost {
 
 std::unique_ptr<ProcessCatalog> makeProcessCatalog() {
   return std::make_unique<windows_platform::WindowsProcessCatalog>();
+}
+
+std::unique_ptr<ServiceStatusSource> makeServiceStatusSource() {
+  return std::make_unique<windows_platform::ScmStatusSource>();
+}
+
+std::unique_ptr<WindowProber> makeWindowProber() {
+  return std::make_unique<windows_platform::WindowsWindowProber>();
 }
 
 std::unique_ptr<SystemAlertSink> makeAlertSink() {
