@@ -126,9 +126,10 @@ Monitor::Discovery Monitor::discover() {
   for (const auto& id : tracker_.trackedProcesses()) {
     if (!alive.contains(id) && !watched_.contains(id)) handle(tracker_.exited(id));
   }
-  std::erase_if(progressing_, [&](const auto& entry) {
-    return std::none_of(watched_.begin(), watched_.end(),
-                        [&](const auto& w) { return w.first.pid == entry.first.pid; });
+  std::set<std::int32_t> watched_pids;
+  for (const auto& [id, w] : watched_) watched_pids.insert(id.pid.value);
+  std::erase_if(progressing_, [&watched_pids](const auto& entry) {
+    return !watched_pids.contains(entry.first.pid.value);
   });
   counters_.watched = watched_.size();
   lock.unlock();
