@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -126,6 +127,8 @@ def main():
     parser.add_argument("--out", default="build/bench/false_alarms.json")
     parser.add_argument("--keep", action="store_true", help="keep the service's state_dir")
     args = parser.parse_args()
+    # A SIGTERM unwinds: the service, the programs and the cluster are stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.geteuid() != 0:
         sys.exit("run as root: the cluster runs as the postgres user")
     for tool in ("javac", "java", "curl"):
@@ -184,8 +187,16 @@ def main():
 
         cpu0, t0 = service.cpu_seconds(), time.time()
         series = []
+        stopped_from_outside = None
         while time.time() - t0 < seconds:
             time.sleep(min(60, seconds - (time.time() - t0)))
+            if service.proc.poll() is not None:
+                # On a shared machine something else may stop it: the run is void, say so.
+                stopped_from_outside = (f"the service exited with {service.proc.returncode} "
+                                        f"after {time.time() - t0:.0f} s: "
+                                        f"{service.log_tail(3)}")
+                print(stopped_from_outside, flush=True)
+                break
             cpu, now = service.cpu_seconds(), time.time()
             series.append({"t_s": round(now - t0), "cpu_percent": round((cpu - cpu0) / (now - t0)
                                                                          * 100, 2),
@@ -194,6 +205,8 @@ def main():
             print(f"  {series[-1]['t_s']:4d} s: service CPU {series[-1]['cpu_percent']:.2f} % "
                   f"(so far), RSS {series[-1]['rss_mb']} MB, load {os.getloadavg()[0]:.2f}, "
                   f"incidents {series[-1]['incidents']}", flush=True)
+        if stopped_from_outside:
+            sys.exit("run void: " + stopped_from_outside)
         cpu1, t1 = service.cpu_seconds(), time.time()
         rss, hwm = service.rss_mb(), service.hwm_mb()
         metrics = service.scrape()

@@ -81,6 +81,10 @@ def summary(samples):
 # The service
 
 
+class ServiceGone(RuntimeError):
+    """The service exited under a run: on a shared machine something else may stop it."""
+
+
 class Service:
     """`wctmon run` on a configuration of its own in a temporary state_dir, its store read
     directly (read-only) as scripts/bench/service.py does."""
@@ -138,14 +142,20 @@ class Service:
 
     def wait_for(self, sql, params, timeout, poll=0.005):
         """The first row of `sql` and the wall time it was seen, or (None, None) past
-        `timeout` s."""
+        `timeout` s. ServiceGone when the service exits meanwhile."""
         deadline = time.time() + timeout
         while time.time() < deadline:
             rows = self.query(sql, params)
             if rows:
                 return rows[0], time.time()
+            self.check_alive()
             time.sleep(poll)
         return None, None
+
+    def check_alive(self):
+        if self.proc.poll() is not None:
+            raise ServiceGone(f"the service (pid {self.pid}) exited with {self.proc.returncode};"
+                              f" its log ends:\n{self.log_tail(5)}")
 
     def counts_by_kind(self):
         return dict(self.query("SELECT kind, COUNT(*) FROM incidents GROUP BY kind"))
@@ -376,70 +386,122 @@ class Stall(Scenario):
 SCENARIOS = {"unresponsive": Unresponsive, "stall": Stall}
 
 
-def detection_runs(service, scenario, args):
-    detect, detect_store, resolve, misses, others = [], [], [], [], {}
-    for run in range(args.runs):
-        proc = scenario.start()
-        pid = proc.info["pid"]
+def one_run(service, scenario, args, run):
+    """One fresh program made to hang and released: (detected ms, detected ms by the incident's
+    opened_at, resolved ms or None, the program's incidents by kind), or None when no incident
+    opened."""
+    proc = scenario.start()
+    pid = proc.info["pid"]
+    try:
+        # Discovered, sampled (and probed) at least once, then a random moment within the
+        # interval: the hang begins at any phase of the sampling and probing timers.
+        time.sleep(args.interval / 1000 * (1.5 + random.random()) + 0.2)
+        began = scenario.hang(proc)
+        row, seen = service.wait_for(
+            "SELECT id, opened_at_ns FROM incidents WHERE pid = ? AND kind = ?",
+            (pid, scenario.kind), timeout=scenario.expected_ms() / 1000 * 3 + 10)
+        if row is None:
+            print(f"  {scenario.kind} run {run}: no incident (pid {pid})", flush=True)
+            return None
+        detected, by_opened_at = (seen - began) * 1000, (row[1] / 1e9 - began) * 1000
+        ended = scenario.release(proc)
+        done, seen = service.wait_for(
+            "SELECT resolved_at_ns FROM incidents WHERE id = ? AND state = 'resolved'",
+            (row[0],), timeout=30)
+        resolved = (seen - ended) * 1000 if done else None
+        print(f"  {scenario.kind} run {run}/{args.runs}: detected in {detected:.0f} ms, "
+              + (f"resolved in {resolved:.0f} ms" if done else "not resolved"), flush=True)
+    finally:
+        kill_group(proc)
+    kinds = dict(service.query("SELECT kind, COUNT(*) FROM incidents WHERE pid = ? GROUP BY kind",
+                               (pid,)))
+    return detected, by_opened_at, resolved, kinds
+
+
+def detection_runs(services, scenario, args):
+    """`services.current()` is the running service, started anew when one was stopped from
+    outside (a shared machine): the run it spoiled is done again, and the restart reported."""
+    detect, detect_store, resolve, misses, others = [], [], [], 0, {}
+    run = 1
+    while run <= args.runs:
         try:
-            # Discovered, sampled (and probed) at least once, then a random moment within the
-            # interval: the hang begins at any phase of the sampling and probing timers.
-            time.sleep(args.interval / 1000 * (1.5 + random.random()) + 0.2)
-            began = scenario.hang(proc)
-            row, seen = service.wait_for(
-                "SELECT id, opened_at_ns FROM incidents WHERE pid = ? AND kind = ?",
-                (pid, scenario.kind), timeout=scenario.expected_ms() / 1000 * 3 + 10)
-            if row is None:
-                misses.append(run)
-                print(f"  {scenario.kind} run {run + 1}: no incident (pid {pid})", flush=True)
-                continue
-            detect.append((seen - began) * 1000)
-            detect_store.append((row[1] / 1e9 - began) * 1000)
-            ended = scenario.release(proc)
-            done, seen = service.wait_for(
-                "SELECT resolved_at_ns FROM incidents WHERE id = ? AND state = 'resolved'",
-                (row[0],), timeout=30)
-            if done is None:
-                print(f"  {scenario.kind} run {run + 1}: not resolved (pid {pid})", flush=True)
-            else:
-                resolve.append((seen - ended) * 1000)
-            print(f"  {scenario.kind} run {run + 1}/{args.runs}: detected in {detect[-1]:.0f} ms"
-                  + (f", resolved in {resolve[-1]:.0f} ms" if done else ""), flush=True)
-        finally:
-            kill_group(proc)
-        # Any other incident about this program (one incident per hang, no hang or stall beside
-        # an unresponsive one).
-        for kind, n in service.query(
-                "SELECT kind, COUNT(*) FROM incidents WHERE pid = ? GROUP BY kind", (pid,)):
-            if kind != scenario.kind or n != 1:
-                others[kind] = others.get(kind, 0) + (n if kind != scenario.kind else n - 1)
+            r = one_run(services.current(), scenario, args, run)
+        except ServiceGone as e:
+            print(f"  {scenario.kind} run {run}: {e}\n  the run is done again under a new "
+                  "service", flush=True)
+            services.restart(str(e))
+            continue
+        run += 1
+        if r is None:
+            misses += 1
+            continue
+        detect.append(r[0])
+        detect_store.append(r[1])
+        if r[2] is not None:
+            resolve.append(r[2])
+        # Any other incident about this program: one incident per hang, nothing beside it.
+        for kind, n in r[3].items():
+            extra = n - 1 if kind == scenario.kind else n
+            if extra:
+                others[kind] = others.get(kind, 0) + extra
     return {"kind": scenario.kind, "compared_with": scenario.threshold_label,
-            "expected_ms": scenario.expected_ms(), "runs": args.runs, "missed": len(misses),
+            "expected_ms": scenario.expected_ms(), "runs": args.runs, "missed": misses,
             "detection": summary(detect), "detection_by_opened_at": summary(detect_store),
             "resolution": summary(resolve), "other_incidents_of_these_programs": others,
             "detection_samples_ms": [round(x) for x in detect],
             "resolution_samples_ms": [round(x) for x in resolve]}
 
 
+class Services:
+    """The detection runs' service, and the ones started after it when it was stopped from
+    outside."""
+
+    def __init__(self, start, keep):
+        self.start = start
+        self.keep = keep
+        self.service = start()
+        self.restarts = []
+        self.totals = {}
+
+    def current(self):
+        return self.service
+
+    def restart(self, why):
+        self.restarts.append({"at": time.strftime("%H:%M:%S"), "why": why,
+                              "state_kept": self.service.state})
+        self.retire(keep=True)
+        self.service = self.start()
+
+    def retire(self, keep=None):
+        for kind, n in self.service.counts_by_kind().items():
+            self.totals[kind] = self.totals.get(kind, 0) + n
+        self.service.close(keep=self.keep if keep is None else keep)
+
+
 def detection(args):
     tag = f"--tag=outside-{os.getpid()}"
     scenarios = [SCENARIOS[k](args, f"{tag}-{k}") for k in args.kinds]
-    service = Service(args.wctmon, [s.target() for s in scenarios], args.interval,
-                      log_level=args.log_level)
+
+    def start():
+        service = Service(args.wctmon, [s.target() for s in scenarios], args.interval,
+                          log_level=args.log_level)
+        time.sleep(1)
+        return service
+
+    services = Services(start, args.keep)
     results = []
     try:
-        time.sleep(1)
         for s in scenarios:
             print(f"detection: {s.kind} x {args.runs}", flush=True)
-            results.append(detection_runs(service, s, args))
-        totals = service.counts_by_kind()
+            results.append(detection_runs(services, s, args))
     except BaseException:
-        print(service.log_tail(), file=sys.stderr)
+        print(services.current().log_tail(), file=sys.stderr)
         raise
     finally:
-        service.close(keep=args.keep)
+        services.retire()
     return {"sampling_interval_ms": args.interval, "kinds": results,
-            "incidents_in_store_by_kind": totals}
+            "incidents_in_store_by_kind": services.totals,
+            "service_restarts": services.restarts}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,8 +512,10 @@ def cost_round(args, targets):
     service = Service(args.wctmon, targets, args.interval, metrics=True)
     try:
         time.sleep(args.warmup)
+        service.check_alive()
         cpu0, t0 = service.cpu_seconds(), time.time()
         time.sleep(args.seconds)
+        service.check_alive()
         cpu1, t1 = service.cpu_seconds(), time.time()
         rss, hwm = service.rss_mb(), service.hwm_mb()
         threads = proc_status(service.pid, "Threads")
@@ -499,10 +563,19 @@ def cost(args):
                     (f"{args.targets} HTTP probes every {args.cost_probe_interval} ms",
                      targets(True))]
         rounds = {label: [] for label, _ in variants}
+        restarts = []
         # Interleaved: a noisy minute weighs on both alike.
         for r in range(args.rounds):
             for label, t in variants:
-                m = cost_round(args, t)
+                for _ in range(3):
+                    try:
+                        m = cost_round(args, t)
+                        break
+                    except (ServiceGone, FileNotFoundError, ProcessLookupError) as e:
+                        print(f"  round {r + 1}: {label}: {e}; measured again", flush=True)
+                        restarts.append({"round": r + 1, "variant": label, "why": str(e)})
+                else:
+                    sys.exit("the service was stopped from outside three times in a row")
                 rounds[label].append(m)
                 print(f"  round {r + 1}: {label}: CPU {m['cpu_percent']:.2f} %, RSS "
                       f"{m['rss_mb']:.1f} MB, probes up {m['probes_up']}, probe failures "
@@ -521,7 +594,8 @@ def cost(args):
     return {"targets": args.targets, "servers": "one python3 ThreadingHTTPServer process per "
             "target, each on its own port, selected by its command line",
             "seconds": args.seconds, "warmup_seconds": args.warmup,
-            "sampling_interval_ms": args.interval, "variants": out}
+            "sampling_interval_ms": args.interval, "variants": out,
+            "rounds_measured_again": restarts}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -541,6 +615,12 @@ def print_tables(result):
                   f"{det.get('max_ms', '-'):>7} {k['missed']:>6} | "
                   f"{res.get('median_ms', '-'):>11} {res.get('p99_ms', '-'):>6}")
         print(f"incidents in the store by kind: {d['incidents_in_store_by_kind']}")
+        for k in d["kinds"]:
+            if k["other_incidents_of_these_programs"]:
+                print(f"other incidents of the {k['kind']} programs: "
+                      f"{k['other_incidents_of_these_programs']}")
+        for r in d["service_restarts"]:
+            print(f"service stopped from outside at {r['at']} and started again: {r['why']}")
     if "cost" in result:
         c = result["cost"]
         print(f"\nCost of {c['targets']} targets ({c['servers']}), CPU over {c['seconds']} s "
@@ -577,6 +657,8 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the detection service's state")
     parser.add_argument("--out", default="build/bench/outside_hangs.json")
     args = parser.parse_args()
+    # A SIGTERM unwinds (the programs and services started are stopped, temp dirs removed).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if not os.access(args.wctmon, os.X_OK):
         sys.exit(f"no wctmon at {args.wctmon} (--wctmon)")
     if not accepts(args.wctmon, {"targets": [{"name": "x", "exe": "x", "probe": {
