@@ -404,6 +404,10 @@ def one_run(service, scenario, args, run):
             print(f"  {scenario.kind} run {run}: no incident (pid {pid})", flush=True)
             return None
         detected, by_opened_at = (seen - began) * 1000, (row[1] / 1e9 - began) * 1000
+        # Released at a random moment of the timers too: right after the incident is seen, it
+        # would always be at the same phase (half a period after a probe's 500 ms timeout, just
+        # after a sample).
+        time.sleep(random.random() * max(args.interval, args.probe_interval) / 1000)
         ended = scenario.release(proc)
         done, seen = service.wait_for(
             "SELECT resolved_at_ns FROM incidents WHERE id = ? AND state = 'resolved'",
