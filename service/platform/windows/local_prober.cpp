@@ -17,24 +17,6 @@ using windows_platform::Handle;
 using windows_platform::toWide;
 using SteadyClock = std::chrono::steady_clock;
 
-/// One argument quoted as CommandLineToArgvW reads it back.
-std::wstring quoted(const std::wstring& arg) {
-  if (!arg.empty() && arg.find_first_of(L" \t\"") == std::wstring::npos) return arg;
-  std::wstring out = L"\"";
-  std::size_t backslashes = 0;
-  for (const wchar_t c : arg) {
-    if (c == L'\\') {
-      ++backslashes;
-      continue;
-    }
-    out.append(c == L'"' ? backslashes * 2 + 1 : backslashes, L'\\');
-    backslashes = 0;
-    out += c;
-  }
-  out.append(backslashes * 2, L'\\');
-  return out + L"\"";
-}
-
 class WindowsLocalProber final : public LocalProber {
  public:
   ProbeOutcome connectUnix(const std::string& /*path*/,
@@ -51,7 +33,7 @@ class WindowsLocalProber final : public LocalProber {
     if (probe.shell) {
       line = L"cmd.exe /d /s /c \"" + toWide(probe.command.front()) + L"\"";
     } else {
-      for (const auto& a : probe.command) line += (line.empty() ? L"" : L" ") + quoted(toWide(a));
+      for (const auto& a : probe.command) windows_platform::appendQuotedArgument(line, toWide(a));
     }
     // A job that kills what it holds when closed: the command and whatever it starts end with
     // the probe, whether it finished, timed out, or the service stops.

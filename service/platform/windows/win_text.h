@@ -17,6 +17,11 @@ namespace wctmon::windows_platform {
 /// period and line break, followed by the code: "Access is denied (error 5)".
 [[nodiscard]] std::string lastErrorText(DWORD code);
 
+/// Appends `arg` to a command line, after a space unless the line is empty, quoted as
+/// CommandLineToArgvW reads it back: backslashes are literal except before a quote, where they
+/// are doubled.
+void appendQuotedArgument(std::wstring& line, const std::wstring& arg);
+
 /// The last component of a Windows path ("C:\\Windows\\System32\\ntdll.dll" -> "ntdll.dll").
 [[nodiscard]] std::wstring_view baseName(std::wstring_view path);
 
