@@ -24,6 +24,14 @@ struct ProbeScheduler::Probe {
   bool removed = false;
   /// Said once per unresponsive spell: no watched process to open the incident on.
   bool said_no_process = false;
+  /// The process the incident would open on, and when a failing probe first found it there: a
+  /// process gets `failures` intervals to start answering (a server that was just started, or
+  /// restarted, is not hung because it is not listening yet).
+  std::optional<ProcessIdentity> process;
+  std::chrono::steady_clock::time_point process_seen{};
+  /// The probe passed while `process` was the target's: it was up, so its failures count at
+  /// once.
+  bool process_answered = false;
 };
 
 ProbeScheduler::ProbeScheduler(Dependencies deps)
@@ -143,6 +151,14 @@ void ProbeScheduler::take(const std::shared_ptr<Probe>& probe, const ProbeOutcom
   if (!outcome.passed) {
     spdlog::debug("probe of \"{}\" failed: {}", probe->target, outcome.detail);
   }
+  const auto now = std::chrono::steady_clock::now();
+  const auto process = processOf(probe->target);
+  if (probe->process != process) {
+    probe->process = process;
+    probe->process_seen = now;
+    probe->process_answered = false;
+  }
+  if (outcome.passed && process) probe->process_answered = true;
   switch (change) {
     case ProbeTracker::Change::kNone:
       return;
@@ -155,8 +171,7 @@ void ProbeScheduler::take(const std::shared_ptr<Probe>& probe, const ProbeOutcom
     case ProbeTracker::Change::kStillUnresponsive: {
       // Raised again at each failure while unresponsive: a no-op while its incident is open,
       // and the incident opens once there is a process to open it on.
-      const auto pid = processOf(probe->target);
-      if (!pid) {
+      if (!process) {
         if (!probe->said_no_process) {
           spdlog::warn(
               "target \"{}\" is unresponsive ({}), but none of its processes is "
@@ -166,9 +181,16 @@ void ProbeScheduler::take(const std::shared_ptr<Probe>& probe, const ProbeOutcom
         probe->said_no_process = true;
         return;
       }
+      const auto& config = probe->tracker.probe();
+      if (!probe->process_answered &&
+          now - probe->process_seen < config.interval * config.failures) {
+        spdlog::debug("target \"{}\" fails its probe, but pid {} is new to it: it may be starting",
+                      probe->target, process->pid.value);
+        return;
+      }
       Symptom s;
       s.kind = IncidentKind::kUnresponsive;
-      s.pid = *pid;
+      s.pid = process->pid;
       s.target = probe->target;
       s.key = probe->key;
       s.summary = "target \"" + probe->target + "\" does not answer: " + summary;
@@ -178,7 +200,7 @@ void ProbeScheduler::take(const std::shared_ptr<Probe>& probe, const ProbeOutcom
   }
 }
 
-std::optional<Pid> ProbeScheduler::processOf(const std::string& target) const {
+std::optional<ProcessIdentity> ProbeScheduler::processOf(const std::string& target) const {
   std::optional<ProcessIdentity> oldest;
   for (const auto& w : deps_.monitor.watched()) {
     if (w.target->name != target) continue;
@@ -186,8 +208,7 @@ std::optional<Pid> ProbeScheduler::processOf(const std::string& target) const {
       oldest = w.process.identity;
     }
   }
-  if (!oldest) return std::nullopt;
-  return oldest->pid;
+  return oldest;
 }
 
 std::vector<TargetProbeStatus> ProbeScheduler::statuses() const {

@@ -63,7 +63,7 @@ class ProbeScheduler {
   void run(const std::shared_ptr<Probe>& probe);
   void take(const std::shared_ptr<Probe>& probe, const ProbeOutcome& outcome);
   /// The process an unresponsive incident of `target` is about: the oldest it watches.
-  [[nodiscard]] std::optional<Pid> processOf(const std::string& target) const;
+  [[nodiscard]] std::optional<ProcessIdentity> processOf(const std::string& target) const;
 
   Dependencies deps_;
   Strand strand_;
