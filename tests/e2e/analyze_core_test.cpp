@@ -160,7 +160,14 @@ TEST(AnalyzeCore, ACoreTheKernelWroteOnAFatalSignalHoldsTheDeadlockItDiedIn) {
   ASSERT_EQ(json.exit_code, 3) << json.err << json.out;
   const auto analysis = nlohmann::json::parse(json.out);
   EXPECT_EQ(onlyDeadlock(analysis), cycle);
-  EXPECT_EQ(analysis.at("warnings").size(), 1U) << analysis.dump();
+  // Besides the signal, at most the note that pipe waits are not knowable from a core: the
+  // fixture's reporter may still have been writing its report when the signal came.
+  for (const auto& w : analysis.at("warnings")) {
+    const auto text = w.get<std::string>();
+    EXPECT_TRUE(text.rfind("the core was written on SIGABRT", 0) == 0 ||
+                text.find("not knowable from a core") != std::string::npos)
+        << text;
+  }
   EXPECT_NE(analysis.dump().find("the core was written on SIGABRT, taken by thread " +
                                  std::to_string(pid)),
             std::string::npos)
