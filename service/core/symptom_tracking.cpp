@@ -92,9 +92,10 @@ std::vector<IncidentEvent> IncidentTracker::raise(const ProcessObservation& o,
     if (t.status == ObjectStatus::kBlocked) ++blocked;
   }
   incident.summary = symptom.summary;
-  if (all > 0)
+  if (all > 0) {
     incident.summary +=
         "; " + std::to_string(blocked) + " of " + countOf(all, "thread") + " blocked";
+  }
   std::vector<IncidentEvent> events{{IncidentEvent::Type::kOpened, incident}};
   state.open.emplace(std::move(signature), std::move(incident));
   return events;

@@ -47,7 +47,8 @@ bool responseComplete(const std::string& text) {
   for (auto& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   const auto length = lower.find("\r\ncontent-length:");
   if (length != std::string::npos) {
-    auto p = lower.find_first_not_of(' ', length + 17);
+    const auto p = lower.find_first_not_of(' ', length + 17);
+    if (p == std::string::npos) return false;
     std::size_t n = 0;
     const auto [ptr, ec] = std::from_chars(lower.data() + p, lower.data() + lower.size(), n);
     return ec == std::errc() && body >= n;
