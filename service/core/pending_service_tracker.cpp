@@ -10,15 +10,6 @@
 namespace wctmon {
 namespace {
 
-/// The SCM compares service names without regard to case (ASCII letters: key names are plain).
-std::string foldCase(std::string_view name) {
-  std::string folded(name);
-  std::transform(folded.begin(), folded.end(), folded.begin(), [](char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  });
-  return folded;
-}
-
 std::string summaryOf(const ServiceReading& r, std::chrono::milliseconds waited,
                       std::chrono::milliseconds allowed) {
   std::string text = "service " + r.name;
@@ -35,16 +26,24 @@ std::string summaryOf(const ServiceReading& r, std::chrono::milliseconds waited,
 
 }  // namespace
 
+std::string foldServiceName(std::string_view name) {
+  std::string folded(name);
+  std::transform(folded.begin(), folded.end(), folded.begin(), [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  });
+  return folded;
+}
+
 std::vector<Symptom> PendingServiceTracker::update(std::span<const ServiceReading> readings,
                                                    const PendingServiceRules& rules) {
   const auto now = clock_.steadyNow();
   std::unordered_set<std::string> selected;
-  for (const auto& name : rules.names) selected.insert(foldCase(name));
+  for (const auto& name : rules.names) selected.insert(foldServiceName(name));
 
   std::unordered_map<std::string, Progress> still_pending;
   std::vector<Symptom> stuck;
   for (const auto& r : readings) {
-    std::string key = foldCase(r.name);
+    std::string key = foldServiceName(r.name);
     if (!isPending(r.state) || (!rules.all && !selected.contains(key))) continue;
     Progress progress{r.state, r.checkpoint, r.pid, now};
     // The same step as the last reading's keeps its start; anything else is progress.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -12,6 +13,9 @@
 #include "core/symptom.h"
 
 namespace wctmon {
+
+/// A service name as the SCM compares names: without regard to case (key names are plain ASCII).
+[[nodiscard]] std::string foldServiceName(std::string_view name);
 
 /// What counts as a service stuck pending: which services are watched and how long a pending
 /// state that gave no wait hint may hold one checkpoint.

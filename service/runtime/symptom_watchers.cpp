@@ -14,15 +14,6 @@
 namespace wctmon {
 namespace {
 
-/// The SCM compares service names without regard to case (key names are plain ASCII).
-std::string foldCase(std::string_view name) {
-  std::string folded(name);
-  std::transform(folded.begin(), folded.end(), folded.begin(), [](char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  });
-  return folded;
-}
-
 bool watches(const PendingServiceRules& rules) { return rules.all || !rules.names.empty(); }
 
 bool sameRules(const PendingServiceRules& a, const PendingServiceRules& b) {
@@ -264,10 +255,10 @@ SymptomWatchers::Poll SymptomWatchers::pollServices(const SymptomWatchSettings& 
   }
   poll.holding = service_tracker_.update(*readings, rules);
   std::unordered_set<std::string> selected;
-  for (const auto& n : rules.names) selected.insert(foldCase(n));
+  for (const auto& n : rules.names) selected.insert(foldServiceName(n));
   for (const auto& r : *readings) {
     const std::string key = "service " + r.name;
-    if (!rules.all && !selected.contains(foldCase(r.name))) {
+    if (!rules.all && !selected.contains(foldServiceName(r.name))) {
       poll.state_of[key] = "service " + r.name + " is no longer watched";
     } else if (isPending(r.state)) {
       poll.state_of[key] = "service " + r.name + " moved on: " + toString(r.state) +
