@@ -16,6 +16,9 @@ packages=(
   libgtest-dev
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev
+  libssl-dev                # HTTPS liveness probes (Asio's TLS) and the dumps' SHA-256
+  openssl                   # the HTTPS probe's test serves with openssl s_server
+  curl                      # the probes' end-to-end test reads the metrics
   gdb                       # scripts/bench/analyze.sh times gdb's backtraces; dumps are opened in it
   lldb                      # the dumps' tests open them in lldb too
   libc6-dbg                 # captures unwind through libc with its debug file, as on servers that have it
