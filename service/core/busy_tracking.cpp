@@ -4,12 +4,6 @@
 #include "core/incident_tracker.h"
 
 namespace wctmon {
-namespace {
-
-std::string busyKey(Tid tid) { return "thread " + std::to_string(tid.value); }
-
-}  // namespace
-
 void IncidentTracker::updateCpu(const ProcessObservation& o, ProcessState& state,
                                 Clock::SteadyTimePoint now) {
   const auto sample = state.samples;
@@ -51,8 +45,9 @@ std::vector<ThreadRef> IncidentTracker::busyThreads(const ProcessObservation& o)
   if (p == processes_.end()) return out;
   for (const auto& [tid, h] : p->second.cpu) {
     if (!h.busy_since || clock_.steadyNow() - *h.busy_since < o.target->busy.threshold) continue;
-    const auto key = std::string(toString(IncidentKind::kBusy)) + " " + busyKey(Tid{tid});
-    if (p->second.open.contains(key)) continue;
+    if (p->second.open.contains(symptomSignature(IncidentKind::kBusy, busyKey(Tid{tid})))) {
+      continue;
+    }
     out.push_back(ThreadRef{o.process.pid, Tid{tid}});
   }
   return out;

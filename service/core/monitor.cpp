@@ -275,7 +275,7 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
   }
   auto stall = tracker_.stallOf(o);
   if (!stall) {
-    handle(tracker_.clear(IncidentKind::kStall, "pid " + std::to_string(process.pid.value),
+    handle(tracker_.clear(IncidentKind::kStall, stallKey(process.pid),
                           "a thread of the process ran again", process));
   }
   const auto open = tracker_.openKindOf(process);
@@ -320,7 +320,7 @@ void Monitor::takeProfile(const ProcessIdentity& process, ThreadRef thread, std:
     symptom.kind = IncidentKind::kBusy;
     symptom.pid = process.pid;
     symptom.target = target->name;
-    symptom.key = "thread " + std::to_string(thread.tid.value);
+    symptom.key = busyKey(thread.tid);
     symptom.threads = {thread.tid};
     symptom.summary =
         "thread " + std::to_string(thread.tid.value) +
@@ -335,7 +335,7 @@ void Monitor::takeProfile(const ProcessIdentity& process, ThreadRef thread, std:
 }
 
 void Monitor::raiseSymptom(Symptom symptom, Executor executor) {
-  const auto key = std::string(toString(symptom.kind)) + " " + symptom.key;
+  const auto key = symptomSignature(symptom.kind, symptom.key);
   std::shared_ptr<const TargetConfig> target;
   Config::Detection detection;
   {
@@ -385,7 +385,7 @@ void Monitor::takeSymptom(const Symptom& symptom, const ProcessInfo& process,
                           std::shared_ptr<const TargetConfig> target, Result<Analysis> analysis) {
   auto peers = analysis ? peersOf(process.identity, *analysis) : std::vector<IncidentProcess>{};
   MutexLock lock(mutex_);
-  raising_.erase(std::string(toString(symptom.kind)) + " " + symptom.key);
+  raising_.erase(symptomSignature(symptom.kind, symptom.key));
   if (!analysis && analysis.error().code == ErrorCode::kNoSuchProcess) {
     spdlog::info("{}: the process exited before it could be analysed", symptom.summary);
     return;

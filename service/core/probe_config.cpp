@@ -105,18 +105,19 @@ std::string_view probeTypeName(ProbeConfig::Type type) {
   return "?";
 }
 
+std::string Endpoint::text() const {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
+}
+
 std::string ProbeConfig::describe() const {
-  const auto where = [](const Endpoint& e) {
-    return (e.host.find(':') != std::string::npos ? "[" + e.host + "]" : e.host) + ":" +
-           std::to_string(e.port);
-  };
   switch (type) {
     case Type::kTcp:
-      return "tcp " + where(endpoint);
+      return "tcp " + endpoint.text();
     case Type::kHttp:
-      return std::string(url.tls ? "https://" : "http://") + where(url.endpoint) + url.target;
+      return std::string(url.tls ? "https://" : "http://") + url.endpoint.text() + url.target;
     case Type::kGrpcHealth:
-      return "grpc health " + where(endpoint) + (service.empty() ? "" : " " + service);
+      return "grpc health " + endpoint.text() + (service.empty() ? "" : " " + service);
     case Type::kUnix:
       return "unix " + path;
     case Type::kExec: {
@@ -225,16 +226,12 @@ bool readProbe(const json& j, const std::string& pointer, ProbeConfig& probe,
 json probeToJson(const ProbeConfig& probe) {
   json j;
   j["type"] = std::string(probeTypeName(probe.type));
-  const auto endpoint = [](const Endpoint& e) {
-    return (e.host.find(':') != std::string::npos ? "[" + e.host + "]" : e.host) + ":" +
-           std::to_string(e.port);
-  };
   switch (probe.type) {
     case ProbeConfig::Type::kTcp:
-      j["address"] = endpoint(probe.endpoint);
+      j["address"] = probe.endpoint.text();
       break;
     case ProbeConfig::Type::kGrpcHealth:
-      j["address"] = endpoint(probe.endpoint);
+      j["address"] = probe.endpoint.text();
       j["service"] = probe.service;
       break;
     case ProbeConfig::Type::kHttp:

@@ -16,6 +16,8 @@ namespace wctmon {
 struct Endpoint {
   std::string host;  // without brackets
   int port = 0;
+  /// "host:port", an IPv6 address in brackets: "[::1]:50051".
+  [[nodiscard]] std::string text() const;
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/ids.h"
@@ -31,5 +32,14 @@ struct Symptom {
 
   friend bool operator==(const Symptom&, const Symptom&) = default;
 };
+
+/// The signature of a symptom's incident: its kind and key ("busy thread 4242").
+[[nodiscard]] inline std::string symptomSignature(IncidentKind kind, std::string_view key) {
+  return std::string(toString(kind)) + " " + std::string(key);
+}
+
+/// The key of a busy thread's symptom, and of a stalled process's.
+[[nodiscard]] inline std::string busyKey(Tid tid) { return "thread " + std::to_string(tid.value); }
+[[nodiscard]] inline std::string stallKey(Pid pid) { return "pid " + std::to_string(pid.value); }
 
 }  // namespace wctmon

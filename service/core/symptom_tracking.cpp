@@ -17,10 +17,6 @@ using incident_building::isStopped;
 using incident_building::laterOf;
 using incident_building::newIncident;
 
-std::string symptomSignature(IncidentKind kind, std::string_view key) {
-  return std::string(toString(kind)) + " " + std::string(key);
-}
-
 /// Whether a wait of `type` can end by something outside the process (a client, a child, a
 /// timer, a signal) or cannot be told: then a process whose threads all wait is idle, not
 /// stalled.
@@ -165,7 +161,7 @@ std::optional<Symptom> IncidentTracker::stallOf(const ProcessObservation& o) con
   s.kind = IncidentKind::kStall;
   s.pid = o.process.pid;
   s.target = o.target->name;
-  s.key = "pid " + std::to_string(o.process.pid.value);
+  s.key = stallKey(o.process.pid);
   s.summary = withTitle(o.process_name, o.process_title) + " (pid " +
               std::to_string(o.process.pid.value) + ") is stalled: " +
               (threads == 1 ? std::string("its one thread has")

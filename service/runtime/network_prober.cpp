@@ -145,10 +145,7 @@ class SocketProbe : public std::enable_shared_from_this<SocketProbe<Stream>> {
   void request() {
     step_ = "waiting for the answer";
     const auto& url = probe_.url;
-    const bool v6 = url.endpoint.host.find(':') != std::string::npos;
-    request_ = "GET " + url.target +
-               " HTTP/1.1\r\nHost: " + (v6 ? "[" + url.endpoint.host + "]" : url.endpoint.host) +
-               ":" + std::to_string(url.endpoint.port) +
+    request_ = "GET " + url.target + " HTTP/1.1\r\nHost: " + url.endpoint.text() +
                "\r\nUser-Agent: wctmon-probe\r\nAccept: */*\r\nConnection: close\r\n\r\n";
     auto self = this->shared_from_this();
     asio::async_write(stream_, asio::buffer(request_),
@@ -268,9 +265,7 @@ void NetworkProber::asyncProbe(const ProbeConfig& probe, std::function<void(Prob
 }
 
 void NetworkProber::probeGrpc(const ProbeConfig& probe, std::function<void(ProbeOutcome)> done) {
-  const auto& e = probe.endpoint;
-  const auto address = (e.host.find(':') != std::string::npos ? "[" + e.host + "]" : e.host) + ":" +
-                       std::to_string(e.port);
+  const auto address = probe.endpoint.text();
   std::shared_ptr<grpc::Channel> channel;
   {
     std::lock_guard lock(mutex_);

@@ -173,13 +173,6 @@ std::optional<SchedTimes> readSchedTimes(int schedstat_fd) {
   return parseSchedstat(textOf(buf, n));
 }
 
-std::optional<std::uint64_t> readRunCount(int schedstat_fd) {
-  std::array<char, 128> buf{};
-  const ssize_t n = ::pread(schedstat_fd, buf.data(), buf.size(), 0);
-  if (n <= 0) return std::nullopt;
-  return parseSchedstatRuns(textOf(buf, n));
-}
-
 std::vector<std::optional<std::chrono::milliseconds>> readWaitTimes(
     std::span<const ThreadRef> threads) {
   std::vector<std::optional<std::chrono::milliseconds>> out(threads.size());

@@ -37,9 +37,6 @@ struct TaskReading {
 /// the thread did not run in between.
 [[nodiscard]] std::optional<std::uint64_t> readRunCount(int task_fd, std::int32_t tid);
 
-/// The same, through a kept-open schedstat descriptor.
-[[nodiscard]] std::optional<std::uint64_t> readRunCount(int schedstat_fd);
-
 /// The CPU time and run count read from a kept-open schedstat descriptor.
 [[nodiscard]] std::optional<SchedTimes> readSchedTimes(int schedstat_fd);
 

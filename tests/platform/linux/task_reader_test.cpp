@@ -139,9 +139,9 @@ TEST_F(TaskReaderTest, RunCountsByPathAndThroughAKeptOpenDescriptor) {
 
   const UniqueFd kept(::openat(task.get(), "4243/schedstat", O_RDONLY | O_CLOEXEC));
   ASSERT_TRUE(kept.valid());
-  EXPECT_EQ(readRunCount(kept.get()), 7U);
+  EXPECT_EQ(readSchedTimes(kept.get()).value().runs, 7U);
   tree_.write("4242/task/4243/schedstat", schedstatLine(12));
-  EXPECT_EQ(readRunCount(kept.get()), 12U);
+  EXPECT_EQ(readSchedTimes(kept.get()).value().runs, 12U);
 }
 
 TEST_F(TaskReaderTest, TheTaskListIsSortedAndProbedWithoutListingWhenAskedFirst) {
