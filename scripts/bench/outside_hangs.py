@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmarks the incidents of hangs that are not cycles (issue 25), on real Python programs:
+"""Benchmarks the incidents of hangs that are not cycles (issue 25), on real programs:
 
 1. detection time against its threshold, over --runs programs (a fresh one each run) watched by
    one service:
@@ -10,13 +10,19 @@
    - stall: a lost wakeup (a worker waits on a condition nobody signals, the main thread joins
      it) with hang_threshold_ms 5000: from the moment its last thread blocks to the incident in
      the store, against the threshold;
-   and, for each, the time from the release (SIGUSR2 / SIGUSR1) to the incident resolved.
-   Each kind is a Scenario: a new kind (busy) is one more class in SCENARIOS.
+   - busy: a C program whose worker thread starts spinning in one function ("spin" on stdin),
+     with busy.threshold_ms 10000 at 90 % of a core: from the moment it starts to the incident
+     in the store, against the threshold (the two 1 s profile windows come on top);
+   and, for each, the time from the release (SIGUSR2 / SIGUSR1 / "stop") to the incident
+   resolved. Each kind is a Scenario, one class in SCENARIOS.
 2. the cost of probes: --targets targets, each selecting one HTTP server of its own (one
    python3 http.server process per target, on its own port) by its command line, probed over
    HTTP every 1000 ms: the service's CPU % of one core (utime + stime from /proc/PID/stat over
    --seconds) and RSS, median of --rounds, against the same targets without probes, the two
    interleaved in one run on the same server processes.
+3. the cost of busy detection: --busy-processes idle C processes (two threads each) watched by
+   one target, busy detection off against on, and on with --busy-spinning of them spinning
+   (profiled, their incident open), interleaved the same way.
 
 Prints a table and writes the figures as JSON to --out (build/bench/outside_hangs.json)."""
 import argparse
@@ -90,7 +96,7 @@ class Service:
     directly (read-only) as scripts/bench/service.py does."""
 
     def __init__(self, wctmon, targets, interval_ms=1000, metrics=False, log_level="warn",
-                 capture=None):
+                 capture=None, detection=None):
         self.wctmon = wctmon
         self.state = tempfile.mkdtemp(prefix="wctmon-outside-")
         self.config = os.path.join(self.state, "wctmon.json")
@@ -108,6 +114,8 @@ class Service:
             "capture": capture if capture is not None else {"dump": "none"},
             "targets": targets,
         }
+        if detection is not None:
+            config["detection"] = detection
         with open(self.config, "w") as f:
             json.dump(config, f, indent=1)
         check = subprocess.run([wctmon, "validate-config", self.config], capture_output=True,
@@ -267,6 +275,84 @@ time.sleep(3600)
 """
 
 
+# A thread ("worker") that spins in one function of its own while told to: "spin" on stdin starts
+# it (the moment printed), "stop" ends it (the moment printed); between the two it waits on a
+# condition. The main thread reads stdin (a wait on a pipe, which the process cannot end itself).
+# In C, so that the spin is one function: CPython's loop spreads over its interpreter's functions.
+SPINNER_C = r"""
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+static atomic_int spinning;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t told = PTHREAD_COND_INITIALIZER;
+static double now(void) {
+  struct timeval tv;
+  gettimeofday(&tv, 0);
+  return tv.tv_sec + tv.tv_usec / 1e6;
+}
+__attribute__((noinline)) static void spin_in_place(void) {
+  while (atomic_load(&spinning)) {
+  }
+}
+static void *worker(void *arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&lock);
+    while (!atomic_load(&spinning)) pthread_cond_wait(&told, &lock);
+    pthread_mutex_unlock(&lock);
+    spin_in_place();
+  }
+  return 0;
+}
+int main(void) {
+  pthread_t t;
+  pthread_create(&t, 0, worker, 0);
+  printf("{\"pid\": %d}\n", getpid());
+  fflush(stdout);
+  char line[32];
+  while (fgets(line, sizeof line, stdin)) {
+    pthread_mutex_lock(&lock);
+    atomic_store(&spinning, strncmp(line, "spin", 4) == 0);
+    pthread_cond_signal(&told);
+    pthread_mutex_unlock(&lock);
+    printf("{\"%s\": %.6f}\n", atomic_load(&spinning) ? "spinning" : "released", now());
+    fflush(stdout);
+  }
+  return 0;
+}
+"""
+
+_spinner = None
+
+
+def spinner_binary():
+    """The spinner, compiled once per run into a temporary directory."""
+    global _spinner
+    if _spinner is None:
+        out = os.path.join(tempfile.mkdtemp(prefix="wctmon-spinner-"), "spinner")
+        subprocess.run(["cc", "-O1", "-g", "-pthread", "-x", "c", "-", "-o", out],
+                       input=SPINNER_C.encode(), check=True)
+        _spinner = out
+    return _spinner
+
+
+def spawn_spinner(*args):
+    proc = subprocess.Popen([spinner_binary(), *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    proc.info = json.loads(proc.stdout.readline())
+    return proc
+
+
+def tell(proc, line):
+    proc.stdin.write(line.encode() + b"\n")
+    proc.stdin.flush()
+
+
 def spawn(code, *args):
     proc = subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -382,8 +468,35 @@ class Stall(Scenario):
         return read_event(proc, "released")
 
 
-# Busy (a spinning thread, detection.busy.*) goes here once the service detects it.
-SCENARIOS = {"unresponsive": Unresponsive, "stall": Stall}
+class Busy(Scenario):
+    kind = "busy"
+
+    def __init__(self, args, tag):
+        super().__init__(args, tag)
+        self.threshold_label = (f"threshold_ms {args.busy_threshold} at {args.busy_cpu_percent} "
+                                "% (+ 2 x 1 s profile)")
+
+    def target(self):
+        return {"name": "busy", "cmdline": self.tag,
+                "busy": {"threshold_ms": self.args.busy_threshold,
+                         "cpu_percent": self.args.busy_cpu_percent}}
+
+    def expected_ms(self):
+        return self.args.busy_threshold
+
+    def start(self):
+        return spawn_spinner(self.tag)
+
+    def hang(self, proc):
+        tell(proc, "spin")
+        return read_event(proc, "spinning")
+
+    def release(self, proc):
+        tell(proc, "stop")
+        return read_event(proc, "released")
+
+
+SCENARIOS = {"unresponsive": Unresponsive, "stall": Stall, "busy": Busy}
 
 
 def one_run(service, scenario, args, run):
@@ -512,8 +625,8 @@ def detection(args):
 # 2. The cost of probes
 
 
-def cost_round(args, targets):
-    service = Service(args.wctmon, targets, args.interval, metrics=True)
+def cost_round(args, targets, detection=None):
+    service = Service(args.wctmon, targets, args.interval, metrics=True, detection=detection)
     try:
         time.sleep(args.warmup)
         service.check_alive()
@@ -527,19 +640,52 @@ def cost_round(args, targets):
         incidents = service.counts_by_kind()
     finally:
         service.close()
+
+    def total(prefix):
+        return sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                   if line.startswith(prefix))
+
     up = sum(1 for line in metrics.splitlines()
              if line.startswith("wctmon_probe_up{") and line.endswith(" 1"))
-    passes = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
-                 if line.startswith("wctmon_probe_passes_total{"))
-    failures = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
-                   if line.startswith("wctmon_probe_failures_total{"))
-    watched = None
-    for line in metrics.splitlines():
-        if line.startswith("wctmon_watched_processes "):
-            watched = float(line.rsplit(" ", 1)[1])
     return {"cpu_percent": (cpu1 - cpu0) / (t1 - t0) * 100, "rss_mb": rss, "hwm_mb": hwm,
-            "threads": threads, "probes_up": up, "probe_passes": passes,
-            "probe_failures": failures, "processes_watched": watched, "incidents": incidents}
+            "threads": threads, "probes_up": up,
+            "probe_passes": total("wctmon_probe_passes_total{"),
+            "probe_failures": total("wctmon_probe_failures_total{"),
+            "processes_watched": total("wctmon_watched_processes "),
+            "threads_watched": total("wctmon_watched_threads "), "incidents": incidents}
+
+
+def measure_variants(args, variants, measure=None):
+    """Each (label, targets, detection) measured --rounds times by `measure` (cost_round unless
+    given), interleaved so that a noisy minute weighs on all alike: the variants' medians, and
+    the rounds measured again because the service was stopped from outside."""
+    measure = measure or (lambda label, targets, detection: cost_round(args, targets, detection))
+    rounds = {label: [] for label, _, _ in variants}
+    restarts = []
+    for r in range(args.rounds):
+        for label, targets, detection in variants:
+            for _ in range(3):
+                try:
+                    m = measure(label, targets, detection)
+                    break
+                except (ServiceGone, FileNotFoundError, ProcessLookupError) as e:
+                    print(f"  round {r + 1}: {label}: {e}; measured again", flush=True)
+                    restarts.append({"round": r + 1, "variant": label, "why": str(e)})
+            else:
+                sys.exit("the service was stopped from outside three times in a row")
+            rounds[label].append(m)
+            print(f"  round {r + 1}: {label}: CPU {m['cpu_percent']:.2f} %, RSS "
+                  f"{m['rss_mb']:.1f} MB, probes up {m['probes_up']}, probe failures "
+                  f"{m['probe_failures']:.0f}, processes watched {m['processes_watched']:.0f}, "
+                  f"threads {m['threads_watched']:.0f}, incidents {m['incidents']}", flush=True)
+    out = []
+    for label, runs in rounds.items():
+        out.append({"variant": label,
+                    "cpu_percent_median": round(statistics.median(r["cpu_percent"] for r in runs), 2),
+                    "rss_mb_median": round(statistics.median(r["rss_mb"] for r in runs), 1),
+                    "hwm_mb_max": round(max(r["hwm_mb"] for r in runs), 1),
+                    "rounds": runs})
+    return out, restarts
 
 
 def cost(args):
@@ -563,42 +709,57 @@ def cost(args):
                 out.append(t)
             return out
 
-        variants = [("baseline (no probes)", targets(False)),
-                    (f"{args.targets} HTTP probes every {args.cost_probe_interval} ms",
-                     targets(True))]
-        rounds = {label: [] for label, _ in variants}
-        restarts = []
-        # Interleaved: a noisy minute weighs on both alike.
-        for r in range(args.rounds):
-            for label, t in variants:
-                for _ in range(3):
-                    try:
-                        m = cost_round(args, t)
-                        break
-                    except (ServiceGone, FileNotFoundError, ProcessLookupError) as e:
-                        print(f"  round {r + 1}: {label}: {e}; measured again", flush=True)
-                        restarts.append({"round": r + 1, "variant": label, "why": str(e)})
-                else:
-                    sys.exit("the service was stopped from outside three times in a row")
-                rounds[label].append(m)
-                print(f"  round {r + 1}: {label}: CPU {m['cpu_percent']:.2f} %, RSS "
-                      f"{m['rss_mb']:.1f} MB, probes up {m['probes_up']}, probe failures "
-                      f"{m['probe_failures']:.0f}, processes watched {m['processes_watched']}, "
-                      f"incidents {m['incidents']}", flush=True)
+        variants, restarts = measure_variants(args, [
+            ("baseline (no probes)", targets(False), None),
+            (f"{args.targets} HTTP probes every {args.cost_probe_interval} ms", targets(True),
+             None)])
     finally:
         for s in servers:
             kill_group(s)
-    out = []
-    for label, runs in rounds.items():
-        out.append({"variant": label,
-                    "cpu_percent_median": round(statistics.median(r["cpu_percent"] for r in runs), 2),
-                    "rss_mb_median": round(statistics.median(r["rss_mb"] for r in runs), 1),
-                    "hwm_mb_max": round(max(r["hwm_mb"] for r in runs), 1),
-                    "rounds": runs})
-    return {"targets": args.targets, "servers": "one python3 ThreadingHTTPServer process per "
-            "target, each on its own port, selected by its command line",
+    return {"targets": args.targets, "what": f"{args.targets} targets: one python3 "
+            "ThreadingHTTPServer process per target, each on its own port, selected by its "
+            "command line", "seconds": args.seconds, "warmup_seconds": args.warmup,
+            "sampling_interval_ms": args.interval, "variants": variants,
+            "rounds_measured_again": restarts}
+
+
+def busy_cost(args):
+    """The cost of looking for busy threads: --busy-processes idle spinner processes (two threads
+    each) watched by one target, with busy detection off and on (its defaults), and on with
+    --busy-spinning of them spinning (their threads profiled, their incidents opened)."""
+    tag = f"--busy-cost-{os.getpid()}"
+    procs = []
+    try:
+        for _ in range(args.busy_processes):
+            procs.append(spawn_spinner(tag))
+        print(f"busy cost: {len(procs)} processes up", flush=True)
+        target = [{"name": "many", "cmdline": tag}]
+        # Busy for the warm-up: the spinners are profiled and their incidents opened just after
+        # the measured window begins.
+        spinning_detection = {"busy": {"threshold_ms": max(1000, int(args.warmup * 1000))}}
+        variants = [("busy detection off", target, {"busy": {"enabled": False}}),
+                    ("busy detection on (defaults)", target, {"busy": {"enabled": True}})]
+        if args.busy_spinning:
+            variants.append((f"on, {args.busy_spinning} spinning", target, spinning_detection))
+
+        def measure(label, targets, detection):
+            spin = label.startswith("on, ")
+            for p in procs[:args.busy_spinning if spin else 0]:
+                tell(p, "spin")
+            try:
+                return cost_round(args, targets, detection)
+            finally:
+                for p in procs[:args.busy_spinning if spin else 0]:
+                    tell(p, "stop")
+
+        variants_out, restarts = measure_variants(args, variants, measure)
+    finally:
+        for p in procs:
+            kill_group(p)
+    return {"processes": args.busy_processes, "what": f"{args.busy_processes} C processes of "
+            "two threads (one waits on a condition, one reads stdin), one target selecting them",
             "seconds": args.seconds, "warmup_seconds": args.warmup,
-            "sampling_interval_ms": args.interval, "variants": out,
+            "sampling_interval_ms": args.interval, "variants": variants_out,
             "rounds_measured_again": restarts}
 
 
@@ -625,18 +786,22 @@ def print_tables(result):
                       f"{k['other_incidents_of_these_programs']}")
         for r in d["service_restarts"]:
             print(f"service stopped from outside at {r['at']} and started again: {r['why']}")
-    if "cost" in result:
-        c = result["cost"]
-        print(f"\nCost of {c['targets']} targets ({c['servers']}), CPU over {c['seconds']} s "
-              f"after {c['warmup_seconds']} s, median of {len(c['variants'][0]['rounds'])}")
+    for key in ("cost", "busy_cost"):
+        if key not in result:
+            continue
+        c = result[key]
+        print(f"\nCost of {c['what']}: CPU over {c['seconds']} s after {c['warmup_seconds']} s, "
+              f"median of {len(c['variants'][0]['rounds'])}")
         print(f"{'variant':36} {'CPU % of a core':>15} {'RSS MB':>7} {'peak MB':>8}  rounds")
         for v in c["variants"]:
             each = ", ".join(f"{r['cpu_percent']:.2f}" for r in v["rounds"])
             print(f"{v['variant']:36} {v['cpu_percent_median']:>15.2f} {v['rss_mb_median']:>7.1f} "
                   f"{v['hwm_mb_max']:>8.1f}  {each}")
-        base, probed = c["variants"][0], c["variants"][1]
-        print(f"probes add {probed['cpu_percent_median'] - base['cpu_percent_median']:.2f} % of a "
-              f"core and {probed['rss_mb_median'] - base['rss_mb_median']:.1f} MB")
+        base = c["variants"][0]
+        for v in c["variants"][1:]:
+            print(f"{v['variant']}: {v['cpu_percent_median'] - base['cpu_percent_median']:+.2f} % "
+                  f"of a core and {v['rss_mb_median'] - base['rss_mb_median']:+.1f} MB against "
+                  f"{base['variant']}")
 
 
 def main():
@@ -650,6 +815,12 @@ def main():
     parser.add_argument("--probe-timeout", type=int, default=500)
     parser.add_argument("--failures", type=int, default=3)
     parser.add_argument("--stall-threshold", type=int, default=5000)
+    parser.add_argument("--busy-threshold", type=int, default=10000)
+    parser.add_argument("--busy-cpu-percent", type=int, default=90,
+                        help="below the default 95: the machine's other work takes its share")
+    parser.add_argument("--busy-processes", type=int, default=500)
+    parser.add_argument("--busy-spinning", type=int, default=1,
+                        help="of --busy-processes, how many spin in the third variant")
     parser.add_argument("--targets", type=int, default=100)
     parser.add_argument("--cost-probe-interval", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=60)
@@ -658,6 +829,7 @@ def main():
     parser.add_argument("--log-level", default="info")
     parser.add_argument("--skip-detection", action="store_true")
     parser.add_argument("--skip-cost", action="store_true")
+    parser.add_argument("--skip-busy-cost", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the detection service's state")
     parser.add_argument("--out", default="build/bench/outside_hangs.json")
     args = parser.parse_args()
@@ -675,6 +847,8 @@ def main():
         result["detection"] = detection(args)
     if not args.skip_cost:
         result["cost"] = cost(args)
+    if not args.skip_busy_cost:
+        result["busy_cost"] = busy_cost(args)
     result["loadavg_at_end"] = os.getloadavg()
     print_tables(result)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
