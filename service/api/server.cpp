@@ -2,12 +2,12 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -22,6 +22,8 @@ constexpr int kMaxRequestBytes = 64 * 1024;
 constexpr int kMaxResponseBytes = 64 * 1024 * 1024;
 constexpr int kMaxStreamsPerConnection = 256;
 constexpr const char* kServiceName = "wctmon.v1.Monitor";
+/// Health Watch calls open at once: they need no token.
+constexpr std::size_t kMaxHealthWatches = 64;
 
 std::filesystem::path underStateDir(const std::filesystem::path& state_dir,
                                     const std::filesystem::path& file) {
@@ -86,8 +88,14 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
   if (!tcp) return tcp.error();
   const bool tls = !config.tls_cert_file.empty();
 
-  grpc::EnableDefaultHealthCheckService(true);
+  // Health is answered by the API's own service (api/health_service.h), not gRPC's default one.
+  server->health_ =
+      std::make_unique<HealthService>(std::set<std::string>{"", kServiceName}, kMaxHealthWatches);
+  // Reflection v1alpha is gRPC's plugin; v1, the API's own.
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  server->reflection_ = std::make_unique<ReflectionService>(std::vector<std::string>{
+      kServiceName, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+      "grpc.reflection.v1alpha.ServerReflection"});
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
   builder.SetMaxSendMessageSize(kMaxResponseBytes);
@@ -95,6 +103,8 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
   // their memory until its watch queue is full.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxStreamsPerConnection);
   builder.RegisterService(server->service_.get());
+  builder.RegisterService(server->health_.get());
+  builder.RegisterService(server->reflection_.get());
   // Unix sockets and plain TCP go through the API's own listeners where the platform has them
   // (api/connection_front.h); TLS and the rest, gRPC's.
   std::vector<ListenAddress> fronted;
@@ -179,10 +189,7 @@ void ApiServer::setServing(bool serving) {
   // Called from the scheduler's threads while stop() may be releasing the server.
   std::lock_guard lock(serving_mutex_);
   if (server_ == nullptr) return;
-  if (auto* health = server_->GetHealthCheckService()) {
-    health->SetServingStatus(serving);
-    health->SetServingStatus(kServiceName, serving);
-  }
+  health_->setServing(serving);
 }
 
 void ApiServer::stop(std::chrono::milliseconds deadline) {
@@ -190,6 +197,7 @@ void ApiServer::stop(std::chrono::milliseconds deadline) {
     if (front_) front_->stopAccepting();
     // Streams would otherwise hold the shutdown to its deadline.
     service_->endStreams();
+    health_->endAll();
     server_->Shutdown(std::chrono::system_clock::now() + deadline);
     server_->Wait();
   }

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "api/connection_front.h"
+#include "api/health_service.h"
 #include "api/monitor_service.h"
+#include "api/reflection_service.h"
 #include "api/tokens.h"
 #include "core/config.h"
 #include "model/result.h"
@@ -20,7 +22,8 @@ class Server;
 namespace wctmon::api {
 
 /// The gRPC server of wctmond: wctmon.v1.Monitor, the standard grpc.health.v1.Health (serving
-/// while the scheduler is healthy) and server reflection, on every address of `api.listen`.
+/// while the scheduler is healthy; api/health_service.h) and server reflection (v1 and
+/// v1alpha), on every address of `api.listen`.
 /// Unix sockets get mode 0660 (their directory is made when missing); TCP listeners use TLS
 /// when a certificate and key are configured, and require client certificates when a client CA
 /// is. Requests are limited to 64 KiB, responses to 64 MiB.
@@ -56,6 +59,7 @@ class ApiServer {
   /// port a ":0" address was given.
   [[nodiscard]] const std::vector<std::string>& listening() const { return listening_; }
   [[nodiscard]] std::size_t watchers() const { return service_->watchers(); }
+  [[nodiscard]] std::size_t healthWatchers() const { return health_->watches(); }
   /// The connections of the API's own listeners (none where gRPC listens itself).
   [[nodiscard]] ConnectionFront::Counts connections() const {
     return front_ ? front_->counts() : ConnectionFront::Counts{};
@@ -66,6 +70,8 @@ class ApiServer {
 
   std::unique_ptr<Tokens> tokens_;
   std::unique_ptr<MonitorService> service_;
+  std::unique_ptr<HealthService> health_;
+  std::unique_ptr<ReflectionService> reflection_;
   std::unique_ptr<ConnectionFront> front_;  // declared before server_: outlives it
   std::unique_ptr<grpc::Server> server_;
   std::mutex serving_mutex_;  // setServing() against stop()'s release of server_

@@ -75,7 +75,7 @@ Monitor::Discovery Monitor::discover() {
   std::set<ProcessIdentity> matching;
   for (const auto& p : processes) {
     alive.insert(p.identity);
-    const TargetConfig* target = matcher->match(p);
+    const TargetConfig* target = matches_.match(matcher, p);
     if (target == nullptr) continue;
     matching.insert(p.identity);
     auto it = watched_.find(p.identity);
@@ -106,6 +106,7 @@ Monitor::Discovery Monitor::discover() {
     }
     it->second.process = p;
   }
+  matches_.keepOnly(alive);
   for (auto it = watched_.begin(); it != watched_.end();) {
     if (matching.contains(it->first)) {
       ++it;

@@ -198,6 +198,7 @@ class Monitor {
   mutable Mutex mutex_;  // the decision lock
   Config config_ WCTMON_GUARDED_BY(mutex_);
   std::map<ProcessIdentity, WatchedProcess> watched_ WCTMON_GUARDED_BY(mutex_);
+  TargetMatchMemo matches_ WCTMON_GUARDED_BY(mutex_);
   /// Ids are given where incidents are decided, so that no decision waits for the store; kept
   /// above the highest recorded.
   IncidentIds ids_;

@@ -30,4 +30,24 @@ bool TargetMatcher::needsCmdline() const {
   return false;
 }
 
+const TargetConfig* TargetMatchMemo::match(const std::shared_ptr<const TargetMatcher>& matcher,
+                                           const ProcessInfo& process) {
+  if (matcher != matcher_) {
+    verdicts_.clear();  // other targets
+    matcher_ = matcher;
+  }
+  auto [it, added] = verdicts_.try_emplace(process.identity);
+  auto& v = it->second;
+  if (added || v.process.comm != process.comm || v.process.exe_name != process.exe_name ||
+      v.process.cmdline != process.cmdline) {
+    v.process = process;
+    v.target = matcher->match(process);
+  }
+  return v.target;
+}
+
+void TargetMatchMemo::keepOnly(const std::set<ProcessIdentity>& alive) {
+  std::erase_if(verdicts_, [&alive](const auto& entry) { return !alive.contains(entry.first); });
+}
+
 }  // namespace wctmon

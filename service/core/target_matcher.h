@@ -1,7 +1,9 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <regex>
+#include <set>
 #include <vector>
 
 #include "core/config.h"
@@ -25,6 +27,28 @@ class TargetMatcher {
  private:
   std::vector<TargetConfig> targets_;
   std::vector<std::unique_ptr<std::regex>> cmdline_;
+};
+
+/// The targets' verdicts on the processes of the last discovery: a process seen again under the
+/// same names and command line, by the same matcher, is not matched again. With many targets,
+/// their command-line expressions run over every process were most of what a discovery cost.
+/// Not thread-safe: its owner guards it.
+class TargetMatchMemo {
+ public:
+  /// What `matcher` says of `process`: its verdict of the last discovery when nothing it decides
+  /// by changed. The target stays valid as long as the memo keeps `matcher`.
+  [[nodiscard]] const TargetConfig* match(const std::shared_ptr<const TargetMatcher>& matcher,
+                                          const ProcessInfo& process);
+  /// Forgets the processes that are not in `alive`.
+  void keepOnly(const std::set<ProcessIdentity>& alive);
+
+ private:
+  struct Verdict {
+    ProcessInfo process;
+    const TargetConfig* target = nullptr;
+  };
+  std::shared_ptr<const TargetMatcher> matcher_;
+  std::map<ProcessIdentity, Verdict> verdicts_;
 };
 
 }  // namespace wctmon

@@ -52,6 +52,49 @@ TEST(TargetRegistry, AMatcherHandedOutStaysAsItWasWhenTargetsChange) {
   EXPECT_EQ(registry.matcher()->targets().size(), 2U);
 }
 
+ProcessInfo process(int pid, const std::string& comm, const std::string& cmdline) {
+  ProcessInfo p;
+  p.identity = ProcessIdentity{Pid{pid}, 1000};
+  p.comm = comm;
+  p.exe_name = comm;
+  p.cmdline = cmdline;
+  return p;
+}
+
+TEST(TargetMatchMemo, AVerdictIsKeptUntilTheProcessOrTheTargetsChange) {
+  Config config;
+  TargetConfig web = target("web", "python3");
+  web.exe.reset();
+  web.cmdline = "serve --port [0-9]+";
+  config.targets = {web};
+  TargetRegistry registry(nullptr, config);
+  TargetMatchMemo memo;
+  auto p = process(10, "python3", "python3 serve --port 80");
+  const TargetConfig* first = memo.match(registry.matcher(), p);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->name, "web");
+  EXPECT_EQ(memo.match(registry.matcher(), p), first);  // the same verdict, not matched again
+
+  // An exec: another command line, decided again.
+  p.cmdline = "python3 idle";
+  EXPECT_EQ(memo.match(registry.matcher(), p), nullptr);
+  p.cmdline = "python3 serve --port 81";
+  EXPECT_EQ(memo.match(registry.matcher(), p), first);
+
+  // Other targets: every verdict is decided again, by them.
+  config.targets = {target("none", "postgres")};
+  registry.reconfigure(config);
+  EXPECT_EQ(memo.match(registry.matcher(), p), nullptr);
+
+  // A process gone is forgotten; another with its pid (a later start) is matched for itself.
+  memo.keepOnly({});
+  auto reused = process(10, "postgres", "postgres -D /var/lib");
+  reused.identity.start_time = 2000;
+  const TargetConfig* other = memo.match(registry.matcher(), reused);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->name, "none");
+}
+
 TEST(TargetRegistry, ATargetTheStoreRefusesIsNotAdded) {
   testing::FakeIncidentRepository store;
   TargetRegistry registry(&store, Config{});

@@ -117,6 +117,73 @@ TEST(Api, HealthAndReflectionNeedNoToken) {
             json::array({"wctmon.v1.Monitor", "grpc.health.v1.Health"}));
 }
 
+/// health_client.py's JSON: `count` Watch calls on `name` for `seconds`, then a Check.
+json health(const ApiService& service, const std::string& name, double seconds, int count = 1) {
+  const auto r = runCommand({"/usr/bin/python3", WCTMON_HEALTH_CLIENT, service.unixTarget(), name,
+                             std::to_string(seconds), std::to_string(count)});
+  if (r.exit_code != 0) throw std::runtime_error("health_client.py failed: " + r.err);
+  return json::parse(r.out);
+}
+
+TEST(Api, HealthWatchSendsAChangeOnlyAndAnUnknownNameStaysUnknown) {
+  ApiService service;
+  // The server and the API's service: SERVING once, and nothing more while nothing changes
+  // (the service sets its status every second).
+  for (const std::string name : {"", "wctmon.v1.Monitor"}) {
+    const auto watched = health(service, name, 3.5);
+    EXPECT_EQ(watched["watches"][0]["statuses"], json::array({"SERVING"})) << watched.dump();
+    EXPECT_EQ(watched["watches"][0]["code"], "DEADLINE_EXCEEDED") << watched.dump();
+    EXPECT_EQ(watched["check"]["status"], "SERVING") << watched.dump();
+  }
+  // Any other name: SERVICE_UNKNOWN, once; and it stays unknown after it was watched.
+  const auto unknown = health(service, "grpc.health.v1.Health.nope", 2.5);
+  EXPECT_EQ(unknown["watches"][0]["statuses"], json::array({"SERVICE_UNKNOWN"})) << unknown.dump();
+  EXPECT_EQ(unknown["check"]["code"], "NOT_FOUND") << unknown.dump();
+  EXPECT_EQ(health(service, "grpc.health.v1.Health.nope", 0.5)["check"]["code"], "NOT_FOUND");
+}
+
+TEST(Api, HealthWatchesNeedNoTokenAndAreCapped) {
+  ApiService service;
+  const auto many = health(service, "", 4, 70);
+  int open = 0;
+  int refused = 0;
+  for (const auto& w : many["watches"]) {
+    if (w["code"] == "DEADLINE_EXCEEDED" && w["statuses"] == json::array({"SERVING"})) ++open;
+    if (w["code"] == "RESOURCE_EXHAUSTED") ++refused;
+  }
+  EXPECT_EQ(open, 64) << many.dump();
+  EXPECT_EQ(refused, 6) << many.dump();
+  // The refused ones take nothing from a Check, nor from the watches that come after.
+  EXPECT_EQ(many["check"]["status"], "SERVING");
+  EXPECT_EQ(health(service, "", 1)["watches"][0]["statuses"], json::array({"SERVING"}));
+}
+
+TEST(Api, AReflectionOnlyClientDescribesAndCallsEveryMethod) {
+  ApiService service;
+  for (const std::string version : {"v1", "v1alpha"}) {
+    const auto r = runCommand({"/usr/bin/python3", WCTMON_REFLECTION_CLIENT, service.unixTarget(),
+                               service.adminToken(), version});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto result = json::parse(r.out);
+    EXPECT_EQ(result["services"], json::array({"wctmon.v1.Monitor", "grpc.health.v1.Health",
+                                               "grpc.reflection.v1.ServerReflection",
+                                               "grpc.reflection.v1alpha.ServerReflection"}))
+        << version;
+    EXPECT_EQ(result["errors"], json::array()) << version << ": " << result.dump(1);
+    // Every method of every service was described and answered, as itself: a request built
+    // from reflection's descriptors alone is one the server parses.
+    EXPECT_EQ(result["methods"].size(), 15U) << result.dump(1);
+    for (const auto& [path, m] : result["methods"].items()) {
+      const std::string code = m["code"];
+      EXPECT_TRUE(code == "OK" || code == "INVALID_ARGUMENT" || code == "NOT_FOUND" ||
+                  (path == "/wctmon.v1.Monitor/WatchIncidents" && code == "DEADLINE_EXCEEDED"))
+          << version << " " << path << ": " << m.dump();
+    }
+    EXPECT_EQ(result["methods"]["/wctmon.v1.Monitor/GetStatus"]["code"], "OK");
+    EXPECT_EQ(result["methods"]["/grpc.health.v1.Health/Check"]["code"], "OK");
+  }
+}
+
 TEST(Api, TargetsAreAddedAndRemovedByTheAdminOnlyAndCheckedLikeTheConfigFile) {
   ApiService service;
   const json target = {{"target",
