@@ -19,7 +19,8 @@
    python3 http.server process per target, on its own port) by its command line, probed over
    HTTP every 1000 ms: the service's CPU % of one core (utime + stime from /proc/PID/stat over
    --seconds) and RSS, median of --rounds, against the same targets without probes, the two
-   interleaved in one run on the same server processes.
+   interleaved in one run on the same server processes, and one target selecting them all
+   (what the number of targets costs, probes aside).
 3. the cost of busy detection: --busy-processes idle C processes (two threads each) watched by
    one target, busy detection off against on, and on with --busy-spinning of them spinning
    (profiled, their incident open), interleaved the same way.
@@ -709,8 +710,12 @@ def cost(args):
                 out.append(t)
             return out
 
+        # The floor: one target selecting the same servers (one expression over the command
+        # lines instead of a hundred).
+        one = [{"name": "web", "cmdline": f"{tag}-[0-9]+-end"}]
         variants, restarts = measure_variants(args, [
             ("baseline (no probes)", targets(False), None),
+            ("one target for all (no probes)", one, None),
             (f"{args.targets} HTTP probes every {args.cost_probe_interval} ms", targets(True),
              None)])
     finally:
@@ -736,7 +741,8 @@ def busy_cost(args):
         target = [{"name": "many", "cmdline": tag}]
         # Busy for the warm-up: the spinners are profiled and their incidents opened just after
         # the measured window begins.
-        spinning_detection = {"busy": {"threshold_ms": max(1000, int(args.warmup * 1000))}}
+        spinning_detection = {"busy": {"threshold_ms": max(1000, int(args.warmup * 1000)),
+                                       "cpu_percent": args.busy_cpu_percent}}
         variants = [("busy detection off", target, {"busy": {"enabled": False}}),
                     ("busy detection on (defaults)", target, {"busy": {"enabled": True}})]
         if args.busy_spinning:
