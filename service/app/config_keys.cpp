@@ -12,6 +12,9 @@ std::string showValue(std::size_t v) { return std::to_string(v); }
 std::string showValue(bool v) { return v ? "true" : "false"; }
 std::string showValue(DumpPolicy v) { return std::string(dumpPolicyName(v)); }
 std::string showValue(const std::string& v) { return "\"" + v + "\""; }
+std::string showValue(const std::optional<std::string>& v) {
+  return v ? showValue(*v) : std::string("(unset)");
+}
 std::string showValue(std::chrono::milliseconds v) { return std::to_string(v.count()) + " ms"; }
 std::string showValue(std::chrono::hours v) { return std::to_string(v.count()) + " h"; }
 std::string showValue(const std::vector<Config::AlertSinkConfig>& v) {

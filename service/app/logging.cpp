@@ -8,20 +8,47 @@
 
 #include <algorithm>
 
+#include "os/system_dirs.h"
 #include "wire/terminal_text.h"
 
 namespace wctmon::app {
 namespace {
 
 constexpr const char* kPattern = "%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v";
+/// The journal stamps lines itself and takes their priority from a "<N>" prefix.
+constexpr const char* kJournalPattern = "%v";
 
-/// Formats messages with kPattern, every control character, bidirectional control and
-/// ill-formed UTF-8 sequence made visible and inert ("\x1b"): names that monitored processes
-/// chose for themselves reach the log, and the log reaches terminals. A newline too, so that
-/// nobody can write a line of their own into the log.
+/// The syslog priority of a level, as the journal reads it from a "<N>" prefix.
+int syslogPriority(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::critical:
+      return 2;
+    case spdlog::level::err:
+      return 3;
+    case spdlog::level::warn:
+      return 4;
+    case spdlog::level::info:
+      return 6;
+    default:
+      return 7;
+  }
+}
+
+/// Formats messages with kPattern (or, for the journal, its priority and the message alone),
+/// every control character, bidirectional control and ill-formed UTF-8 sequence made visible
+/// and inert ("\x1b"): names that monitored processes chose for themselves reach the log, and
+/// the log reaches terminals. A newline too, so that nobody can write a line of their own into
+/// the log.
 class InertFormatter final : public spdlog::formatter {
  public:
+  explicit InertFormatter(bool journal)
+      : journal_(journal), pattern_(journal ? kJournalPattern : kPattern) {}
+
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    if (journal_) {
+      const char prefix[] = {'<', static_cast<char>('0' + syslogPriority(msg.level)), '>'};
+      dest.append(prefix, prefix + sizeof(prefix));
+    }
     const std::string_view payload(msg.payload.data(), msg.payload.size());
     // Plain ASCII, the usual message, is written as it is.
     const bool plain = std::all_of(payload.begin(), payload.end(), [](char c) {
@@ -37,27 +64,33 @@ class InertFormatter final : public spdlog::formatter {
     pattern_.format(copy, dest);
   }
   [[nodiscard]] std::unique_ptr<spdlog::formatter> clone() const override {
-    return std::make_unique<InertFormatter>();
+    return std::make_unique<InertFormatter>(journal_);
   }
 
  private:
-  spdlog::pattern_formatter pattern_{kPattern};
+  bool journal_;
+  spdlog::pattern_formatter pattern_;
 };
 
-/// The sinks `log` asks for; throws spdlog_ex when the file cannot be opened.
+/// The sinks `log` asks for; throws spdlog_ex when the file cannot be opened. Under systemd,
+/// standard error is the journal: its lines are the journal's own (priority, no timestamp) and
+/// there is no file unless one is configured.
 std::vector<spdlog::sink_ptr> makeSinks(const std::filesystem::path& state_dir,
                                         const Config::Log& log) {
+  const bool journal = stderrIsJournal();
   std::vector<spdlog::sink_ptr> sinks;
-  if (log.console) sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  if (!log.file.empty()) {
-    const std::filesystem::path file = std::filesystem::path(log.file).is_absolute()
-                                           ? std::filesystem::path(log.file)
-                                           : state_dir / log.file;
+  if (log.console) {
+    sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    sinks.back()->set_formatter(std::make_unique<InertFormatter>(journal));
+  }
+  if (const auto name = log.effectiveFile(journal); !name.empty()) {
+    const std::filesystem::path file =
+        std::filesystem::path(name).is_absolute() ? std::filesystem::path(name) : state_dir / name;
     sinks.push_back(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
         file.string(), log.max_file_bytes, log.max_files));
+    sinks.back()->set_formatter(std::make_unique<InertFormatter>(false));
   }
   // The distributing sink hands each message to these as it is; each formats it itself.
-  for (auto& sink : sinks) sink->set_formatter(std::make_unique<InertFormatter>());
   return sinks;
 }
 

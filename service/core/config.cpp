@@ -361,15 +361,16 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
   if (const json* l = root.find("log")) {
     ObjectReader r(*l, "/log", errors);
     r.choice("level", c.log.level, {"trace", "debug", "info", "warn", "error", "critical", "off"});
-    if (r.string("file", c.log.file, true)) {
+    if (std::string name; r.string("file", name, true)) {
       // Relative to state_dir, and inside it: the service may write nowhere else (systemd's
       // unit makes only the state directory writable).
-      const auto file = std::filesystem::path(std::u8string(c.log.file.begin(), c.log.file.end()))
-                            .lexically_normal();
+      const auto file =
+          std::filesystem::path(std::u8string(name.begin(), name.end())).lexically_normal();
       if (file.has_root_path() || file.has_root_name() ||
           (!file.empty() && *file.begin() == "..")) {
-        r.fail("/log/file", "must be a file under state_dir (got \"" + c.log.file + "\")");
+        r.fail("/log/file", "must be a file under state_dir (got \"" + name + "\")");
       }
+      c.log.file = std::move(name);
     }
     r.unsignedValue("max_file_bytes", c.log.max_file_bytes, 4096, 1LL << 40);
     r.unsignedValue("max_files", c.log.max_files, 1, 100);

@@ -177,13 +177,18 @@ struct Config {
 
   struct Log {
     std::string level = "info";
-    /// Relative paths are under state_dir; empty = no file.
-    std::string file = "wctmon.log";
+    /// Relative paths are under state_dir; empty = no file. Unset: wctmon.log, except where
+    /// standard error is systemd's journal, which keeps the log already (effectiveFile()).
+    std::optional<std::string> file;
     std::size_t max_file_bytes = 10 * 1024 * 1024;
     std::size_t max_files = 3;
     std::size_t queue_size = 8192;
     bool console = true;
 
+    /// The file to write, "" for none; `journal`: standard error is the journal.
+    [[nodiscard]] std::string effectiveFile(bool journal) const {
+      return file.value_or(journal ? "" : "wctmon.log");
+    }
     friend bool operator==(const Log&, const Log&) = default;
   } log;
 

@@ -12,4 +12,9 @@ namespace wctmon {
 /// variable, which a service does not always have as users do (Wine gives its services another).
 [[nodiscard]] std::filesystem::path serviceStateDir();
 
+/// Whether standard error is systemd's journal (a service's stream connected by systemd, as
+/// $JOURNAL_STREAM names it): its lines then take a "<N>" syslog priority prefix and need no
+/// timestamp of their own. Never on Windows.
+[[nodiscard]] bool stderrIsJournal();
+
 }  // namespace wctmon

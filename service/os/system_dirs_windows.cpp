@@ -29,4 +29,6 @@ std::filesystem::path programData() {
 
 std::filesystem::path serviceStateDir() { return programData() / "wctmon"; }
 
+bool stderrIsJournal() { return false; }
+
 }  // namespace wctmon

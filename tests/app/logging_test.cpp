@@ -4,9 +4,18 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#ifndef _WIN32
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#endif
 
 #include "support/temp_dir.h"
 
@@ -76,6 +85,83 @@ TEST_F(LogDir, AFileThatCannotBeOpenedKeepsTheRunningOneAndTheLevelStillChanges)
   EXPECT_NE(text("first.log").find("warning still in the first file"), std::string::npos)
       << text("first.log");
 }
+
+#ifndef _WIN32
+/// Standard error made a file of the test's for its life, and named by $JOURNAL_STREAM as
+/// systemd names the journal's stream when it connects one: the service sees the journal.
+class JournalStream {
+ public:
+  JournalStream(const std::filesystem::path& file, bool named) {
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    saved_ = ::dup(STDERR_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    struct stat st {};
+    ::fstat(fd, &st);
+    ::close(fd);
+    if (named) {
+      ::setenv("JOURNAL_STREAM",
+               (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)).c_str(), 1);
+    }
+  }
+  ~JournalStream() {
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+    ::unsetenv("JOURNAL_STREAM");
+  }
+  JournalStream(const JournalStream&) = delete;
+  JournalStream& operator=(const JournalStream&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+TEST_F(LogDir, UnderTheJournalALineIsItsPriorityAndMessageAndNoFileIsWrittenUnlessConfigured) {
+  config_.log.console = true;
+  config_.log.file.reset();
+  config_.log.level = "debug";
+  {
+    JournalStream journal(config_.state_dir / "journal", true);
+    auto log = ServiceLog::start(config_);
+    ASSERT_TRUE(log) << log.error().message;
+    spdlog::debug("looked");
+    spdlog::info("informed");
+    spdlog::warn("warned");
+    spdlog::error("failed \x1b[31m");
+    spdlog::critical("gave up");
+  }
+  // No second timestamp, no level word: journalctl shows its own, and colours by priority.
+  EXPECT_EQ(text("journal"),
+            "<7>looked\n<6>informed\n<4>warned\n<3>failed \\x1b[31m\n<2>gave up\n");
+  EXPECT_FALSE(std::filesystem::exists(config_.state_dir / "wctmon.log"));
+
+  // A file configured is written there too, in the file's own format.
+  config_.log.file = "kept.log";
+  {
+    JournalStream journal(config_.state_dir / "journal", true);
+    auto log = ServiceLog::start(config_);
+    ASSERT_TRUE(log) << log.error().message;
+    spdlog::warn("in both");
+  }
+  EXPECT_EQ(text("journal"), "<4>in both\n");
+  EXPECT_NE(text("kept.log").find(" warning in both"), std::string::npos) << text("kept.log");
+}
+
+TEST_F(LogDir, AStreamThatIsNotTheJournalNamedKeepsTheTimestampedLinesAndTheDefaultFile) {
+  config_.log.console = true;
+  config_.log.file.reset();
+  {
+    // $JOURNAL_STREAM inherited, but standard error redirected since: not the journal.
+    JournalStream journal(config_.state_dir / "journal", false);
+    ::setenv("JOURNAL_STREAM", "1:1", 1);
+    auto log = ServiceLog::start(config_);
+    ASSERT_TRUE(log) << log.error().message;
+    spdlog::warn("plain");
+  }
+  EXPECT_NE(text("journal").find(" warning plain\n"), std::string::npos) << text("journal");
+  EXPECT_EQ(text("journal").find("<4>"), std::string::npos) << text("journal");
+  EXPECT_NE(text("wctmon.log").find(" warning plain"), std::string::npos);
+}
+#endif
 
 }  // namespace
 }  // namespace wctmon::app
