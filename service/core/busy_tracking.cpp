@@ -12,8 +12,11 @@ void IncidentTracker::updateCpu(const ProcessObservation& o, ProcessState& state
     if (t.id.pid != o.process.pid || !t.cpu_time) continue;
     auto [it, inserted] = state.cpu.try_emplace(t.id.tid.value);
     auto& h = it->second;
-    if (!inserted && now > h.at && *t.cpu_time >= h.cpu) {
-      const auto used = std::chrono::duration<double>(*t.cpu_time - h.cpu).count();
+    // A thread that never sleeps but shares its core with others on a loaded machine is as busy
+    // as one that has a core to itself: its time in a run queue counts too.
+    const auto wanted = *t.cpu_time + t.queued_time.value_or(std::chrono::nanoseconds(0));
+    if (!inserted && now > h.at && *t.cpu_time >= h.cpu && wanted >= h.wanted) {
+      const auto used = std::chrono::duration<double>(wanted - h.wanted).count();
       const auto elapsed = std::chrono::duration<double>(now - h.at).count();
       if (used >= share * elapsed && o.target->busy.enabled) {
         if (!h.busy_since) h.busy_since = h.at;
@@ -22,6 +25,7 @@ void IncidentTracker::updateCpu(const ProcessObservation& o, ProcessState& state
       }
     }
     h.cpu = *t.cpu_time;
+    h.wanted = wanted;
     h.at = now;
     h.seen = sample;
   }

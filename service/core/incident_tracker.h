@@ -149,11 +149,15 @@ class IncidentTracker {
     bool continued = false;
     std::uint64_t seen = 0;  // the sample that last saw it
   };
-  /// How much of a core a thread used between samples.
+  /// How much of a core a thread used, or wanted, between samples.
   struct CpuHistory {
+    /// CPU time, and CPU time plus run-queue time where the platform reads it: the time the
+    /// thread used a core or wanted one.
     std::chrono::nanoseconds cpu{0};
+    std::chrono::nanoseconds wanted{0};
     Clock::SteadyTimePoint at;
-    /// Since when every interval between samples showed it at or above busy.cpu_percent.
+    /// Since when every interval between samples showed it using, or waiting in a run queue to
+    /// use, at least busy.cpu_percent of a core.
     std::optional<Clock::SteadyTimePoint> busy_since;
     std::uint64_t seen = 0;
   };

@@ -327,10 +327,11 @@ void Monitor::takeProfile(const ProcessIdentity& process, ThreadRef thread, std:
         "thread " + std::to_string(thread.tid.value) +
         (thread_name.empty() ? "" : " (" + thread_name + ")") + " of " +
         watched->second.process.comm + " (pid " + std::to_string(process.pid.value) +
-        ") has used " + std::to_string(target->busy.cpu_percent) + "% or more of a core for " +
-        durationText(busy_for.value_or(target->busy.threshold)) + " within the same " +
-        countOf(std::min<std::size_t>(verdict.hot.size(), 3), "function") + ": " +
-        hotFunctionsText(verdict.hot) + " of " + std::to_string(verdict.samples) + " samples";
+        ") has used (or waited in a run queue to use) " + std::to_string(target->busy.cpu_percent) +
+        "% or more of a core for " + durationText(busy_for.value_or(target->busy.threshold)) +
+        " within the same " + countOf(std::min<std::size_t>(verdict.hot.size(), 3), "function") +
+        ": " + hotFunctionsText(verdict.hot) + " of " + std::to_string(verdict.samples) +
+        " samples";
   }
   raiseSymptom(std::move(symptom), executor);
 }

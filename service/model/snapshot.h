@@ -63,6 +63,10 @@ struct ThreadSample {
   /// Time it has spent on a CPU so far, where the platform reads it with the sample (a busy
   /// thread is told by how fast this grows).
   std::optional<std::chrono::nanoseconds> cpu_time{};
+  /// Time it has spent runnable in a run queue, waiting for a CPU, where the platform reads it
+  /// (Linux): a thread that never sleeps is busy though a loaded machine gives it less than a
+  /// core.
+  std::optional<std::chrono::nanoseconds> queued_time{};
   std::optional<WaitObject> wait;
   /// The platform itself found the thread's chain to close a cycle (WCT's IsCycle); the core
   /// finds cycles on its own and says where the two differ.

@@ -326,5 +326,49 @@ TEST(BusyDetection, AThreadAtAWholeCoreForTheThresholdIsACandidateUntilItSlows) 
   EXPECT_EQ(events[0].incident.resolution, "the thread no longer uses a whole core");
 }
 
+TEST(BusyDetection, TimeInARunQueueCountsAsUseAndASleeperIsNeverBusy) {
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  auto target = std::make_shared<TargetConfig>();
+  target->name = "servers";
+  target->busy.threshold = 3s;
+  const auto sample = [&](std::chrono::nanoseconds cpu, std::chrono::nanoseconds queued) {
+    ProcessObservation o;
+    o.process = kProcess;
+    o.process_name = "server";
+    o.target = target;
+    ThreadSample t;
+    t.id = T(10, 11);
+    t.status = ObjectStatus::kRunning;
+    t.cpu_time = cpu;
+    t.queued_time = queued;
+    o.threads = {t};
+    return o;
+  };
+  // A spinner sharing its core with another: half a core each second, and the other half
+  // waiting to run. It never sleeps: busy.
+  std::chrono::nanoseconds cpu{0};
+  std::chrono::nanoseconds queued{0};
+  for (int i = 0; i < 4; ++i) {
+    (void)tracker.observe(sample(cpu, queued));
+    clock.advance(1s);
+    cpu += 500ms;
+    queued += 480ms;
+  }
+  auto o = sample(cpu, queued);
+  (void)tracker.observe(o);
+  EXPECT_EQ(tracker.busyThreads(o), std::vector<ThreadRef>{T(10, 11)});
+
+  // The same half a core, but asleep the rest of the time: not busy, and the count restarts.
+  clock.advance(1s);
+  cpu += 500ms;
+  queued += 10ms;
+  o = sample(cpu, queued);
+  (void)tracker.observe(o);
+  EXPECT_TRUE(tracker.busyThreads(o).empty());
+  EXPECT_FALSE(tracker.busyFor(kProcess, Tid{11}).has_value());
+}
+
 }  // namespace
 }  // namespace wctmon

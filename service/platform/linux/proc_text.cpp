@@ -309,10 +309,10 @@ std::optional<std::uint64_t> parseSchedstatRuns(std::string_view text) {
 
 std::optional<SchedTimes> parseSchedstat(std::string_view text) {
   const auto cpu = parseNumber<std::uint64_t>(nextToken(text), 10);
-  nextToken(text);
+  const auto queued = parseNumber<std::uint64_t>(nextToken(text), 10);
   const auto runs = parseNumber<std::uint64_t>(nextToken(text), 10);
-  if (!cpu || !runs) return std::nullopt;
-  return SchedTimes{*cpu, *runs};
+  if (!cpu || !runs || !queued) return std::nullopt;
+  return SchedTimes{*cpu, *runs, *queued};
 }
 
 std::optional<LockEntry> parseLockLine(std::string_view line) {

@@ -61,10 +61,12 @@ struct SyscallState {
 /// The third field of schedstat: how many times the thread was scheduled in.
 [[nodiscard]] std::optional<std::uint64_t> parseSchedstatRuns(std::string_view text);
 
-/// What schedstat says of a thread: its CPU time and how many times it was scheduled in.
+/// What schedstat says of a thread: its CPU time, the time it waited runnable in a run queue,
+/// and how many times it was scheduled in.
 struct SchedTimes {
   std::uint64_t cpu_ns = 0;
   std::uint64_t runs = 0;
+  std::uint64_t queued_ns = 0;
 };
 [[nodiscard]] std::optional<SchedTimes> parseSchedstat(std::string_view text);
 

@@ -109,6 +109,7 @@ Result<ProcessSample> ProcessReader::readCached(Pid pid, ThreadCache& cache,
     auto reading = readTask(*task_fd, pid, stale.tid);
     reading.sample.context_switches = stale.runs;
     reading.sample.cpu_time = stale.cpu_time;
+    reading.sample.queued_time = stale.queued_time;
     reread.push_back(std::move(reading));
   }
   dropExited(reread);

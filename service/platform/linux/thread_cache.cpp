@@ -110,8 +110,10 @@ ThreadCache::Sweep ThreadCache::sweep(TaskList& tasks) {
       out.reused.push_back(*entry.last);
       return;
     }
-    out.stale.push_back(StaleThread{
-        tid, runs, times ? std::optional<std::chrono::nanoseconds>(times->cpu_ns) : std::nullopt});
+    using Ns = std::chrono::nanoseconds;
+    out.stale.push_back(StaleThread{tid, runs,
+                                    times ? std::optional<Ns>(times->cpu_ns) : std::nullopt,
+                                    times ? std::optional<Ns>(times->queued_ns) : std::nullopt});
   };
   // Same number of threads, and every known one still there: no thread came or went, so the
   // task directory need not be listed again.

@@ -34,11 +34,12 @@ class ThreadCache final {
   static constexpr std::uint64_t kOwnersRefreshEvery = 10;
   static constexpr std::uint64_t kFullRefreshEvery = 60;
 
-  /// A thread to read again, with the run count and CPU time read just before.
+  /// A thread to read again, with the run count, CPU time and run-queue time read just before.
   struct StaleThread {
     std::int32_t tid = 0;
     std::optional<std::uint64_t> runs;
     std::optional<std::chrono::nanoseconds> cpu_time{};
+    std::optional<std::chrono::nanoseconds> queued_time{};
   };
 
   /// What a sweep of the threads found, both lists in tid order.

@@ -92,6 +92,12 @@ TEST(ProcText, SyscallLines) {
 TEST(ProcText, SchedstatRunCount) {
   EXPECT_EQ(parseSchedstatRuns("1276520 75168 5\n"), 5U);
   EXPECT_FALSE(parseSchedstatRuns("1 2").has_value());
+  const auto times = parseSchedstat("1276520 75168 5\n");
+  ASSERT_TRUE(times.has_value());
+  EXPECT_EQ(times->cpu_ns, 1276520U);
+  EXPECT_EQ(times->queued_ns, 75168U);
+  EXPECT_EQ(times->runs, 5U);
+  EXPECT_FALSE(parseSchedstat("1276520 x 5").has_value());
 }
 
 TEST(ProcText, LocksWithWaitersAndOfdAndFdinfoPrefix) {
