@@ -60,9 +60,11 @@ add_executable(wctmon-capture-crash platform/windows/capture_crash_main.cpp)
 target_link_libraries(wctmon-capture-crash PRIVATE wctmon_platform wctmon_warnings)
 
 # The WCT source on a scripted WCT and on the system's, the session contract (tests/contract) on
-# the scripted WCT, the thread inspector and the process catalog on the fixture (found beside the
-# test); the SCM status source and the window prober with their trackers on the fixtures above.
+# the scripted WCT, the thread inspector, the hot-spot sampler and the process catalog on the
+# fixture (found beside the test); the SCM status source and the window prober with their
+# trackers on the fixtures above.
 add_executable(wctmon_windows_tests
+  platform/windows/hot_spot_sampler_test.cpp
   platform/windows/hung_window_test.cpp
   platform/windows/pending_service_test.cpp
   platform/windows/process_catalog_test.cpp
