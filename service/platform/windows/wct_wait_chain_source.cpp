@@ -244,9 +244,9 @@ class WctWaitChainSession final : public WaitChainSession {
     auto job = std::make_shared<WctJob>(state_->api, state_->work);
     if (!beginJob(*state_, completion, job, "sample")) return;
     const bool out_of_proc = scope.out_of_proc;
-    const bool on_demand = scope.on_demand;
+    const bool threads_alone = scope.threads_alone;
     state_->flags = wctFlagsOf(scope);  // the operation is ours: nobody else reads them now
-    state_->work([state = state_, completion, job, out_of_proc, on_demand] {
+    state_->work([state = state_, completion, job, out_of_proc, threads_alone] {
       if (completion->completed()) {  // cancelled before it began
         state->slot.end();
         return;
@@ -260,13 +260,13 @@ class WctWaitChainSession final : public WaitChainSession {
       const auto tids = process->tids;
       job->start(tids, state->flags,
                  [state, completion, process = std::move(*process), out_of_proc,
-                  on_demand](Result<std::vector<WctThreadChain>> chains) {
+                  threads_alone](Result<std::vector<WctThreadChain>> chains) {
                    state->slot.end();
-                   if (!chains && chains.error().code == ErrorCode::kUnsupported && !on_demand) {
+                   if (!chains && chains.error().code == ErrorCode::kUnsupported && threads_alone) {
                      // A system without WCT (Wine's is a stub): a periodic sample still
                      // brings the threads and their CPU time, which busy threads are found
-                     // from. An analysis someone asked for fails instead, saying why: it
-                     // would show no wait where waits cannot be seen.
+                     // from. Any other sample fails instead, saying why: it would show no
+                     // wait where waits cannot be seen.
                      auto snapshot = snapshotWithoutChains(
                          process, "no wait chains: " + chains.error().message +
                                       "; only the threads and their CPU time were read");

@@ -38,10 +38,10 @@ class WctSourceTest : public ::testing::Test {
         }) {}
 
   /// One sample through a fresh session, waited for (the result comes from other threads).
-  Result<Snapshot> sample(bool out_of_proc = false, bool on_demand = false) {
+  Result<Snapshot> sample(bool out_of_proc = false, bool threads_alone = false) {
     auto session = std::move(source_.open(Pid{static_cast<std::int32_t>(kPid)})).value();
     std::promise<Result<Snapshot>> done;
-    session->asyncSample(SampleScope{.out_of_proc = out_of_proc, .on_demand = on_demand},
+    session->asyncSample(SampleScope{.out_of_proc = out_of_proc, .threads_alone = threads_alone},
                          caller_.executor(), [&](Result<Snapshot> s) {
                            EXPECT_EQ(std::this_thread::get_id(), caller_.id())
                                << "completions run on the executor";
@@ -244,13 +244,13 @@ TEST_F(WctSourceTest, WhereWctIsNotSupportedAnAnalysisFailsClearlyAndASampleHasO
   EXPECT_FALSE(availability.available);
   EXPECT_NE(availability.reason.find("not supported"), std::string::npos) << availability.reason;
   scriptAbba(*wct_);
-  // Asked for by someone: no analysis without the waits.
-  auto asked = sample(false, true);
+  // An analysis, or the sample of an incident: nothing without the waits.
+  auto asked = sample();
   ASSERT_FALSE(asked.ok());
   EXPECT_EQ(asked.error().code, ErrorCode::kUnsupported);
   EXPECT_NE(asked.error().message.find("ERROR_NOT_SUPPORTED"), std::string::npos);
   // A periodic sample: the threads, with their names and CPU time, their waits unknown, and why.
-  auto periodic = sample();
+  auto periodic = sample(false, true);
   ASSERT_TRUE(periodic.ok()) << periodic.error().message;
   ASSERT_EQ(periodic->processes.size(), 1U);
   const auto& p = periodic->processes[0];
@@ -270,7 +270,7 @@ TEST_F(WctSourceTest, WhereWctIsNotSupportedAnAnalysisFailsClearlyAndASampleHasO
       << periodic->warnings[0];
   // Another refusal is no reason to go on without WCT: the sample fails.
   wct_->refuseOpen(ERROR_ACCESS_DENIED);
-  auto denied = sample();
+  auto denied = sample(false, true);
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.error().code, ErrorCode::kInternal);
 }
@@ -328,7 +328,7 @@ TEST(WctSystem, TheSystemsWctIsAskedAndItsAnswerReported) {
   auto session =
       std::move(source.open(Pid{static_cast<std::int32_t>(::GetCurrentProcessId())})).value();
   std::promise<Result<Snapshot>> done;
-  session->asyncSample({}, caller.executor(),
+  session->asyncSample(SampleScope{.threads_alone = true}, caller.executor(),
                        [&](Result<Snapshot> s) { done.set_value(std::move(s)); });
   auto future = done.get_future();
   ASSERT_EQ(future.wait_for(20s), std::future_status::ready);
@@ -348,6 +348,15 @@ TEST(WctSystem, TheSystemsWctIsAskedAndItsAnswerReported) {
     EXPECT_NE(availability.reason.find("not supported"), std::string::npos);
     ASSERT_EQ(s->warnings.size(), 1U);
     EXPECT_NE(s->warnings[0].find("not supported"), std::string::npos) << s->warnings[0];
+    // Any other sample fails there, saying why.
+    std::promise<Result<Snapshot>> strict;
+    session->asyncSample({}, caller.executor(),
+                         [&](Result<Snapshot> r) { strict.set_value(std::move(r)); });
+    auto refused = strict.get_future();
+    ASSERT_EQ(refused.wait_for(20s), std::future_status::ready);
+    const auto r = refused.get();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
   }
 }
 
