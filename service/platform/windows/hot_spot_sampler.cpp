@@ -30,9 +30,8 @@ constexpr std::uint64_t kPageMask = ~std::uint64_t{0xfff};
 enum class Taken { kSampled, kHeldElsewhere, kFailed };
 
 /// One sample: the thread held for the read of its control registers, and resumed. Nothing in
-/// here allocates, logs or names: a thread held while this process waits for the heap's lock,
-/// which the held thread might own if it were ours, or for DbgHelp, would be held for
-/// milliseconds instead of microseconds.
+/// here allocates, logs or names: the thread pays for every microsecond of the hold, and the
+/// heap's lock or DbgHelp's loading of a module's symbols can take milliseconds.
 Taken sampleOnce(HANDLE thread, bool wow64, std::vector<std::uint64_t>& ips) {
   // Zeroed before the hold, not during it.
   CONTEXT context{};
@@ -68,10 +67,14 @@ Error exitedError(const std::string& name) {
 Result<std::monostate> sampleWindow(HANDLE thread, bool wow64, std::chrono::milliseconds window,
                                     const std::string& name, const std::atomic<bool>& stop,
                                     std::vector<std::uint64_t>& ips) {
-  ips.reserve(static_cast<std::size_t>(window / SuspendingHotSpotSampler::kInterval) + 2);
+  constexpr auto kInterval = SuspendingHotSpotSampler::kInterval;
+  ips.reserve(static_cast<std::size_t>(window / kInterval) + 2);
   const auto end = SteadyClock::now() + window;
   std::size_t failed = 0;
-  for (auto next = SteadyClock::now(); next < end; next += SuspendingHotSpotSampler::kInterval) {
+  // A sampler that woke late (this thread was not scheduled) goes on from then, rather than
+  // catch up with samples taken back to back.
+  for (auto next = SteadyClock::now(); next < end;
+       next = std::max(next + kInterval, SteadyClock::now() + kInterval / 2)) {
     std::this_thread::sleep_until(next);
     if (stop) return makeError(ErrorCode::kCancelled, "the service is stopping");
     if (ips.size() == ips.capacity()) break;  // a clock that ran late: the window is full
