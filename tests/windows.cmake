@@ -140,6 +140,12 @@ if(WCTMON_LINUX_BUILD)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_watchers.py
                    ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR})
   set_tests_properties(windows.watchers PROPERTIES LABELS windows TIMEOUT 300)
+  # wctmond.exe in the foreground finding a thread that spins (a busy incident, its function
+  # named) and not one that works through changing data.
+  add_test(NAME windows.busy
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_busy.py
+                   ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(windows.busy PROPERTIES LABELS windows TIMEOUT 300)
   # The MSI: its tables, then install, upgrade and uninstall under Wine's msiexec. It uses the
   # shipped configuration's ports (7787, 7788), which no other test takes.
   if(WCTMON_MSI)
