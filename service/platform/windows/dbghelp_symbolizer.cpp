@@ -35,8 +35,9 @@ SymbolSession::SymbolSession(HANDLE process) : process_(process) {
   // Line numbers are loaded: frames carry their source position. Deferred loads read a
   // module's symbols only when an address falls in it. No prompts or error boxes: this is a
   // service.
+  // The 32-bit modules of a WOW64 process are listed too: without them its code has no module.
   ::SymSetOptions(SYMOPT_UNDNAME | SYMOPT_DEFERRED_LOADS | SYMOPT_LOAD_LINES | SYMOPT_NO_PROMPTS |
-                  SYMOPT_FAIL_CRITICAL_ERRORS);
+                  SYMOPT_FAIL_CRITICAL_ERRORS | SYMOPT_INCLUDE_32BIT_MODULES);
   ok_ = ::SymInitializeW(process, nullptr, TRUE) != FALSE;
   if (!ok_) error_ = lastErrorText(::GetLastError());
 }
