@@ -60,9 +60,11 @@ add_executable(wctmon-capture-crash platform/windows/capture_crash_main.cpp)
 target_link_libraries(wctmon-capture-crash PRIVATE wctmon_platform wctmon_warnings)
 
 # The WCT source on a scripted WCT and on the system's, the session contract (tests/contract) on
-# the scripted WCT, the thread inspector and the process catalog on the fixture (found beside the
-# test); the SCM status source and the window prober with their trackers on the fixtures above.
+# the scripted WCT, the thread inspector, the hot-spot sampler and the process catalog on the
+# fixture (found beside the test); the SCM status source and the window prober with their
+# trackers on the fixtures above.
 add_executable(wctmon_windows_tests
+  platform/windows/hot_spot_sampler_test.cpp
   platform/windows/hung_window_test.cpp
   platform/windows/pending_service_test.cpp
   platform/windows/process_catalog_test.cpp
@@ -138,6 +140,14 @@ if(WCTMON_LINUX_BUILD)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_watchers.py
                    ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR})
   set_tests_properties(windows.watchers PROPERTIES LABELS windows TIMEOUT 300)
+  # wctmond.exe in the foreground finding a thread that spins (a busy incident, its function
+  # named) and not one that works through changing data.
+  add_test(NAME windows.busy
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/e2e/windows_busy.py
+                   ${CMAKE_BINARY_DIR}/bin ${WCTMON_LINUX_BUILD} ${PROJECT_SOURCE_DIR})
+  # Alone: a busy thread is one that gets its share of a core, which it cannot while other tests
+  # (the fuzzers, the other services) keep both cores of a small machine busy.
+  set_tests_properties(windows.busy PROPERTIES LABELS windows TIMEOUT 300 RUN_SERIAL TRUE)
   # The MSI: its tables, then install, upgrade and uninstall under Wine's msiexec. It uses the
   # shipped configuration's ports (7787, 7788), which no other test takes.
   if(WCTMON_MSI)

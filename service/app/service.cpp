@@ -414,7 +414,8 @@ Status Service::start(const std::filesystem::path& config_path) {
                        {{"REASON", *moved_aside}});
     }
     // The service runs on without wait chains (the API, the store, the incidents already
-    // recorded), but nothing will be detected: said where alerts are read, not only in its log.
+    // recorded, busy threads where the source still reads CPU times), but no hang or deadlock
+    // will be detected: said where alerts are read, not only in its log.
     if (const auto source = running.source->availability(); !source.available) {
       spdlog::warn("wait chains cannot be read here ({}): {}", source.name, source.reason);
       sendServiceAlert(*running.alerts, AlertKind::kWaitChainSourceUnavailable,

@@ -57,7 +57,8 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
   void start() {
     session_->asyncSample(SampleScope{.out_of_proc = options_.out_of_proc,
                                       .wct = options_.wct,
-                                      .on_demand = options_.on_demand},
+                                      .on_demand = options_.on_demand,
+                                      .threads_alone = options_.threads_alone},
                           executor_, [self = shared_from_this()](Result<Snapshot> snapshot) {
                             self->sampled(std::move(snapshot));
                           });

@@ -34,6 +34,8 @@ struct AnalyzeOptions {
   std::function<bool(const ThreadSample&)> chain_filter = {};
   /// A person waits for this analysis (SampleScope::on_demand); false for periodic samples.
   bool on_demand = true;
+  /// The threads alone will do where waits cannot be read (SampleScope::threads_alone).
+  bool threads_alone = false;
 };
 
 /// What one analysis hands back: the result, and the threads of the first process as read

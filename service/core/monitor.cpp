@@ -23,7 +23,8 @@ AnalyzeOptions sampleOptions(const std::shared_ptr<const TargetConfig>& target) 
                          .capture = false,
                          .confirm_attempts = AnalyzeOptions{}.confirm_attempts,
                          .chain_filter = {},
-                         .on_demand = false};
+                         .on_demand = false,
+                         .threads_alone = true};
   // Chains matter only where an incident can open: threads waiting on something other than an
   // idle wait (cycles always get theirs). Idle workers cost no chain every interval.
   options.chain_filter = [target](const ThreadSample& t) {
@@ -375,6 +376,9 @@ void Monitor::raiseSymptom(Symptom symptom, Executor executor) {
   }
   auto options = sampleOptions(target);
   options.chain_filter = {};
+  // The incident is for its chains: without them it says why, rather than show threads whose
+  // waits could not be read as if they waited on nothing.
+  options.threads_alone = false;
   analyzer_.asyncAnalyze(
       std::shared_ptr<WaitChainSession>(std::move(session).value()), std::move(options),
       std::move(executor),

@@ -25,8 +25,9 @@ namespace wctmon {
 /// The probes of this platform that are not network probes: Unix socket connects, commands.
 [[nodiscard]] std::unique_ptr<LocalProber> makeLocalProber();
 
-/// Where a busy thread's frames are sampled without stopping it; none where the platform cannot
-/// (Windows for now: a busy thread is not looked for there).
+/// Where a busy thread's frames are sampled (Linux: without stopping it; Windows: holding it for
+/// one register read per sample); none where the platform cannot (busy threads are then not
+/// looked for).
 [[nodiscard]] std::unique_ptr<HotSpotSampler> makeHotSpotSampler();
 
 /// The status of this system's services, for the watch of services stuck pending (Windows: the

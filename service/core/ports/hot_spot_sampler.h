@@ -30,8 +30,9 @@ struct ThreadProfile {
   std::vector<HotFunction> second;
 };
 
-/// Samples the instruction pointer of a running thread without stopping it (Linux: a per-thread
-/// software clock event of perf). Thread-safe.
+/// Samples the instruction pointer of a running thread (Linux: a per-thread software clock event
+/// of perf, without stopping it; Windows: the thread suspended for the register read of each
+/// sample and resumed at once). Thread-safe.
 class HotSpotSampler {
  public:
   virtual ~HotSpotSampler() = default;

@@ -25,6 +25,10 @@ struct SampleScope {
   /// runtime that must be asked what its threads wait on (a JVM's thread dump, which pauses it)
   /// is asked at once instead of only after its threads have waited past a bound.
   bool on_demand = false;
+  /// Where the platform cannot read waits at all (Windows without WCT: Wine), the threads alone
+  /// (names and CPU time, waits unknown, and a warning saying why) rather than an error: what a
+  /// periodic sample needs to find busy threads. Otherwise such a sample fails, saying why.
+  bool threads_alone = false;
 };
 
 /// A session on one process (or on the whole system) through which its wait chains are sampled

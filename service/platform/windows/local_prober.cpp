@@ -8,6 +8,7 @@
 
 #include "platform/service_factory.h"
 #include "platform/windows/handle.h"
+#include "platform/windows/hot_spot_sampler.h"
 #include "platform/windows/win_text.h"
 
 namespace wctmon {
@@ -76,8 +77,11 @@ class WindowsLocalProber final : public LocalProber {
 
 std::unique_ptr<LocalProber> makeLocalProber() { return std::make_unique<WindowsLocalProber>(); }
 
-// Busy threads need their instruction pointers sampled without stopping them, which Windows
-// offers to no one but a kernel tracer (ETW); they are not looked for there yet.
-std::unique_ptr<HotSpotSampler> makeHotSpotSampler() { return nullptr; }
+// Windows reads a running thread's instruction pointer for no one but a kernel tracer (ETW):
+// busy threads are sampled by holding them for the microseconds of a register read
+// (hot_spot_sampler.h).
+std::unique_ptr<HotSpotSampler> makeHotSpotSampler() {
+  return std::make_unique<windows_platform::SuspendingHotSpotSampler>();
+}
 
 }  // namespace wctmon

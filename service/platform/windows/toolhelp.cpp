@@ -22,20 +22,41 @@ Error errorOf(DWORD code, Pid pid, const std::string& what) {
   return makeError(ErrorCode::kIo, message);
 }
 
-}  // namespace
-
-std::string threadDescription(DWORD tid) {
+/// The name of an open thread, from GetThreadDescription where kernel32 has it.
+std::string descriptionOf(HANDLE thread) {
   using GetThreadDescriptionFunction = HRESULT(WINAPI*)(HANDLE, PWSTR*);
   static const auto get_description =
       systemFunction<GetThreadDescriptionFunction>(L"kernel32.dll", "GetThreadDescription");
   if (get_description == nullptr) return {};
-  Handle thread(::OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid));
-  if (!thread.valid()) return {};
   PWSTR text = nullptr;
-  if (FAILED(get_description(thread.get(), &text)) || text == nullptr) return {};
+  if (FAILED(get_description(thread, &text)) || text == nullptr) return {};
   std::string name = toUtf8(text);
   ::LocalFree(text);
   return name;
+}
+
+}  // namespace
+
+std::string threadDescription(DWORD tid) {
+  Handle thread(::OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid));
+  if (!thread.valid()) return {};
+  return descriptionOf(thread.get());
+}
+
+std::optional<std::chrono::nanoseconds> threadCpuTime(HANDLE thread) {
+  FILETIME created{};
+  FILETIME exited{};
+  FILETIME kernel{};
+  FILETIME user{};
+  if (::GetThreadTimes(thread, &created, &exited, &kernel, &user) == FALSE) return std::nullopt;
+  // FILETIME durations count 100 ns.
+  return std::chrono::nanoseconds((ticksOf(kernel) + ticksOf(user)) * 100);
+}
+
+std::optional<std::chrono::nanoseconds> threadCpuTime(DWORD tid) {
+  Handle thread(::OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid));
+  if (!thread.valid()) return std::nullopt;
+  return threadCpuTime(thread.get());
 }
 
 std::uint64_t ticksOf(const FILETIME& time) {
@@ -85,8 +106,16 @@ Result<ProcessThreads> listProcessThreads(Pid pid) {
        more = ::Thread32Next(snapshot.get(), &thread)) {
     if (thread.th32OwnerProcessID == wanted) out.tids.push_back(thread.th32ThreadID);
   }
+  // One handle per thread for its name and its CPU time. (NtQuerySystemInformation's process
+  // list has every thread's times in one call, but of every process on the system: far more
+  // than the threads of the one process a sample reads.)
   out.thread_names.reserve(out.tids.size());
-  for (const DWORD tid : out.tids) out.thread_names.push_back(threadDescription(tid));
+  out.cpu_times.reserve(out.tids.size());
+  for (const DWORD tid : out.tids) {
+    Handle opened(::OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid));
+    out.thread_names.push_back(opened.valid() ? descriptionOf(opened.get()) : std::string());
+    out.cpu_times.push_back(opened.valid() ? threadCpuTime(opened.get()) : std::nullopt);
+  }
   auto start = processStartTime(pid);
   if (!start) return start.error();
   out.start_time = *start;

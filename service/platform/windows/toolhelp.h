@@ -2,6 +2,7 @@
 
 #include <windows.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,8 +25,17 @@ namespace wctmon::windows_platform {
 [[nodiscard]] Result<std::uint64_t> processStartTime(Pid pid);
 
 /// Process `pid` with its name, creation time and threads, from one Toolhelp32 snapshot, and
-/// each thread's name.
+/// each thread's name and CPU time (one OpenThread per thread reads both).
 [[nodiscard]] Result<ProcessThreads> listProcessThreads(Pid pid);
+
+/// The time an open thread has run so far, in kernel and user mode (GetThreadTimes); nullopt when
+/// it cannot be read. Under Wine the times of another process's thread come from its Linux
+/// thread's /proc/PID/task/TID/stat, so they grow there as they do on Windows.
+[[nodiscard]] std::optional<std::chrono::nanoseconds> threadCpuTime(HANDLE thread);
+
+/// The same for thread `tid`, opened for the read (THREAD_QUERY_LIMITED_INFORMATION); nullopt when
+/// it cannot be opened (gone, or not ours to query).
+[[nodiscard]] std::optional<std::chrono::nanoseconds> threadCpuTime(DWORD tid);
 
 /// The name a thread was given (SetThreadDescription: Windows 10 1607 and later, and Wine);
 /// empty when it has none or cannot be read.

@@ -203,6 +203,25 @@ ThreadSample threadFromChain(Pid pid, const WctThreadChain& chain,
   return sample;
 }
 
+Snapshot snapshotWithoutChains(const ProcessThreads& process, const std::string& why) {
+  Snapshot out;
+  ProcessSample own;
+  own.pid = process.pid;
+  own.name = process.name;
+  own.start_time = process.start_time;
+  own.threads.reserve(process.tids.size());
+  for (std::size_t i = 0; i < process.tids.size(); ++i) {
+    ThreadSample thread;
+    thread.id = ThreadRef{process.pid, Tid{static_cast<std::int32_t>(process.tids[i])}};
+    if (i < process.thread_names.size()) thread.name = process.thread_names[i];
+    if (i < process.cpu_times.size()) thread.cpu_time = process.cpu_times[i];
+    own.threads.push_back(std::move(thread));
+  }
+  out.processes.push_back(std::move(own));
+  out.warnings.push_back(why);
+  return out;
+}
+
 Snapshot snapshotFromChains(const ProcessThreads& process, std::span<const WctThreadChain> chains,
                             bool out_of_proc) {
   Snapshot out;
@@ -214,9 +233,12 @@ Snapshot snapshotFromChains(const ProcessThreads& process, std::span<const WctTh
   for (std::size_t i = 0; i < chains.size(); ++i) {
     auto thread = threadFromChain(process.pid, chains[i], out.warnings);
     // Chains come in the order of the threads they were asked for.
-    if (thread.name.empty() && i < process.thread_names.size() && i < process.tids.size() &&
-        process.tids[i] == chains[i].tid) {
+    const bool listed = i < process.tids.size() && process.tids[i] == chains[i].tid;
+    if (listed && thread.name.empty() && i < process.thread_names.size()) {
       thread.name = process.thread_names[i];
+    }
+    if (listed && i < process.cpu_times.size() && !isExited(thread)) {
+      thread.cpu_time = process.cpu_times[i];
     }
     seen.insert(thread.id);
     own.threads.push_back(std::move(thread));

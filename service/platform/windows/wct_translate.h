@@ -4,7 +4,9 @@
 // thread's sample (its state and the object it waits on, with the owner WCT resolved), and the
 // samples of a process make the snapshot whose wait graph (core) finds the cycles.
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +37,9 @@ struct ProcessThreads {
   std::vector<DWORD> tids;
   /// The threads' names, in the order of `tids` (empty: unnamed); may be shorter.
   std::vector<std::string> thread_names;
+  /// The threads' CPU time (kernel + user) when they were listed, in the order of `tids`
+  /// (nullopt: not readable); may be shorter.
+  std::vector<std::optional<std::chrono::nanoseconds>> cpu_times{};
 };
 
 /// The sample of the thread whose chain this is. Warnings (a chain cut short, a failure WCT
@@ -47,6 +52,11 @@ struct ProcessThreads {
 /// as processes of their own (their part of the chain is what WCT said of them).
 [[nodiscard]] Snapshot snapshotFromChains(const ProcessThreads& process,
                                           std::span<const WctThreadChain> chains, bool out_of_proc);
+
+/// The snapshot of `process` where WCT cannot be asked (it refuses to open a session): its
+/// threads with their names and CPU time, their waits unknown (ObjectStatus::kUnknown, no
+/// wait), and `why` as a warning. Busy threads are found from it; hangs and deadlocks are not.
+[[nodiscard]] Snapshot snapshotWithoutChains(const ProcessThreads& process, const std::string& why);
 
 /// The core's name of a WCT object type / status (an unknown value is Unknown).
 [[nodiscard]] ObjectType objectTypeOf(WCT_OBJECT_TYPE type);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/completion.h"
+#include "platform/windows/toolhelp.h"
 #include "platform/windows/win_text.h"
 
 namespace wctmon::windows_platform {
@@ -243,8 +244,9 @@ class WctWaitChainSession final : public WaitChainSession {
     auto job = std::make_shared<WctJob>(state_->api, state_->work);
     if (!beginJob(*state_, completion, job, "sample")) return;
     const bool out_of_proc = scope.out_of_proc;
+    const bool threads_alone = scope.threads_alone;
     state_->flags = wctFlagsOf(scope);  // the operation is ours: nobody else reads them now
-    state_->work([state = state_, completion, job, out_of_proc] {
+    state_->work([state = state_, completion, job, out_of_proc, threads_alone] {
       if (completion->completed()) {  // cancelled before it began
         state->slot.end();
         return;
@@ -257,9 +259,20 @@ class WctWaitChainSession final : public WaitChainSession {
       }
       const auto tids = process->tids;
       job->start(tids, state->flags,
-                 [state, completion, process = std::move(*process),
-                  out_of_proc](Result<std::vector<WctThreadChain>> chains) {
+                 [state, completion, process = std::move(*process), out_of_proc,
+                  threads_alone](Result<std::vector<WctThreadChain>> chains) {
                    state->slot.end();
+                   if (!chains && chains.error().code == ErrorCode::kUnsupported && threads_alone) {
+                     // A system without WCT (Wine's is a stub): a periodic sample still
+                     // brings the threads and their CPU time, which busy threads are found
+                     // from. Any other sample fails instead, saying why: it would show no
+                     // wait where waits cannot be seen.
+                     auto snapshot = snapshotWithoutChains(
+                         process, "no wait chains: " + chains.error().message +
+                                      "; only the threads and their CPU time were read");
+                     completion->completeFromWork(std::move(snapshot));
+                     return;
+                   }
                    if (!chains) {
                      completion->completeFromWork(chains.error());
                      return;
@@ -298,6 +311,10 @@ class WctWaitChainSession final : public WaitChainSession {
                    out.reserve(threads.size());
                    for (std::size_t i = 0; i < threads.size(); ++i) {
                      out.push_back(threadFromChain(threads[i].pid, (*chains)[i], warnings));
+                     if (!isExited(out.back())) {
+                       out.back().cpu_time =
+                           threadCpuTime(static_cast<DWORD>(threads[i].tid.value));
+                     }
                    }
                    state->remember(out);
                    completion->completeFromWork(std::move(out));

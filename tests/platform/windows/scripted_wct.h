@@ -233,7 +233,9 @@ inline ProcessThreads process(std::vector<DWORD> tids) {
                         "demo.exe",
                         1234,
                         std::move(tids),
-                        {"main", "", "worker-\xc3\xa9"}};
+                        {"main", "", "worker-\xc3\xa9"},
+                        {std::chrono::milliseconds(100), std::chrono::milliseconds(200),
+                         std::chrono::milliseconds(300)}};
 }
 
 }  // namespace wctmon::windows_platform::scripted

@@ -1,9 +1,11 @@
 // The WCT source against a scripted WCT at its API boundary (Wine's own WCT refuses to open a
 // session): every documented outcome of GetThreadWaitChain, results delivered asynchronously on
 // a thread of the script's own as WCT does, a cancellation in flight, and the real WCT of the
-// system this runs on (under Wine: not supported, said so).
+// system this runs on (under Wine: not supported, said so, and only the threads and their CPU
+// time read).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <set>
@@ -36,14 +38,15 @@ class WctSourceTest : public ::testing::Test {
         }) {}
 
   /// One sample through a fresh session, waited for (the result comes from other threads).
-  Result<Snapshot> sample(bool out_of_proc = false) {
+  Result<Snapshot> sample(bool out_of_proc = false, bool threads_alone = false) {
     auto session = std::move(source_.open(Pid{static_cast<std::int32_t>(kPid)})).value();
     std::promise<Result<Snapshot>> done;
-    session->asyncSample(
-        SampleScope{.out_of_proc = out_of_proc}, caller_.executor(), [&](Result<Snapshot> s) {
-          EXPECT_EQ(std::this_thread::get_id(), caller_.id()) << "completions run on the executor";
-          done.set_value(std::move(s));
-        });
+    session->asyncSample(SampleScope{.out_of_proc = out_of_proc, .threads_alone = threads_alone},
+                         caller_.executor(), [&](Result<Snapshot> s) {
+                           EXPECT_EQ(std::this_thread::get_id(), caller_.id())
+                               << "completions run on the executor";
+                           done.set_value(std::move(s));
+                         });
     auto future = done.get_future();
     if (future.wait_for(10s) != std::future_status::ready) {
       return makeError(ErrorCode::kInternal, "the sample never completed");
@@ -234,17 +237,53 @@ TEST_F(WctSourceTest, AProcessThatIsGoneFailsItsSample) {
   EXPECT_EQ(wct_->opened(), 0);
 }
 
-TEST_F(WctSourceTest, WhereWctIsNotSupportedTheSourceSaysSoAndEverySampleFailsClearly) {
+TEST_F(WctSourceTest, WhereWctIsNotSupportedAnAnalysisFailsClearlyAndASampleHasOnlyTheThreads) {
   wct_->refuseOpen(ERROR_NOT_SUPPORTED);
   const auto availability = source_.availability();
   EXPECT_EQ(availability.name, "windows-wct");
   EXPECT_FALSE(availability.available);
   EXPECT_NE(availability.reason.find("not supported"), std::string::npos) << availability.reason;
   scriptAbba(*wct_);
+  // An analysis, or the sample of an incident: nothing without the waits.
+  auto asked = sample();
+  ASSERT_FALSE(asked.ok());
+  EXPECT_EQ(asked.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(asked.error().message.find("ERROR_NOT_SUPPORTED"), std::string::npos);
+  // A periodic sample: the threads, with their names and CPU time, their waits unknown, and why.
+  auto periodic = sample(false, true);
+  ASSERT_TRUE(periodic.ok()) << periodic.error().message;
+  ASSERT_EQ(periodic->processes.size(), 1U);
+  const auto& p = periodic->processes[0];
+  EXPECT_EQ(p.name, "demo.exe");
+  EXPECT_EQ(p.start_time, 1234U);
+  ASSERT_EQ(p.threads.size(), 3U);
+  for (std::size_t i = 0; i < p.threads.size(); ++i) {
+    const auto& t = p.threads[i];
+    EXPECT_EQ(t.id.tid.value, static_cast<std::int32_t>(tids_[i]));
+    EXPECT_EQ(t.status, ObjectStatus::kUnknown);
+    EXPECT_FALSE(t.wait.has_value());
+    EXPECT_EQ(t.cpu_time, std::chrono::milliseconds(100 * (i + 1)));
+  }
+  EXPECT_EQ(p.threads[0].name, "main");
+  ASSERT_EQ(periodic->warnings.size(), 1U);
+  EXPECT_NE(periodic->warnings[0].find("ERROR_NOT_SUPPORTED"), std::string::npos)
+      << periodic->warnings[0];
+  // Another refusal is no reason to go on without WCT: the sample fails.
+  wct_->refuseOpen(ERROR_ACCESS_DENIED);
+  auto denied = sample(false, true);
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().code, ErrorCode::kInternal);
+}
+
+TEST_F(WctSourceTest, EachThreadCarriesTheCpuTimeItWasListedWith) {
+  scriptAbba(*wct_);
   auto s = sample();
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, ErrorCode::kUnsupported);
-  EXPECT_NE(s.error().message.find("ERROR_NOT_SUPPORTED"), std::string::npos);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const auto& threads = s->processes[0].threads;
+  ASSERT_EQ(threads.size(), 3U);
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    EXPECT_EQ(threads[i].cpu_time, std::chrono::milliseconds(100 * (i + 1))) << i;
+  }
 }
 
 TEST_F(WctSourceTest, ACancelledSampleAnswersAtOnceAndClosingTheSessionEndsItsRequests) {
@@ -289,20 +328,35 @@ TEST(WctSystem, TheSystemsWctIsAskedAndItsAnswerReported) {
   auto session =
       std::move(source.open(Pid{static_cast<std::int32_t>(::GetCurrentProcessId())})).value();
   std::promise<Result<Snapshot>> done;
-  session->asyncSample({}, caller.executor(),
+  session->asyncSample(SampleScope{.threads_alone = true}, caller.executor(),
                        [&](Result<Snapshot> s) { done.set_value(std::move(s)); });
   auto future = done.get_future();
   ASSERT_EQ(future.wait_for(20s), std::future_status::ready);
   auto s = future.get();
-  if (availability.available) {
-    // A real Windows: our own threads, this one among them, read.
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    EXPECT_GE(s->processes[0].threads.size(), 3U);
-  } else {
-    // Wine: OpenThreadWaitChainSession is a stub that answers ERROR_NOT_SUPPORTED.
+  // On a real Windows our own threads, this one among them, with their waits; on Wine, where
+  // OpenThreadWaitChainSession is a stub that answers ERROR_NOT_SUPPORTED, the same threads
+  // without them. Either way with the CPU time each has used.
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_GE(s->processes[0].threads.size(), 3U);
+  const auto self = std::find_if(
+      s->processes[0].threads.begin(), s->processes[0].threads.end(), [](const ThreadSample& t) {
+        return t.id.tid.value == static_cast<std::int32_t>(::GetCurrentThreadId());
+      });
+  ASSERT_NE(self, s->processes[0].threads.end());
+  EXPECT_TRUE(self->cpu_time.has_value());
+  if (!availability.available) {
     EXPECT_NE(availability.reason.find("not supported"), std::string::npos);
-    ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.error().code, ErrorCode::kUnsupported);
+    ASSERT_EQ(s->warnings.size(), 1U);
+    EXPECT_NE(s->warnings[0].find("not supported"), std::string::npos) << s->warnings[0];
+    // Any other sample fails there, saying why.
+    std::promise<Result<Snapshot>> strict;
+    session->asyncSample({}, caller.executor(),
+                         [&](Result<Snapshot> r) { strict.set_value(std::move(r)); });
+    auto refused = strict.get_future();
+    ASSERT_EQ(refused.wait_for(20s), std::future_status::ready);
+    const auto r = refused.get();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
   }
 }
 

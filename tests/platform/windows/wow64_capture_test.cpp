@@ -1,17 +1,21 @@
 // The Windows thread inspector against a 32-bit process that really deadlocks (the i686 build of
 // the fixture, a WOW64 process; run under Wine's WoW64 here): the 64-bit inspector suspends its
 // threads through Wow64SuspendThread, reads their 32-bit registers with Wow64GetThreadContext,
-// walks their x86 stacks and resumes them.
+// walks their x86 stacks and resumes them; the hot-spot sampler reads a spinning thread's eip the
+// same way.
 #include <gtest/gtest.h>
 #include <windows.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "platform/windows/capture_probes.h"
+#include "platform/windows/hot_spot_sampler.h"
 #include "platform/windows/wct_fixture_process.h"
 #include "platform/windows/windows_thread_inspector.h"
 
@@ -137,6 +141,27 @@ TEST(Wow64CaptureTest, ThreadsOf32And64BitProcessesInOneCall) {
   EXPECT_EQ(captures[1].architecture, "x86_64");
   EXPECT_NE(registerOf(captures[1], "rip"), 0U);
   EXPECT_TRUE(hasFunction(captures[1], "idleThread")) << describe(captures[1]);
+}
+
+TEST(Wow64CaptureTest, AThreadSpinningInA32BitProcessIsProfiledFromItsEipAndReleased) {
+  WctFixture fx(L"spin", std::chrono::seconds(30), wctFixture32Path());
+  ASSERT_EQ(fx.tids().size(), 1U);
+  const std::atomic<bool> no_stop{false};
+  auto profile = SuspendingHotSpotSampler::profile(ref(fx.pid(), fx.tids()[0]),
+                                                   std::chrono::milliseconds(500), no_stop);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  for (const auto* window : {&profile->first, &profile->second}) {
+    ASSERT_FALSE(window->empty());
+    const auto& hottest = (*window)[0];
+    std::printf("%s (%s) %u\n", hottest.function.c_str(), hottest.module.c_str(), hottest.samples);
+    // The 32-bit program's own function, whether DbgHelp names it from its DWARF or its
+    // export (i686 C names carry a leading underscore).
+    EXPECT_NE(hottest.function.find("wctmon_fixture_spin"), std::string::npos) << hottest.function;
+    EXPECT_EQ(hottest.module, "wctmon-wct-fixture32.exe");
+    EXPECT_GE(hottest.samples, 20U);
+  }
+  EXPECT_EQ(suspendCount(fx.tids()[0]), 0U);
+  EXPECT_EQ(fx.ask("ping"), "pong");
 }
 
 }  // namespace
