@@ -20,8 +20,10 @@ void IncidentTracker::updateCpu(const ProcessObservation& o, ProcessState& state
       const auto elapsed = std::chrono::duration<double>(now - h.at).count();
       if (used >= share * elapsed && o.target->busy.enabled) {
         if (!h.busy_since) h.busy_since = h.at;
+        h.quiet = 0;
       } else {
         h.busy_since.reset();
+        ++h.quiet;
       }
     }
     h.cpu = *t.cpu_time;
@@ -69,7 +71,7 @@ std::vector<IncidentEvent> IncidentTracker::settleBusy(const ProcessObservation&
       continue;
     }
     const auto h = state.cpu.find(incident.threads.front().tid.value);
-    if (h != state.cpu.end() && h->second.busy_since) {
+    if (h != state.cpu.end() && h->second.quiet < kQuietSamplesToResolve) {
       ++it;
       continue;
     }

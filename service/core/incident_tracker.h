@@ -62,6 +62,9 @@ struct IncidentEvent {
 /// when an incident opened or changed on its wall clock.
 class IncidentTracker {
  public:
+  /// Sampling intervals in a row below busy.cpu_percent that end a busy incident.
+  static constexpr unsigned kQuietSamplesToResolve = 3;
+
   /// New incidents take their ids from `ids`; adopted ones keep theirs, and `ids` gives none of
   /// them again.
   IncidentTracker(const Clock& clock, IncidentIds& ids) : clock_(clock), ids_(ids) {}
@@ -123,8 +126,8 @@ class IncidentTracker {
   [[nodiscard]] std::optional<std::chrono::milliseconds> busyFor(const ProcessIdentity& process,
                                                                  Tid t) const;
 
-  /// Resolves the busy incidents of the observed process whose thread is no longer busy (it
-  /// waits, uses less of a core, or is gone).
+  /// Resolves the busy incidents of the observed process whose thread is no longer busy: gone,
+  /// or below busy.cpu_percent for kQuietSamplesToResolve intervals in a row.
   [[nodiscard]] std::vector<IncidentEvent> settleBusy(const ProcessObservation& o);
 
   /// The most severe kind of incident open whose first process is `process` (a deadlock over a
@@ -156,6 +159,9 @@ class IncidentTracker {
     std::chrono::nanoseconds cpu{0};
     std::chrono::nanoseconds wanted{0};
     Clock::SteadyTimePoint at;
+    /// Intervals in a row below busy.cpu_percent: its busy incident resolves after
+    /// kQuietSamplesToResolve of them, not at one slow interval on a loaded machine.
+    unsigned quiet = 0;
     /// Since when every interval between samples showed it using, or waiting in a run queue to
     /// use, at least busy.cpu_percent of a core.
     std::optional<Clock::SteadyTimePoint> busy_since;

@@ -307,7 +307,8 @@ TEST(BusyDetection, AThreadAtAWholeCoreForTheThresholdIsACandidateUntilItSlows) 
   EXPECT_EQ(tracker.busyThreads(o), std::vector<ThreadRef>{T(10, 11)});
   EXPECT_EQ(tracker.busyFor(kProcess, Tid{11}), std::chrono::milliseconds(5000));
 
-  // Its incident open, it is no longer a candidate; once it uses half a core, it resolves.
+  // Its incident open, it is no longer a candidate; once it uses half a core for three
+  // intervals in a row, it resolves (one slow interval is not the end of a spin).
   ASSERT_EQ(
       tracker
           .raise(o,
@@ -317,10 +318,20 @@ TEST(BusyDetection, AThreadAtAWholeCoreForTheThresholdIsACandidateUntilItSlows) 
       1U);
   EXPECT_TRUE(tracker.busyThreads(o).empty());
   EXPECT_TRUE(tracker.settleBusy(o).empty());
-  clock.advance(1s);
-  cpu += 500ms;
-  o = sample(cpu);
-  (void)tracker.observe(o);
+  const auto interval = [&](std::chrono::nanoseconds used) {
+    clock.advance(1s);
+    cpu += used;
+    o = sample(cpu);
+    (void)tracker.observe(o);
+  };
+  interval(500ms);
+  interval(500ms);
+  interval(990ms);  // busy again: the count starts over
+  EXPECT_TRUE(tracker.settleBusy(o).empty());
+  interval(500ms);
+  interval(500ms);
+  EXPECT_TRUE(tracker.settleBusy(o).empty());
+  interval(500ms);
   const auto events = tracker.settleBusy(o);
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].incident.resolution, "the thread no longer uses a whole core");
