@@ -83,6 +83,15 @@ TEST(Cli, HumanOutputStartsWithTheSummaryAndMarksTheCycle) {
   EXPECT_NE(r.out.find("<== CYCLE"), std::string::npos);
 }
 
+TEST(Cli, TheDemoAnswersHelpAndRefusesArgumentsInsteadOfDeadlocking) {
+  const auto help = runCommand({WCTMON_DEMO_PATH, "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out.rfind("usage: wctmon-demo\n", 0), 0U) << help.out;
+  const auto wrong = runCommand({WCTMON_DEMO_PATH, "--bogus"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("unexpected argument \"--bogus\""), std::string::npos) << wrong.err;
+}
+
 TEST(Cli, NoDeadlockExitsZero) {
   FixtureProcess fx("ownerless");
   const auto r = analyze({"--pid", std::to_string(fx.pid()), "--json"});
