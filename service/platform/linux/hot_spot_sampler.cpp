@@ -184,43 +184,9 @@ Result<ThreadProfile> PerfHotSpotSampler::profile(ThreadRef thread,
   return out;
 }
 
-PerfHotSpotSampler::PerfHotSpotSampler() : worker_([this] { loop(); }) {}
-
-PerfHotSpotSampler::~PerfHotSpotSampler() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  worker_.join();
-}
-
 void PerfHotSpotSampler::asyncProfile(ThreadRef thread, std::chrono::milliseconds window,
                                       std::function<void(Result<ThreadProfile>)> done) {
-  {
-    std::lock_guard lock(mutex_);
-    jobs_.push_back(Job{thread, window, std::move(done)});
-  }
-  wake_.notify_all();
-}
-
-void PerfHotSpotSampler::loop() {
-  std::unique_lock lock(mutex_);
-  while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-    if (jobs_.empty()) return;  // stopping, and nothing left
-    auto job = std::move(jobs_.front());
-    jobs_.pop_front();
-    if (stopping_) {
-      lock.unlock();
-      job.done(makeError(ErrorCode::kCancelled, "the service is stopping"));
-      lock.lock();
-      continue;
-    }
-    lock.unlock();
-    job.done(profile(job.thread, job.window));
-    lock.lock();
-  }
+  queue_.push(thread, window, std::move(done));
 }
 
 }  // namespace wctmon::linux_platform

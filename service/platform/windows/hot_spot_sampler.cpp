@@ -199,40 +199,9 @@ Result<ThreadProfile> SuspendingHotSpotSampler::profile(ThreadRef ref,
   return out;
 }
 
-SuspendingHotSpotSampler::SuspendingHotSpotSampler() : worker_([this] { loop(); }) {}
-
-SuspendingHotSpotSampler::~SuspendingHotSpotSampler() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  worker_.join();
-}
-
 void SuspendingHotSpotSampler::asyncProfile(ThreadRef thread, std::chrono::milliseconds window,
                                             std::function<void(Result<ThreadProfile>)> done) {
-  {
-    std::lock_guard lock(mutex_);
-    jobs_.push_back(Job{thread, window, std::move(done)});
-  }
-  wake_.notify_all();
-}
-
-void SuspendingHotSpotSampler::loop() {
-  std::unique_lock lock(mutex_);
-  while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-    if (jobs_.empty()) return;  // stopping, and nothing left
-    auto job = std::move(jobs_.front());
-    jobs_.pop_front();
-    lock.unlock();
-    // A profile under way when the service stops ends at its next sample, cancelled, as do
-    // those still waiting.
-    job.done(stopping_ ? makeError(ErrorCode::kCancelled, "the service is stopping")
-                       : profile(job.thread, job.window, stopping_));
-    lock.lock();
-  }
+  queue_.push(thread, window, std::move(done));
 }
 
 }  // namespace wctmon::windows_platform

@@ -2,13 +2,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
 
 #include "core/ports/hot_spot_sampler.h"
+#include "core/profile_queue.h"
 
 namespace wctmon::windows_platform {
 
@@ -23,18 +20,13 @@ namespace wctmon::windows_platform {
 /// addresses are named afterwards, by DbgHelp's symbols, else the module's exports, else
 /// "module+0xOFFSET" with the offset rounded down to its 4 KiB page). A sample finds the thread
 /// wherever it is, running or waiting (a busy thread, the one profiled, mostly runs); one that
-/// someone else holds suspended is not counted. One thread of its own does the profiles, one
-/// after the other: they are rare (a thread busy past its threshold).
+/// someone else holds suspended is not counted. The profiles run one after the other
+/// (core/profile_queue.h).
 class SuspendingHotSpotSampler final : public HotSpotSampler {
  public:
   /// About 100 samples a second (Windows's default timer makes it about 64 there; Wine's
   /// sleeps are exact).
   static constexpr std::chrono::milliseconds kInterval{10};
-
-  SuspendingHotSpotSampler();
-  ~SuspendingHotSpotSampler() override;
-  SuspendingHotSpotSampler(const SuspendingHotSpotSampler&) = delete;
-  SuspendingHotSpotSampler& operator=(const SuspendingHotSpotSampler&) = delete;
 
   void asyncProfile(ThreadRef thread, std::chrono::milliseconds window,
                     std::function<void(Result<ThreadProfile>)> done) override;
@@ -46,18 +38,7 @@ class SuspendingHotSpotSampler final : public HotSpotSampler {
                                                      const std::atomic<bool>& stop);
 
  private:
-  struct Job {
-    ThreadRef thread;
-    std::chrono::milliseconds window;
-    std::function<void(Result<ThreadProfile>)> done;
-  };
-  void loop();
-
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Job> jobs_;
-  std::atomic<bool> stopping_{false};
-  std::thread worker_;
+  ProfileQueue queue_{&SuspendingHotSpotSampler::profile};
 };
 
 }  // namespace wctmon::windows_platform
