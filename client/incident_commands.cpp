@@ -130,8 +130,8 @@ int runIncidents(Session& session, const IncidentsArgs& args) {
   } else {
     printIncidents(session, all);
     if (!all.next_page_token().empty()) {
-      Session::print("(the " + std::to_string(all.incidents_size()) +
-                     " most recent; --limit N shows more, --limit 0 all)\n");
+      Session::notice("(the " + std::to_string(all.incidents_size()) +
+                      " most recent; --limit N shows more, --limit 0 all)\n");
     }
   }
   return kExitOk;

@@ -27,6 +27,11 @@ void Session::fail(const Failure& failure) {
 
 void Session::print(std::string_view text) { std::cout << wire::terminalSafe(text); }
 
+void Session::notice(std::string_view text) {
+  std::cout.flush();  // after the output it is about
+  std::cerr << wire::terminalSafe(text);
+}
+
 void Session::printJson(const google::protobuf::Message& message, bool one_line) {
   const auto json = wire::toJson(message, !one_line);
   std::cout << json << (json.ends_with('\n') ? "" : "\n");

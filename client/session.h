@@ -41,6 +41,9 @@ class Session {
 
   /// Writes text for people, every control character made visible (terminalSafe).
   static void print(std::string_view text);
+  /// Writes a notice about the output, not part of it ("the 20 most recent"), to standard
+  /// error: a pipe or a script reading the output never gets it as a line of data.
+  static void notice(std::string_view text);
   /// Writes `message` as its proto3 JSON (the .proto's field names), pretty or on one line.
   static void printJson(const google::protobuf::Message& message, bool one_line = false);
 

@@ -282,6 +282,19 @@ TEST(Wctctl, EveryVerbAgainstTheRealService) {
                              service.unixTarget() + "\n");
 }
 
+TEST(Wctctl, ANoticeAboutTheOutputGoesToStandardErrorNotIntoTheOutput) {
+  ApiService service;
+  FixtureProcess first("mutex-abba", "", service.tag());
+  FixtureProcess second("mutex-abba", "", service.tag());
+  ASSERT_FALSE(openIncidentOf(service, first.pid()).is_null()) << readFile(service.log());
+  ASSERT_FALSE(openIncidentOf(service, second.pid()).is_null()) << readFile(service.log());
+  const auto one = wctctl(service, {"incidents", "--limit", "1"});
+  EXPECT_EQ(one.exit_code, kOk) << one.err;
+  EXPECT_EQ(one.out.find("most recent"), std::string::npos) << one.out;
+  EXPECT_EQ(std::count(one.out.begin(), one.out.end(), '\n'), 2) << one.out;  // header, one row
+  EXPECT_EQ(one.err, "(the 1 most recent; --limit N shows more, --limit 0 all)\n");
+}
+
 TEST(Wctctl, AnalyzeOfADeadlockExitsThreeAndDrawsTheCycle) {
   ApiService service;
   FixtureProcess abba("mutex-abba");
