@@ -30,7 +30,7 @@
 #include "api/connection_admission.h"
 #include "api/connection_front.h"
 #include "api/http2_guard.h"
-#include "api/log_throttle.h"
+#include "core/log_throttle.h"
 #include "os/unique_fd.h"
 
 namespace wctmon::api {

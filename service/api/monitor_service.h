@@ -8,10 +8,10 @@
 #include <string>
 
 #include "api/incident_watch.h"
-#include "api/log_throttle.h"
 #include "api/service_control.h"
 #include "api/tokens.h"
 #include "core/executor.h"
+#include "core/log_throttle.h"
 #include "core/monitor.h"
 #include "core/on_demand_analysis.h"
 #include "core/ports/incident_repository.h"

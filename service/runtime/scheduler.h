@@ -10,9 +10,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "core/log_throttle.h"
 #include "core/monitor.h"
 #include "runtime/worker_pool.h"
 
@@ -95,9 +97,13 @@ class BasicScheduler {
   using Strand = WorkerPool::Strand;
   using Timer = boost::asio::basic_waitable_timer<TimerClock>;
   struct Job {
-    Job(boost::asio::io_context& io, ProcessIdentity id)
-        : process(id), strand(boost::asio::make_strand(io)), timer(io) {}
+    Job(boost::asio::io_context& io, ProcessIdentity id, std::string target_name)
+        : process(id),
+          target(std::move(target_name)),
+          strand(boost::asio::make_strand(io)),
+          timer(io) {}
     ProcessIdentity process;
+    std::string target;
     Strand strand;
     Timer timer;
     std::atomic<bool> running{false};
@@ -111,7 +117,7 @@ class BasicScheduler {
 
   void scheduleDiscovery(std::chrono::milliseconds delay);
   void discover();
-  void addJob(const ProcessIdentity& process);
+  void addJob(const ProcessIdentity& process, const std::string& target);
   void removeJob(const ProcessIdentity& process);
   void arm(const std::shared_ptr<Job>& job, std::chrono::milliseconds delay);
   void tick(const std::shared_ptr<Job>& job);
@@ -144,10 +150,15 @@ class BasicScheduler {
 
   /// How many recent sample durations the p99 is taken over.
   static constexpr std::size_t kRecentSamples = 1024;
+  /// At most one "past its deadline" line per target in this long.
+  static constexpr std::chrono::minutes kOverdueLogInterval{1};
 
   mutable std::mutex mutex_;
   std::map<ProcessIdentity, std::shared_ptr<Job>> jobs_;
   SchedulerStats stats_;
+  /// The "past its deadline" lines of each target (the map guarded by mutex_; a throttle is
+  /// thread-safe, and stays where it is once made).
+  std::map<std::string, LogThrottle> overdue_logs_;
   /// When the health check last ran (guarded by mutex_).
   typename TimerClock::time_point last_health_check_{};
   /// The durations of the last kRecentSamples samples, a ring (guarded by mutex_).

@@ -181,12 +181,12 @@ template <typename TimerClock>
 void BasicScheduler<TimerClock>::discover() {
   const auto changes = monitor_.discover();
   for (const auto& id : changes.removed) removeJob(id);
-  for (const auto& w : changes.added) addJob(w.process.identity);
+  for (const auto& w : changes.added) addJob(w.process.identity, w.target->name);
 }
 
 template <typename TimerClock>
-void BasicScheduler<TimerClock>::addJob(const ProcessIdentity& process) {
-  auto job = std::make_shared<Job>(io_, process);
+void BasicScheduler<TimerClock>::addJob(const ProcessIdentity& process, const std::string& target) {
+  auto job = std::make_shared<Job>(io_, process, target);
   {
     std::lock_guard lock(mutex_);
     if (jobs_.contains(process)) return;
@@ -301,8 +301,19 @@ void BasicScheduler<TimerClock>::checkHealth() {
     }
   }
   for (const auto& job : overdue) {
-    spdlog::warn("sample of pid {} has run past its {} ms deadline; cancelled",
-                 job->process.pid.value, job->deadline.count());
+    // One line a minute per target: a target whose samples keep running late (a process too
+    // large for its interval, a loaded machine) would otherwise write one per sample.
+    LogThrottle* throttle = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      throttle = &overdue_logs_.try_emplace(job->target, kOverdueLogInterval).first->second;
+    }
+    if (const auto others = throttle->admit()) {
+      spdlog::warn(
+          "sample of pid {} (target \"{}\") has run past its {} ms deadline; cancelled{}",
+          job->process.pid.value, job->target, job->deadline.count(),
+          LogThrottle::heldBack(*others, "more of this target's since the last such line"));
+    }
     monitor_.cancelSample(job->process);
   }
   // Nothing here waits on the monitor's decisions or on a sample: only the pool's own record

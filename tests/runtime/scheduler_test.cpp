@@ -5,6 +5,8 @@
 #include "runtime/scheduler.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -12,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include "core/completion.h"
 #include "core/snapshot_builder.h"
@@ -220,6 +223,37 @@ TEST(Scheduler, AStuckTargetIsCancelledAtItsDeadlineAndDoesNotStopTheOthers) {
   EXPECT_GE(source.calls(20), 2);
   EXPECT_EQ(monitor.stats().samples_cancelled, 1U);
   scheduler.stop();
+}
+
+TEST(Scheduler, OverdueSamplesOfOneTargetAreOneLogLineAMinute) {
+  Watching w({20, 40}, {processInfo(10, "a"), processInfo(20, "b"), processInfo(40, "d")});
+  auto& [pool, source, catalog, clock, units, monitor] = w;
+  std::ostringstream log;
+  const auto before = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  TestScheduler::Options options;
+  options.discovery_interval = 100ms;
+  options.deadline = 200ms;
+  options.health_interval = 50ms;
+  TestScheduler scheduler(monitor, pool, options);
+  scheduler.start();
+  pass(pool, 600ms);
+  EXPECT_EQ(scheduler.stats().samples_overdue, 2U);
+  source.release();
+  pass(pool, 100ms);
+  scheduler.stop();
+  spdlog::set_default_logger(before);
+  // Both cancelled, one line: the other waits for the next line of that target, at most a
+  // minute on, which counts it.
+  const auto text = log.str();
+  std::size_t lines = 0;
+  for (auto at = text.find("past its"); at != std::string::npos;
+       at = text.find("past its", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1U) << text;
+  EXPECT_NE(text.find("(target \""), std::string::npos) << text;
 }
 
 TEST(Scheduler, ATurnWhoseSampleStillRunsIsSkipped) {

@@ -7,10 +7,11 @@
 #include <string>
 #include <string_view>
 
-namespace wctmon::api {
+namespace wctmon {
 
-/// At most one log line per interval for a kind of event a client can repeat at will (a refused
-/// token, a connection closed for abuse), so that no client can fill the log. Thread-safe.
+/// At most one log line per interval for a kind of event that can repeat at will (a refused
+/// token, a connection closed for abuse, a target's overdue samples), so that nothing can fill
+/// the log. Thread-safe.
 class LogThrottle {
  public:
   explicit LogThrottle(std::chrono::steady_clock::duration interval) : interval_(interval) {}
@@ -39,4 +40,4 @@ class LogThrottle {
   std::atomic<std::uint64_t> held_back_{0};
 };
 
-}  // namespace wctmon::api
+}  // namespace wctmon
