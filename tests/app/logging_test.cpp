@@ -1,21 +1,18 @@
-// The service's log changes level and sinks while it runs, on real files.
+// The service's log changes level and sinks while it runs, on real files, and under systemd is
+// the journal's. Built for Linux only, as every test of this CMakeLists (Windows: windows.cmake).
 #include "app/logging.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
-
-#ifndef _WIN32
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#endif
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "support/temp_dir.h"
 
@@ -86,7 +83,6 @@ TEST_F(LogDir, AFileThatCannotBeOpenedKeepsTheRunningOneAndTheLevelStillChanges)
       << text("first.log");
 }
 
-#ifndef _WIN32
 /// Standard error made a file of the test's for its life, and named by $JOURNAL_STREAM as
 /// systemd names the journal's stream when it connects one: the service sees the journal.
 class JournalStream {
@@ -161,7 +157,6 @@ TEST_F(LogDir, AStreamThatIsNotTheJournalNamedKeepsTheTimestampedLinesAndTheDefa
   EXPECT_EQ(text("journal").find("<4>"), std::string::npos) << text("journal");
   EXPECT_NE(text("wctmon.log").find(" warning plain"), std::string::npos);
 }
-#endif
 
 }  // namespace
 }  // namespace wctmon::app
