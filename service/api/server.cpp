@@ -94,8 +94,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
   // Reflection v1alpha is gRPC's plugin; v1, the API's own.
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   server->reflection_ = std::make_unique<ReflectionService>(std::vector<std::string>{
-      kServiceName, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
-      "grpc.reflection.v1alpha.ServerReflection"});
+      kServiceName, grpc::health::v1::Health::service_full_name(),
+      grpc::reflection::v1::ServerReflection::service_full_name(),
+      "grpc.reflection.v1alpha.ServerReflection"});  // the plugin's, whose header is internal
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
   builder.SetMaxSendMessageSize(kMaxResponseBytes);

@@ -288,7 +288,10 @@ void BasicScheduler<TimerClock>::scheduleHealth() {
 template <typename TimerClock>
 void BasicScheduler<TimerClock>::checkHealth() {
   std::chrono::milliseconds deadline;
-  std::vector<std::shared_ptr<Job>> overdue;
+  // With the throttle of its target's lines: one a minute per target, as a target whose samples
+  // keep running late (a process too large for its interval, a loaded machine) would otherwise
+  // write one per sample.
+  std::vector<std::pair<std::shared_ptr<Job>, LogThrottle*>> overdue;
   {
     std::lock_guard lock(mutex_);
     deadline = stuckAfter();
@@ -297,17 +300,11 @@ void BasicScheduler<TimerClock>::checkHealth() {
       if (!job->running || job->cancelled || now - job->started <= job->deadline) continue;
       job->cancelled = true;
       ++stats_.samples_overdue;
-      overdue.push_back(job);
+      overdue.emplace_back(
+          job, &overdue_logs_.try_emplace(job->target, kOverdueLogInterval).first->second);
     }
   }
-  for (const auto& job : overdue) {
-    // One line a minute per target: a target whose samples keep running late (a process too
-    // large for its interval, a loaded machine) would otherwise write one per sample.
-    LogThrottle* throttle = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      throttle = &overdue_logs_.try_emplace(job->target, kOverdueLogInterval).first->second;
-    }
+  for (const auto& [job, throttle] : overdue) {
     if (const auto others = throttle->admit()) {
       spdlog::warn(
           "sample of pid {} (target \"{}\") has run past its {} ms deadline; cancelled{}",
