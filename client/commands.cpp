@@ -151,6 +151,7 @@ int runStatus(Session& session) {
                        std::to_string(sink.failed()) + " failed, " +
                        std::to_string(sink.dropped()) + " dropped, " +
                        std::to_string(sink.queued()) + " queued";
+    if (sink.retried() != 0) line += ", " + std::to_string(sink.retried()) + " retried";
     if (!sink.last_error().empty()) line += " (last failure: " + sink.last_error() + ")";
     row("  " + sink.name(), line);
   }

@@ -13,6 +13,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc  # the API (wctmond's server, wctctl)
   prometheus-cpp-dev        # the metrics endpoint (registry and pull exposer)
   prometheus                # promtool tests the alerting rules; a real server scrapes in a test
+  prometheus-alertmanager   # the Alertmanager alert sink's test posts to a real one
   libgtest-dev
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that includes follow the direction of the rooms of service/ (service/CMakeLists.txt):
 #   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model,
-#   for store, api, platform (the Event Log's data) and app;
+#   for store, api, platform (the Event Log's data), runtime (the web hooks' JSON) and app;
 #   cli (command-line checks, header-only) and os (the OS helpers several rooms share: a
 #   descriptor's owner, durable files, a service's state directory) on nothing; core uses os
 #   only in its per-platform files. The client (client/, wctctl) uses only
@@ -23,7 +23,7 @@ declare -A allowed=(
   [os]=""
   [platform]="core model os wire"
   [store]="core model os wire"
-  [runtime]="core model grpc"
+  [runtime]="core model grpc wire"
   [api]="core model os wire wctmon grpc"
   [app]="api cli core model os platform runtime store wire wctmon"
   [cli]=""

@@ -89,8 +89,13 @@ class Metrics::Figures final : public prometheus::Collectable {
     };
     add("wctmon_alerts_delivered_total", "Alerts each sink delivered.", MetricType::Counter,
         bySink([](const AlertRouter::SinkStats& s) { return s.delivered; }));
-    add("wctmon_alerts_failed_total", "Alerts a sink could not deliver (the log refused them).",
+    add("wctmon_alerts_failed_total",
+        "Alerts a sink could not deliver: the log or the receiver refused them, or the receiver "
+        "stayed unreachable for the sink's retry_for_ms.",
         MetricType::Counter, bySink([](const AlertRouter::SinkStats& s) { return s.failed; }));
+    add("wctmon_alerts_retried_total",
+        "Deliveries tried again because the receiver did not take them (unreachable, 5xx, 429).",
+        MetricType::Counter, bySink([](const AlertRouter::SinkStats& s) { return s.retried; }));
     add("wctmon_alerts_dropped_total",
         "Alerts dropped unsent because the sink's queue was full (a sink that is stuck).",
         MetricType::Counter, bySink([](const AlertRouter::SinkStats& s) { return s.dropped; }));

@@ -180,6 +180,7 @@ grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext*
     sink->set_delivered(s.delivered);
     sink->set_failed(s.failed);
     sink->set_dropped(s.dropped);
+    sink->set_retried(s.retried);
     sink->set_queued(static_cast<std::uint32_t>(s.queued));
     sink->set_last_error(wire::validUtf8(s.last_error));
   }

@@ -19,7 +19,10 @@ std::string showValue(std::chrono::milliseconds v) { return std::to_string(v.cou
 std::string showValue(std::chrono::hours v) { return std::to_string(v.count()) + " h"; }
 std::string showValue(const std::vector<Config::AlertSinkConfig>& v) {
   std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + std::string(alertSinkName(s.type));
+  for (const auto& s : v) {
+    out += (out.empty() ? "" : ", ") + s.name;
+    if (s.http()) out += " (" + s.url + ")";
+  }
   return out.empty() ? "none" : out;
 }
 std::string showValue(const std::vector<ObjectType>& v) {

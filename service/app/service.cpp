@@ -17,6 +17,7 @@
 #include "core/on_demand_analysis.h"
 #include "platform/platform_factory.h"
 #include "platform/service_factory.h"
+#include "runtime/http_alert_sinks.h"
 #include "runtime/network_prober.h"
 #include "runtime/probe_scheduler.h"
 #include "runtime/scheduler.h"
@@ -189,10 +190,22 @@ std::pair<std::vector<AlertRouter::Route>, AlertRoutes> routeAlerts(
   std::vector<AlertRouter::Route> routes;
   AlertRoutes said;
   for (const auto& s : sinks) {
-    std::shared_ptr<SystemAlertSink> sink = makeAlertSink();
-    const auto route = sink->route(s.type);
-    const std::string name(alertSinkName(s.type));
-    said.configured += (said.configured.empty() ? "" : ", ") + name;
+    std::shared_ptr<AlertSink> sink;
+    AlertRoute route;
+    if (s.http()) {
+      if (auto made = makeHttpAlertSink(s)) {
+        sink = std::move(made->sink);
+        route.description = std::move(made->description);
+      } else {
+        // The configuration's check parsed the URL already: only a bug comes here.
+        route = {"alerts are NOT delivered to " + s.name + ": " + made.error().message, false};
+      }
+    } else {
+      auto system_log = makeAlertSink();
+      route = system_log->route(s.type);
+      sink = std::move(system_log);
+    }
+    said.configured += (said.configured.empty() ? "" : ", ") + s.name;
     said.description += (said.description.empty() ? "" : "; ") + route.description;
     said.delivered = said.delivered && route.delivered;
     if (route.delivered) {
@@ -200,7 +213,9 @@ std::pair<std::vector<AlertRouter::Route>, AlertRoutes> routeAlerts(
     } else {
       spdlog::warn("{}", route.description);
     }
-    routes.push_back({name, std::move(sink), s.queue});
+    if (sink)
+      routes.push_back({s.name, std::move(sink), s.queue,
+                        s.http() ? s.retry_for : std::chrono::milliseconds::zero()});
   }
   if (sinks.empty()) {
     said = {"none", "alerts are off (alerts.sinks is empty)", true};

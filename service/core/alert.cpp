@@ -22,6 +22,74 @@ AlertKind openedAlertKind(IncidentKind kind) {
   return AlertKind::kHangDetected;
 }
 
+AlertSeverity incidentSeverity(IncidentKind kind) {
+  switch (kind) {
+    case IncidentKind::kDeadlock:
+      return AlertSeverity::kCritical;
+    case IncidentKind::kBusy:
+    case IncidentKind::kWindowHung:
+      return AlertSeverity::kWarning;
+    case IncidentKind::kHang:
+    case IncidentKind::kUnresponsive:
+    case IncidentKind::kStall:
+    case IncidentKind::kServiceHung:
+      break;
+  }
+  return AlertSeverity::kError;
+}
+
+const char* alertKindName(AlertKind kind) {
+  switch (kind) {
+    case AlertKind::kDeadlockDetected:
+      return "deadlock_detected";
+    case AlertKind::kHangDetected:
+      return "hang_detected";
+    case AlertKind::kUnresponsiveDetected:
+      return "unresponsive_detected";
+    case AlertKind::kBusyDetected:
+      return "busy_detected";
+    case AlertKind::kStallDetected:
+      return "stall_detected";
+    case AlertKind::kServiceHungDetected:
+      return "service_hung_detected";
+    case AlertKind::kWindowHungDetected:
+      return "window_hung_detected";
+    case AlertKind::kIncidentResolved:
+      return "incident_resolved";
+    case AlertKind::kServiceStarted:
+      return "service_started";
+    case AlertKind::kServiceStopped:
+      return "service_stopped";
+    case AlertKind::kServiceFailed:
+      return "service_failed";
+    case AlertKind::kConfigError:
+      return "config_error";
+    case AlertKind::kCaptureFailed:
+      return "capture_failed";
+    case AlertKind::kWaitChainSourceUnavailable:
+      return "wait_chain_source_unavailable";
+    case AlertKind::kStoreFault:
+      return "store_fault";
+    case AlertKind::kStoreRecovered:
+      return "store_recovered";
+  }
+  return "unknown";
+}
+
+const char* severityName(AlertSeverity severity) {
+  switch (severity) {
+    case AlertSeverity::kCritical:
+      return "critical";
+    case AlertSeverity::kError:
+      return "error";
+    case AlertSeverity::kWarning:
+      return "warning";
+    case AlertSeverity::kInfo:
+      break;
+  }
+  return "info";
+}
+
 const char* messageId(AlertKind kind) {
   switch (kind) {
     case AlertKind::kDeadlockDetected:

@@ -80,16 +80,31 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
   }
 
  private:
+  using SteadyClock = std::chrono::steady_clock;
+
   void run() {
+    const auto refresh_every = route_.sink->refreshInterval();
+    auto next_refresh = SteadyClock::now() + refresh_every;
     MutexLock lock(mutex_);
     for (;;) {
-      lock.wait(wake_, [&]() WCTMON_REQUIRES(mutex_) { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) break;
+      const auto ready = [&]() WCTMON_REQUIRES(mutex_) { return stopping_ || !queue_.empty(); };
+      if (refresh_every > std::chrono::milliseconds::zero()) {
+        lock.waitUntil(wake_, next_refresh, ready);
+      } else {
+        lock.wait(wake_, ready);
+      }
+      if (queue_.empty()) {
+        if (stopping_) break;
+        lock.unlock();
+        const auto refreshed = route_.sink->refresh();
+        lock.lock();
+        if (!refreshed) stats_.last_error = refreshed.error().message;
+        next_refresh = SteadyClock::now() + refresh_every;
+        continue;
+      }
       const Alert alert = std::move(queue_.front());
       queue_.pop_front();
-      lock.unlock();
-      const auto sent = route_.sink->send(alert);
-      lock.lock();
+      const auto sent = deliver(lock, alert);
       if (sent) {
         ++stats_.delivered;
       } else {
@@ -101,6 +116,27 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
     }
     ended_ = true;
     done_cv_.notify_all();
+  }
+
+  /// Sends `alert`, and again after a growing wait while the receiver may take it later, the
+  /// route's retry time allows and the router is not stopping.
+  Status deliver(MutexLock& lock, const Alert& alert) WCTMON_REQUIRES(mutex_) {
+    const auto give_up = SteadyClock::now() + route_.retry_for;
+    auto delay = kFirstRetryDelay;
+    for (;;) {
+      lock.unlock();
+      auto sent = route_.sink->send(alert);
+      lock.lock();
+      if (sent || sent.error().code != ErrorCode::kIo || stopping_) return sent;
+      const auto again = SteadyClock::now() + delay;
+      if (again > give_up) return sent;
+      ++stats_.retried;
+      stats_.last_error = sent.error().message;
+      if (lock.waitUntil(wake_, again, [&]() WCTMON_REQUIRES(mutex_) { return stopping_; })) {
+        return sent;
+      }
+      delay = std::min(delay * 2, kMaxRetryDelay);
+    }
   }
 
   const Route route_;

@@ -13,7 +13,9 @@ namespace wctmon {
 
 /// Alerts delivered to every configured sink, each from a bounded queue and a thread of its own:
 /// a sink that is slow or stuck (a syslog daemon that stopped reading, a web hook that does not
-/// answer) delays neither the other sinks nor the sender (the incident effects, the store).
+/// answer) delays neither the other sinks nor the sender (the incident effects, the store). An
+/// alert a receiver may take later (ErrorCode::kIo) is tried again with backoff, in order, for
+/// as long as its route allows; a sink that wants refreshes gets them while idle.
 class AlertRouter final : public AlertSink {
  public:
   /// One destination: its name in the log, the status and the metrics ("journald"), the sink,
@@ -22,6 +24,8 @@ class AlertRouter final : public AlertSink {
     std::string name;
     std::shared_ptr<AlertSink> sink;
     std::size_t queue_limit = 1000;
+    /// How long one alert is tried again before it counts as failed; zero: tried once.
+    std::chrono::milliseconds retry_for{0};
   };
 
   /// What one sink did so far.
@@ -31,6 +35,8 @@ class AlertRouter final : public AlertSink {
     std::uint64_t failed = 0;
     /// Dropped unsent: its queue was full, or it was still stuck when the router stopped.
     std::uint64_t dropped = 0;
+    /// Attempts that failed and were tried again.
+    std::uint64_t retried = 0;
     std::size_t queued = 0;
     /// Why its last failed delivery failed; empty when none failed.
     std::string last_error;
@@ -38,6 +44,9 @@ class AlertRouter final : public AlertSink {
 
   /// How long a router that stops (or a sink that is replaced) waits for what is queued.
   static constexpr std::chrono::milliseconds kDrainTimeout{2000};
+  /// The first wait before an alert is tried again; it doubles up to kMaxRetryDelay.
+  static constexpr std::chrono::milliseconds kFirstRetryDelay{500};
+  static constexpr std::chrono::milliseconds kMaxRetryDelay{30000};
 
   explicit AlertRouter(std::vector<Route> routes = {});
   /// Delivers what is queued, up to kDrainTimeout; a sink still stuck then is left to finish on

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <system_error>
 
@@ -55,8 +56,28 @@ void readWaitTypes(ObjectReader& r, std::string_view key, std::vector<ObjectType
   out = std::move(types);
 }
 
-/// alerts.sinks, a list of sinks ({"type": "journald", "queue": 1000}, or "journald" for short),
-/// or alerts.sink, the one sink of earlier versions ("none": no alerts).
+/// The keys of an HTTP sink ({"type": "webhook", "url": ...}) beyond type and queue; whether
+/// they were all right.
+bool readHttpSink(ObjectReader& s, const std::string& where, Config::AlertSinkConfig& sink) {
+  const auto errors = s.errors().size();
+  if (!s.string("url", sink.url)) {
+    if (s.find("url") == nullptr) {
+      s.fail(where, "a sink of type " + std::string(alertSinkName(sink.type)) + " needs a url");
+    }
+  } else if (const auto url = parseHttpUrl(sink.url); !url) {
+    s.fail(s.child("url"), url.error().message);
+  }
+  s.string("name", sink.name);
+  s.string("token_file", sink.token_file);
+  s.string("ca_file", sink.ca_file);
+  s.milliseconds("retry_for_ms", sink.retry_for, 0, 7 * 24 * 3600 * 1000LL);
+  s.milliseconds("timeout_ms", sink.timeout, 100, 120000);
+  return s.errors().size() == errors;
+}
+
+/// alerts.sinks, a list of sinks ({"type": "journald", "queue": 1000}, "journald" for short, or
+/// an HTTP receiver {"type": "alertmanager", "url": "http://host:9093"}), or alerts.sink, the one
+/// sink of earlier versions ("none": no alerts).
 void readAlertSinks(ObjectReader& r, std::vector<Config::AlertSinkConfig>& out) {
   const bool listed = r.find("sinks") != nullptr;
   std::string single;
@@ -68,7 +89,7 @@ void readAlertSinks(ObjectReader& r, std::vector<Config::AlertSinkConfig>& out) 
     r.choice("sink", single, {"journald", "syslog", "eventlog", "none"});
     if (const auto kind = alertSinkFromName(single)) {
       out.clear();
-      if (*kind != AlertSinkKind::kNone) out.push_back({*kind});
+      if (*kind != AlertSinkKind::kNone) out.push_back(Config::AlertSinkConfig::systemLog(*kind));
     }
     return;
   }
@@ -78,31 +99,45 @@ void readAlertSinks(ObjectReader& r, std::vector<Config::AlertSinkConfig>& out) 
     r.fail(r.child("sinks"), "must be an array of sinks, not " + jsonTypeName(*list));
     return;
   }
+  constexpr std::string_view kTypes = "journald, syslog, eventlog, alertmanager or webhook";
   std::vector<Config::AlertSinkConfig> sinks;
   for (std::size_t i = 0; i < list->size(); ++i) {
     const auto& item = (*list)[i];
     const std::string where = r.child("sinks") + "/" + std::to_string(i);
     Config::AlertSinkConfig sink;
     std::string type;
+    std::optional<ObjectReader> s;
     if (item.is_string()) {
       type = item.get<std::string>();
     } else {
-      ObjectReader s(item, where, r.errors());
-      if (!s.ok()) continue;
-      s.unsignedValue("queue", sink.queue, 1, 1'000'000);
-      if (!s.string("type", type)) {
-        if (!item.contains("type")) s.fail(where, "needs a type: journald, syslog or eventlog");
+      s.emplace(item, where, r.errors());
+      if (!s->ok()) continue;
+      s->unsignedValue("queue", sink.queue, 1, 1'000'000);
+      if (!s->string("type", type)) {
+        if (!item.contains("type")) s->fail(where, "needs a type: " + std::string(kTypes));
         continue;
       }
     }
     const auto kind = alertSinkFromName(type);
     if (!kind || *kind == AlertSinkKind::kNone) {
-      r.fail(where, "unknown alert sink type \"" + type + "\" (journald, syslog or eventlog)");
+      r.fail(where, "unknown alert sink type \"" + type + "\" (" + std::string(kTypes) + ")");
       continue;
     }
     sink.type = *kind;
-    if (std::any_of(sinks.begin(), sinks.end(), [&](const auto& s) { return s.type == *kind; })) {
-      r.fail(where, "the sink " + type + " is listed twice");
+    if (sink.http()) {
+      if (!s) {
+        r.fail(where, "a sink of type " + type + " is an object with its url: {\"type\": \"" +
+                          type + "\", \"url\": \"http://...\"}");
+        continue;
+      }
+      // One that is wrong is not kept: a second of its type would read as a duplicate.
+      if (!readHttpSink(*s, where, sink)) continue;
+    }
+    if (sink.name.empty()) sink.name = type;
+    if (std::any_of(sinks.begin(), sinks.end(),
+                    [&](const auto& o) { return o.name == sink.name; })) {
+      r.fail(where, "the sink " + sink.name + " is listed twice" +
+                        (sink.http() ? " (give each its own \"name\")" : ""));
       continue;
     }
     sinks.push_back(sink);
@@ -410,6 +445,13 @@ void readConfig(const json& j, Config& c, std::vector<ConfigError>& errors) {
 
 }  // namespace
 
+Config::AlertSinkConfig Config::AlertSinkConfig::systemLog(AlertSinkKind kind) {
+  AlertSinkConfig sink;
+  sink.type = kind;
+  sink.name = std::string(alertSinkName(kind));
+  return sink;
+}
+
 std::string_view alertSinkName(AlertSinkKind kind) {
   switch (kind) {
     case AlertSinkKind::kJournald:
@@ -418,6 +460,10 @@ std::string_view alertSinkName(AlertSinkKind kind) {
       return "syslog";
     case AlertSinkKind::kEventLog:
       return "eventlog";
+    case AlertSinkKind::kAlertmanager:
+      return "alertmanager";
+    case AlertSinkKind::kWebhook:
+      return "webhook";
     case AlertSinkKind::kNone:
       break;
   }
@@ -425,8 +471,9 @@ std::string_view alertSinkName(AlertSinkKind kind) {
 }
 
 std::optional<AlertSinkKind> alertSinkFromName(std::string_view name) {
-  for (const auto kind : {AlertSinkKind::kJournald, AlertSinkKind::kSyslog,
-                          AlertSinkKind::kEventLog, AlertSinkKind::kNone}) {
+  for (const auto kind :
+       {AlertSinkKind::kJournald, AlertSinkKind::kSyslog, AlertSinkKind::kEventLog,
+        AlertSinkKind::kAlertmanager, AlertSinkKind::kWebhook, AlertSinkKind::kNone}) {
     if (alertSinkName(kind) == name) return kind;
   }
   return std::nullopt;

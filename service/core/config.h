@@ -22,7 +22,8 @@ inline constexpr std::string_view kDefaultApiSocket = "unix:/run/wctmon/api.sock
 inline constexpr std::string_view kDefaultApiAddress = "127.0.0.1:7787";
 
 /// Where alerts go: the system log of Linux (journald, or syslog) or of Windows (the Event Log).
-enum class AlertSinkKind { kJournald, kSyslog, kEventLog, kNone };
+/// The system logs, and the HTTP receivers: Prometheus Alertmanager (API v2) and any web hook.
+enum class AlertSinkKind { kJournald, kSyslog, kEventLog, kAlertmanager, kWebhook, kNone };
 
 /// What an unsaid configuration means where it differs between platforms. One definition per
 /// platform, chosen by CMake (config_defaults_linux.cpp, config_defaults_windows.cpp).
@@ -161,13 +162,34 @@ struct Config {
     AlertSinkKind type = AlertSinkKind::kJournald;
     /// How many alerts may wait for it; beyond, the oldest are dropped (and counted).
     std::size_t queue = 1000;
+    /// The name in the log, the status and the metrics' `sink` label: the type for a system log;
+    /// "alertmanager"/"webhook" for the first of their type, unless the configuration names it.
+    std::string name;
+    /// alertmanager: its base URL ("http://host:9093"); webhook: the URL posted to.
+    std::string url;
+    /// A file holding a bearer token sent with each request (Authorization: Bearer); "": none.
+    std::string token_file;
+    /// https: the CA certificates (PEM) the receiver's certificate must chain to; "": the
+    /// system's.
+    std::string ca_file;
+    /// How long an HTTP sink retries one alert (with backoff) before counting it failed.
+    std::chrono::milliseconds retry_for{600000};
+    /// How long one request may take.
+    std::chrono::milliseconds timeout{5000};
+
+    /// A system log sink of `kind` (journald, syslog, eventlog), named after it.
+    [[nodiscard]] static AlertSinkConfig systemLog(AlertSinkKind kind);
+    /// Whether the sink is an HTTP receiver (url, token_file, ca_file apply).
+    [[nodiscard]] bool http() const {
+      return type == AlertSinkKind::kAlertmanager || type == AlertSinkKind::kWebhook;
+    }
 
     friend bool operator==(const AlertSinkConfig&, const AlertSinkConfig&) = default;
   };
 
   struct Alerts {
     /// Every alert goes to each of them; none: alerts are off.
-    std::vector<AlertSinkConfig> sinks{{platformDefaults().alert_sink}};
+    std::vector<AlertSinkConfig> sinks{AlertSinkConfig::systemLog(platformDefaults().alert_sink)};
     /// At most `max_per_window` alerts per target in each window.
     std::chrono::milliseconds window{60000};
     unsigned max_per_window = 10;
@@ -230,7 +252,8 @@ struct Config {
 /// Every problem found in a configuration or a target, in the order found; never empty.
 using ConfigErrors = std::vector<ConfigError>;
 
-/// The configuration's name of an alert sink ("journald", "syslog", "eventlog", "none"), and back.
+/// The configuration's name of an alert sink type ("journald", "syslog", "eventlog",
+/// "alertmanager", "webhook", "none"), and back.
 [[nodiscard]] std::string_view alertSinkName(AlertSinkKind kind);
 [[nodiscard]] std::optional<AlertSinkKind> alertSinkFromName(std::string_view name);
 

@@ -46,11 +46,7 @@ std::optional<Alert> IncidentAlerts::forEvent(IncidentEvent::Type type,
   a.target = i.target;
   if (type == IncidentEvent::Type::kOpened) {
     a.kind = openedAlertKind(i.kind);
-    // A deadlock never ends by itself; a busy thread or a window may still come back.
-    a.severity = i.kind == IncidentKind::kDeadlock ? AlertSeverity::kCritical
-                 : i.kind == IncidentKind::kBusy || i.kind == IncidentKind::kWindowHung
-                     ? AlertSeverity::kWarning
-                     : AlertSeverity::kError;
+    a.severity = incidentSeverity(i.kind);
     a.message = i.summary;
   } else {
     a.kind = AlertKind::kIncidentResolved;
@@ -59,7 +55,17 @@ std::optional<Alert> IncidentAlerts::forEvent(IncidentEvent::Type type,
   }
   a.fields = incidentFields(i);
   a.incident = std::move(incident);
-  return admitted(std::move(a));
+  if (type == IncidentEvent::Type::kOpened) {
+    auto out = admitted(std::move(a));
+    if (out) {
+      MutexLock lock(mutex_);
+      announced_.insert(i.id);
+    }
+    return out;
+  }
+  MutexLock lock(mutex_);
+  if (announced_.erase(i.id) == 0) return std::nullopt;
+  return a;
 }
 
 std::optional<Alert> IncidentAlerts::forFailedCapture(std::shared_ptr<const Incident> incident) {
@@ -79,6 +85,11 @@ std::optional<Alert> IncidentAlerts::forFailedCapture(std::shared_ptr<const Inci
   a.fields.emplace_back("REASON", why);
   a.incident = std::move(incident);
   return admitted(std::move(a));
+}
+
+void IncidentAlerts::adopt(const std::vector<Incident>& open) {
+  MutexLock lock(mutex_);
+  for (const auto& i : open) announced_.insert(i.id);
 }
 
 std::uint64_t IncidentAlerts::suppressed() const {

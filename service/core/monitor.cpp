@@ -92,8 +92,10 @@ Monitor::Discovery Monitor::discover() {
                        std::shared_ptr<WaitChainSession>(std::move(session).value()), std::nullopt};
       watched_.emplace(p.identity, w);
       out.added.push_back(std::move(w));
-      spdlog::info("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value,
-                   target->name);
+      // Processes come and go by the hundred on a busy host (a shell loop of sleeps): their
+      // comings and goings are for debugging; `wctctl ps` shows what is watched now.
+      spdlog::debug("watching {} (pid {}) for target \"{}\"", p.comm, p.identity.pid.value,
+                    target->name);
       continue;
     }
     if (!(*it->second.target == *target)) {
@@ -102,8 +104,8 @@ Monitor::Discovery Monitor::discover() {
     if (it->second.process.comm != p.comm || it->second.process.exe_name != p.exe_name) {
       // exec: the same process (pid and start time) runs another program. Its samples and
       // incidents go by the new name from now on.
-      spdlog::info("pid {} is now {} (was {})", p.identity.pid.value, p.comm,
-                   it->second.process.comm);
+      spdlog::debug("pid {} is now {} (was {})", p.identity.pid.value, p.comm,
+                    it->second.process.comm);
     }
     it->second.process = p;
   }
@@ -114,8 +116,8 @@ Monitor::Discovery Monitor::discover() {
       continue;
     }
     const bool exited = !alive.contains(it->first);
-    spdlog::info("no longer watching pid {}: {}", it->first.pid.value,
-                 exited ? "it exited" : "no target selects it");
+    spdlog::debug("no longer watching pid {}: {}", it->first.pid.value,
+                  exited ? "it exited" : "no target selects it");
     handle(exited ? tracker_.exited(it->first)
                   : tracker_.forget(it->first, "the process is no longer watched"));
     out.removed.push_back(it->first);

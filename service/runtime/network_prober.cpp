@@ -10,13 +10,13 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
-#include <charconv>
 #include <chrono>
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "runtime/http_exchange.h"
 
 namespace wctmon {
 namespace {
@@ -37,41 +37,15 @@ std::string timedOut(const ProbeConfig& probe, std::string_view while_) {
   return "timed out after " + std::to_string(probe.timeout.count()) + " ms " + std::string(while_);
 }
 
-/// How far an HTTP answer has come: whether the whole of it is in `text`.
-bool responseComplete(const std::string& text) {
-  const auto end = text.find("\r\n\r\n");
-  if (end == std::string::npos) return false;
-  const auto headers = std::string_view(text).substr(0, end + 2);
-  const auto body = text.size() - (end + 4);
-  std::string lower(headers);
-  for (auto& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  const auto length = lower.find("\r\ncontent-length:");
-  if (length != std::string::npos) {
-    const auto p = lower.find_first_not_of(' ', length + 17);
-    if (p == std::string::npos) return false;
-    std::size_t n = 0;
-    const auto [ptr, ec] = std::from_chars(lower.data() + p, lower.data() + lower.size(), n);
-    return ec == std::errc() && body >= n;
-  }
-  if (lower.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
-    return text.ends_with("0\r\n\r\n");
-  }
-  // Neither: the body ends when the server closes (Connection: close was asked for).
-  return false;
-}
-
 /// The verdict on an HTTP answer.
 ProbeOutcome judgeHttp(const ProbeConfig& probe, const std::string& text) {
   ProbeOutcome out;
-  const auto line_end = text.find("\r\n");
-  const auto line = std::string_view(text).substr(0, line_end);
-  int status = 0;
-  if (!line.starts_with("HTTP/") || line.size() < 12 ||
-      std::from_chars(line.data() + 9, line.data() + 12, status).ec != std::errc()) {
+  const int status = httpStatus(text);
+  if (status == 0) {
     out.detail = text.empty() ? "closed without an answer" : "not an HTTP answer";
     return out;
   }
-  out.detail = std::string(line.substr(9));
+  out.detail = text.substr(9, text.find("\r\n") - 9);
   if (status != probe.status) {
     out.detail += " (expected " + std::to_string(probe.status) + ")";
     return out;
@@ -163,7 +137,7 @@ class SocketProbe : public std::enable_shared_from_this<SocketProbe<Stream>> {
           if (self->finished_) return;
           self->response_.append(self->chunk_.data(), n);
           const bool full = self->response_.size() >= kMaxResponseBytes;
-          if (!ec && !full && !responseComplete(self->response_)) return self->read();
+          if (!ec && !full && !httpResponseComplete(self->response_)) return self->read();
           if (ec && ec != asio::error::eof && ec != asio::ssl::error::stream_truncated &&
               self->response_.empty()) {
             return self->finish(false, "no answer: " + ec.message());

@@ -151,5 +151,112 @@ TEST(AlertRouter, ARouterStopsWithinItsDrainTimeEvenWhenASinkNeverReturns) {
   EXPECT_EQ(stuck->await(1), std::vector<std::string>{"never"});
 }
 
+/// Fails its first `failures` sends with `code`, then takes alerts; counts refreshes.
+class FlakySink final : public AlertSink {
+ public:
+  FlakySink(int failures, ErrorCode code, std::chrono::milliseconds refresh_every = 0ms)
+      : failures_(failures), code_(code), refresh_every_(refresh_every) {}
+
+  Status send(const Alert& a) override {
+    std::lock_guard lock(mutex_);
+    ++attempts_;
+    if (failures_ > 0) {
+      --failures_;
+      return makeError(code_, "receiver down");
+    }
+    messages_.push_back(a.message);
+    return std::monostate{};
+  }
+  [[nodiscard]] std::chrono::milliseconds refreshInterval() const override {
+    return refresh_every_;
+  }
+  Status refresh() override {
+    std::lock_guard lock(mutex_);
+    ++refreshes_;
+    return std::monostate{};
+  }
+  int attempts() {
+    std::lock_guard lock(mutex_);
+    return attempts_;
+  }
+  int refreshes() {
+    std::lock_guard lock(mutex_);
+    return refreshes_;
+  }
+  std::vector<std::string> messages() {
+    std::lock_guard lock(mutex_);
+    return messages_;
+  }
+
+ private:
+  std::mutex mutex_;
+  int failures_;
+  ErrorCode code_;
+  std::chrono::milliseconds refresh_every_;
+  int attempts_ = 0;
+  int refreshes_ = 0;
+  std::vector<std::string> messages_;
+};
+
+TEST(AlertRouter, AnAlertAReceiverMayTakeLaterIsTriedAgainInOrder) {
+  auto flaky = std::make_shared<FlakySink>(2, ErrorCode::kIo);
+  AlertRouter router({{"webhook", flaky, 100, 60s}});
+  EXPECT_TRUE(router.send(alert("first")).ok());
+  EXPECT_TRUE(router.send(alert("second")).ok());
+  // Two waits before the first goes: 500 ms, then 1 s.
+  ASSERT_TRUE(router.flush(10s));
+  EXPECT_EQ(flaky->messages(), (std::vector<std::string>{"first", "second"}));
+  EXPECT_EQ(flaky->attempts(), 4);
+  const auto stats = statsOf(router.stats(), "webhook");
+  EXPECT_EQ(stats.delivered, 2U);
+  EXPECT_EQ(stats.failed, 0U);
+  EXPECT_EQ(stats.retried, 2U);
+}
+
+TEST(AlertRouter, AnAlertTheReceiverRefusesIsNotTriedAgain) {
+  auto refusing = std::make_shared<FlakySink>(1, ErrorCode::kInvalidArgument);
+  AlertRouter router({{"alertmanager", refusing, 100, 60s}});
+  EXPECT_TRUE(router.send(alert("bad")).ok());
+  EXPECT_TRUE(router.send(alert("good")).ok());
+  ASSERT_TRUE(router.flush(10s));
+  EXPECT_EQ(refusing->attempts(), 2);
+  EXPECT_EQ(refusing->messages(), std::vector<std::string>{"good"});
+  const auto stats = statsOf(router.stats(), "alertmanager");
+  EXPECT_EQ(stats.failed, 1U);
+  EXPECT_EQ(stats.retried, 0U);
+  EXPECT_EQ(stats.last_error, "receiver down");
+}
+
+TEST(AlertRouter, RetriesEndWhenTheRouteStopsAllowingThem) {
+  // 500 ms + 1 s of waits fit in 1.2 s only once: tried twice, then failed.
+  auto down = std::make_shared<FlakySink>(1000, ErrorCode::kIo);
+  AlertRouter router({{"webhook", down, 100, 1200ms}});
+  EXPECT_TRUE(router.send(alert("lost")).ok());
+  ASSERT_TRUE(router.flush(10s));
+  EXPECT_EQ(down->attempts(), 2);
+  EXPECT_EQ(statsOf(router.stats(), "webhook").failed, 1U);
+}
+
+TEST(AlertRouter, ARouterThatStopsEndsItsRetriesAtOnce) {
+  auto down = std::make_shared<FlakySink>(1000, ErrorCode::kIo);
+  const auto start = std::chrono::steady_clock::now();
+  {
+    AlertRouter router({{"webhook", down, 100, 3600s}});
+    EXPECT_TRUE(router.send(alert("never")).ok());
+    while (down->attempts() == 0) std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, AlertRouter::kDrainTimeout);
+  EXPECT_EQ(down->attempts(), 1);
+}
+
+TEST(AlertRouter, AnIdleSinkThatAsksForRefreshesGetsThem) {
+  auto refreshed = std::make_shared<FlakySink>(0, ErrorCode::kIo, 20ms);
+  auto plain = std::make_shared<FlakySink>(0, ErrorCode::kIo);
+  AlertRouter router({{"alertmanager", refreshed}, {"journald", plain}});
+  for (int i = 0; i < 2000 && refreshed->refreshes() < 3; ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_GE(refreshed->refreshes(), 3);
+  EXPECT_EQ(plain->refreshes(), 0);
+}
+
 }  // namespace
 }  // namespace wctmon

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "core/probe_config.h"
 #include "model/enum_names.h"
 
 namespace wctmon {
@@ -30,7 +31,8 @@ TEST(Config, EmptyObjectGivesEveryDefault) {
   EXPECT_FALSE(c.services.watch.any());
   EXPECT_EQ(c.services.interval, std::chrono::milliseconds(1000));
   EXPECT_EQ(c.services.no_hint_wait, std::chrono::milliseconds(30000));
-  EXPECT_EQ(c.alerts.sinks, std::vector<Config::AlertSinkConfig>{{platformDefaults().alert_sink}});
+  EXPECT_EQ(c.alerts.sinks, std::vector<Config::AlertSinkConfig>{
+                                Config::AlertSinkConfig::systemLog(platformDefaults().alert_sink)});
   EXPECT_EQ(c.log.level, "info");
   EXPECT_TRUE(c.targets.empty());
 }
@@ -93,13 +95,15 @@ TEST(Config, ErrorsNameThePointerAndTheReason) {
                 "/alerts/sink: give alerts.sinks or alerts.sink (its one-sink form), not both"});
   EXPECT_EQ(errorsOf(R"({"alerts": {"sinks": "journald"}})"),
             std::vector<std::string>{"/alerts/sinks: must be an array of sinks, not a string"});
-  EXPECT_EQ(errorsOf(R"({"alerts": {"sinks": ["journald", {"type": "smtp"}, {"queue": 5},
+  EXPECT_EQ(
+      errorsOf(R"({"alerts": {"sinks": ["journald", {"type": "smtp"}, {"queue": 5},
                                                  "journald", {"type": "syslog", "queue": 0}]}})"),
-            (std::vector<std::string>{
-                "/alerts/sinks/1: unknown alert sink type \"smtp\" (journald, syslog or eventlog)",
-                "/alerts/sinks/2: needs a type: journald, syslog or eventlog",
-                "/alerts/sinks/3: the sink journald is listed twice",
-                "/alerts/sinks/4/queue: must be an integer from 1 to 1000000 (got 0)"}));
+      (std::vector<std::string>{
+          "/alerts/sinks/1: unknown alert sink type \"smtp\" (journald, syslog, eventlog, "
+          "alertmanager or webhook)",
+          "/alerts/sinks/2: needs a type: journald, syslog, eventlog, alertmanager or webhook",
+          "/alerts/sinks/3: the sink journald is listed twice",
+          "/alerts/sinks/4/queue: must be an integer from 1 to 1000000 (got 0)"}));
   EXPECT_EQ(errorsOf(R"({"targets": {}})"),
             std::vector<std::string>{"/targets: must be an array of targets, not an object"});
   EXPECT_EQ(
@@ -178,13 +182,48 @@ TEST(Config, AlertSinksAreAListOfTypesOrObjectsAndTheOneSinkFormStillReads) {
   const auto listed =
       parseConfig(R"({"alerts": {"sinks": ["journald", {"type": "syslog", "queue": 50}]}})");
   ASSERT_TRUE(listed) << listed.error().front().toString();
+  auto syslog = Config::AlertSinkConfig::systemLog(AlertSinkKind::kSyslog);
+  syslog.queue = 50;
   EXPECT_EQ(listed->alerts.sinks,
-            (std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kJournald, 1000},
-                                                  {AlertSinkKind::kSyslog, 50}}));
+            (std::vector<Config::AlertSinkConfig>{
+                Config::AlertSinkConfig::systemLog(AlertSinkKind::kJournald), syslog}));
   EXPECT_TRUE(parseConfig(R"({"alerts": {"sinks": []}})")->alerts.sinks.empty());
   EXPECT_EQ(parseConfig(R"({"alerts": {"sink": "syslog"}})")->alerts.sinks,
-            std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kSyslog}});
+            std::vector<Config::AlertSinkConfig>{
+                Config::AlertSinkConfig::systemLog(AlertSinkKind::kSyslog)});
   EXPECT_TRUE(parseConfig(R"({"alerts": {"sink": "none"}})")->alerts.sinks.empty());
+}
+
+TEST(Config, HttpSinksNeedAUrlAndTwoOfATypeNeedTheirOwnNames) {
+  const auto parsed = parseConfig(R"({"alerts": {"sinks": [
+      {"type": "alertmanager", "url": "http://am.example:9093"},
+      {"type": "webhook", "url": "https://hooks.example/wctmon", "token_file": "/etc/wctmon/hook",
+       "ca_file": "/etc/wctmon/ca.pem", "retry_for_ms": 30000, "timeout_ms": 2000},
+      {"type": "webhook", "name": "chat", "url": "http://127.0.0.1:8080/chat"}]}})");
+  ASSERT_TRUE(parsed) << parsed.error().front().toString();
+  const auto& sinks = parsed->alerts.sinks;
+  ASSERT_EQ(sinks.size(), 3U);
+  EXPECT_EQ(sinks[0].type, AlertSinkKind::kAlertmanager);
+  EXPECT_EQ(sinks[0].name, "alertmanager");
+  EXPECT_EQ(sinks[0].url, "http://am.example:9093");
+  EXPECT_EQ(sinks[0].retry_for, std::chrono::minutes(10));
+  EXPECT_EQ(sinks[1].name, "webhook");
+  EXPECT_EQ(sinks[1].token_file, "/etc/wctmon/hook");
+  EXPECT_EQ(sinks[1].ca_file, "/etc/wctmon/ca.pem");
+  EXPECT_EQ(sinks[1].retry_for, std::chrono::seconds(30));
+  EXPECT_EQ(sinks[1].timeout, std::chrono::seconds(2));
+  EXPECT_EQ(sinks[2].name, "chat");
+
+  EXPECT_EQ(errorsOf(R"({"alerts": {"sinks": ["webhook", {"type": "alertmanager"},
+      {"type": "webhook", "url": "ftp://x"}, {"type": "journald", "url": "http://x"},
+      {"type": "webhook", "url": "http://a"}, {"type": "webhook", "url": "http://b"}]}})"),
+            (std::vector<std::string>{
+                "/alerts/sinks/0: a sink of type webhook is an object with its url: {\"type\": "
+                "\"webhook\", \"url\": \"http://...\"}",
+                "/alerts/sinks/1: a sink of type alertmanager needs a url",
+                "/alerts/sinks/2/url: " + parseHttpUrl("ftp://x").error().message,
+                "/alerts/sinks/3/url: unknown key",
+                "/alerts/sinks/5: the sink webhook is listed twice (give each its own \"name\")"}));
 }
 
 TEST(Config, AKeyGivenTwiceIsRefusedWhereverItIs) {
@@ -313,7 +352,8 @@ TEST(Config, TheShippedDefaultConfigIsValid) {
   const auto windows = loadConfig(WCTMON_SOURCE_DIR "/config/wctmon.windows.json");
   ASSERT_TRUE(windows.ok()) << windows.error().front().toString();
   EXPECT_EQ(windows->alerts.sinks,
-            std::vector<Config::AlertSinkConfig>{{AlertSinkKind::kEventLog}});
+            std::vector<Config::AlertSinkConfig>{
+                Config::AlertSinkConfig::systemLog(AlertSinkKind::kEventLog)});
   EXPECT_EQ(windows->state_dir, platformDefaults().state_dir);
   EXPECT_FALSE(windows->log.console);  // no console under the SCM
 }

@@ -123,6 +123,27 @@ TEST_F(IncidentEffectsTest, TheIncidentsOpenInTheStoreAreOpenAgainAtAStart) {
   effects.push({change(IncidentEvent::Type::kResolved, deadlock(7))});
   EXPECT_EQ(store_.get(7)->value().evidence.size(), 1U);
   EXPECT_TRUE(effects.openIncidents()->empty());
+  // Its opening was alerted by the run before: its resolution is alerted now.
+  ASSERT_EQ(alerts_.sent.size(), 1U);
+  EXPECT_EQ(alerts_.sent[0].kind, AlertKind::kIncidentResolved);
+}
+
+TEST_F(IncidentEffectsTest, AResolutionIsAlertedExactlyWhenItsOpeningWas) {
+  Config::Alerts limits;
+  limits.max_per_window = 1;
+  IncidentEffects effects({&store_, &inspector_, &alerts_, nullptr, clock_, {}}, limits);
+  // The second opening of the target's window is held back: so is its resolution, whatever
+  // the rate by then; the first one's resolution goes although the window is full.
+  effects.push({change(IncidentEvent::Type::kOpened, deadlock(1)),
+                change(IncidentEvent::Type::kOpened, deadlock(2)),
+                change(IncidentEvent::Type::kResolved, deadlock(2)),
+                change(IncidentEvent::Type::kResolved, deadlock(1))});
+  ASSERT_EQ(alerts_.sent.size(), 2U);
+  EXPECT_EQ(alerts_.sent[0].kind, AlertKind::kDeadlockDetected);
+  EXPECT_EQ(alerts_.sent[0].incident->id, 1);
+  EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kIncidentResolved);
+  EXPECT_EQ(alerts_.sent[1].incident->id, 1);
+  EXPECT_EQ(effects.counters().alerts_suppressed, 1U);
 }
 
 }  // namespace

@@ -99,6 +99,20 @@ class PrivateMounts {
     check(::mount("tmpfs", dir, "tmpfs", 0, "mode=755") == 0, std::string("mount tmpfs on ") + dir);
   }
 
+  /// The journal's catalog of this namespace: `catalog` alone in /usr/lib/systemd/catalog, and
+  /// the database journalctl -x reads built from it.
+  static void privateCatalog(const std::filesystem::path& catalog) {
+    for (const char* dir : {"/usr/lib/systemd/catalog", "/var/lib/systemd/catalog"}) {
+      check(std::filesystem::is_directory(dir), std::string(dir) + " (systemd)");
+      tmpfs(dir);
+    }
+    std::filesystem::copy_file(catalog, "/usr/lib/systemd/catalog/wctmon.catalog");
+    const auto updated = runCommand({"journalctl", "--update-catalog"});
+    if (updated.exit_code != 0) {
+      throw std::runtime_error("journalctl --update-catalog: " + updated.err);
+    }
+  }
+
   /// A /dev of our own without `log` (whatever the host has there), so that a test decides
   /// whether a syslog socket exists: every other entry links to the real one.
   void privateDev() {
@@ -380,6 +394,18 @@ TEST(Alerts, DeadlockHangAndResolvedReachARealJournaldWithEveryDocumentedField) 
   expectIncidentFields(deadlock, kDeadlockId, "2", deadlocks[0], service.pid());
   EXPECT_EQ(deadlock.value("WCTMON_INCIDENT_KIND", ""), "deadlock");
   EXPECT_NE(deadlock.value("MESSAGE", "").find("deadlock"), std::string::npos) << deadlock.dump();
+  // journalctl -x explains it from the shipped catalog, the entry's fields filled in.
+  PrivateMounts::privateCatalog(WCTMON_JOURNAL_CATALOG);
+  const auto explained =
+      runCommand({"journalctl", "-x", "--no-pager", std::string("MESSAGE_ID=") + kDeadlockId,
+                  "WCTMON_PID=" + std::to_string(deadlock_pid)});
+  EXPECT_NE(explained.out.find("Subject: Deadlock in wctmon-fixture (pid " +
+                               std::to_string(deadlock_pid) + ")"),
+            std::string::npos)
+      << explained.out << explained.err;
+  EXPECT_NE(explained.out.find("wctctl incidents show " + deadlocks[0]["id"].get<std::string>()),
+            std::string::npos)
+      << explained.out;
 
   const auto hang = journalEntry(kHangId, "WCTMON_PID", std::to_string(hang_pid));
   ASSERT_FALSE(hang.is_null()) << "no hang entry in the journal\n" << dir.logText();

@@ -1,12 +1,9 @@
 // The metrics of a real wctmond as Prometheus sees them: the text its endpoint serves, and a real
 // Prometheus server (Debian's) that scrapes it with the shipped alerting rules and answers its
 // query API once a fixture deadlocks.
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "support/api_service.h"
 #include "support/subprocess.h"
@@ -27,52 +25,28 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::ApiService;
 using testing::FixtureProcess;
+using testing::freePort;
 using testing::httpGet;
 using testing::readFile;
 using testing::runCommand;
 using testing::waitFor;
-
-/// A loopback TCP port nobody listens on now.
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 /// Debian's Prometheus scraping `target` every second as job "wctmon", with the shipped rules,
 /// evaluated every second; killed when destroyed.
 class PrometheusServer {
  public:
   explicit PrometheusServer(const std::string& target) {
-    address_ = "127.0.0.1:" + std::to_string(freePort());
     std::ofstream(dir_ / "prometheus.yml")
         << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         << "rule_files: [\"" << WCTMON_RULES_FILE << "\"]\n"
         << "scrape_configs:\n"
         << "  - job_name: wctmon\n"
         << "    static_configs: [{targets: [\"" << target << "\"]}]\n";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open((dir_ / "prometheus.log").c_str(), O_WRONLY | O_CREAT, 0644);
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      const std::string config = "--config.file=" + (dir_ / "prometheus.yml").string();
-      const std::string storage = "--storage.tsdb.path=" + (dir_ / "tsdb").string();
-      const std::string listen = "--web.listen-address=" + address_;
-      ::execlp("prometheus", "prometheus", config.c_str(), storage.c_str(), listen.c_str(),
-               nullptr);
-      _exit(127);
-    }
-  }
-  ~PrometheusServer() {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    server_.emplace(std::vector<std::string>{"prometheus",
+                                             "--config.file=" + (dir_ / "prometheus.yml").string(),
+                                             "--storage.tsdb.path=" + (dir_ / "tsdb").string(),
+                                             "--web.listen-address=" + address_},
+                    dir_ / "prometheus.log");
   }
   PrometheusServer(const PrometheusServer&) = delete;
   PrometheusServer& operator=(const PrometheusServer&) = delete;
@@ -98,8 +72,8 @@ class PrometheusServer {
 
  private:
   testing::TempDir dir_{"prometheus"};
-  std::string address_;
-  pid_t pid_ = -1;
+  std::string address_ = "127.0.0.1:" + std::to_string(freePort());
+  std::optional<testing::BackgroundProcess> server_;
 };
 
 TEST(Metrics, TheEndpointServesEveryFigureByPrometheusConventions) {

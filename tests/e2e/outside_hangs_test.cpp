@@ -3,11 +3,8 @@
 // one unresponsive incident with every thread's chain, resolved when it answers again), a server
 // that is merely slow (nothing), and a Python program whose threads all wait on each other
 // through a lost wakeup (one stall incident, no hangs).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,23 +24,11 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::ApiService;
 using testing::FixtureProcess;
+using testing::freePort;
 using testing::readFile;
 using testing::runCommand;
 using testing::waitFor;
 using testing::wctmonPath;
-
-/// A port nobody listens on now, for a server the test starts after the service.
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 /// Signals the main thread of `pid` itself: CPython runs its handlers there, and a signal the
 /// kernel gives another thread would not wake the main thread from a lock wait.

@@ -19,6 +19,7 @@ Prints the figures: start -> RUNNING, start -> first sample, stop -> STOPPED.
 Usage: windows_service.py WINDOWS_BIN_DIR LINUX_BUILD_DIR SOURCE_DIR
 Environment: WINE (default /usr/lib/wine/wine64)."""
 import hashlib
+import http.server
 import json
 import os
 import re
@@ -26,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from wine_support import (EVENT_SOURCE_KEY, RUNNING_CONTROLS, SERVICE, Service, Wine, check,
@@ -45,6 +47,24 @@ def main():
     report()
 
 
+def web_hook():
+    """A web hook receiver on a loopback port, in a thread: (its URL, the bodies it took)."""
+    received = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/wctmon", received
+
+
 def run(wine, windows_bin, linux_build, source_dir):
     install = wine.c_drive("wctmon-test")
     os.makedirs(install)
@@ -62,6 +82,8 @@ def run(wine, windows_bin, linux_build, source_dir):
     config["api"] = {"listen": [f"127.0.0.1:{port}"]}
     config["metrics"] = {"listen": f"127.0.0.1:{free_port()}"}
     config["targets"] = [{"name": "scm", "exe": "services.exe"}]
+    hook_url, hooked = web_hook()
+    config["alerts"]["sinks"] = ["eventlog", {"type": "webhook", "url": hook_url}]
     config_file = os.path.join(state, "wctmon.json")
     with open(config_file, "w") as f:
         json.dump(config, f, indent=2)
@@ -106,8 +128,13 @@ def run(wine, windows_bin, linux_build, source_dir):
           and "not supported" in source.get("reason", ""),
           "and that WCT is unavailable under Wine, and why", json.dumps(source))
     alerts = st.get("alerts", {})
-    check("Event Log" in alerts.get("route", ""), "its alerts go to the Event Log",
-          json.dumps(alerts))
+    check("Event Log" in alerts.get("route", "") and hook_url in alerts.get("route", ""),
+          "its alerts go to the Event Log and to the web hook", json.dumps(alerts))
+    started_hook = wait_until(
+        lambda: next((h for h in hooked if h.get("event") == "service_started"), None), 30)
+    check(started_hook is not None and started_hook.get("message_id") ==
+          "5ce0be8b13114c75b1abfb9ee90a4e16", "the web hook gets the service's start as JSON",
+          json.dumps(hooked))
     sampled = wait_until(lambda: (s := status_json(linux_build, port, reader))
                          and int(s.get("samples_total", s.get("samples", 0)) or 0) > 0 and s, 30)
     start_to_sample = time.time() - t0

@@ -22,8 +22,9 @@ ApiService::ApiService(const std::string& api_extra, const std::string& extra,
       << R"(", "metrics": {"listen": "127.0.0.1:0"}, "api": {)" << api_extra
       << R"("listen": ["unix:)" << socket()
       << R"(", "127.0.0.1:0"]}, "sampling": {"interval_ms": 300},)"
-      << R"( "alerts": {"sink": "none"}, )" << extra << R"("targets": [{)" << target_extra
-      << R"("name": "fixtures", "cmdline": ")" << tag_ << R"(", "hang_threshold_ms": 1000}]})";
+      << (extra.find(R"("alerts")") == std::string::npos ? R"( "alerts": {"sink": "none"}, )" : " ")
+      << extra << R"("targets": [{)" << target_extra << R"("name": "fixtures", "cmdline": ")"
+      << tag_ << R"(", "hang_threshold_ms": 1000}]})";
   pid_ = ::fork();
   if (pid_ == 0) {
     const int fd = ::open(log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -17,8 +17,8 @@ namespace wctmon::testing {
 class ApiService {
  public:
   /// `api_extra`: more keys of the api section (`"watch_queue": 2, `); `extra`: more sections
-  /// (`"capture": {"dump": "none"}, `); `target_extra`: more keys of the fixtures' target
-  /// (`"probe": {...}, `).
+  /// (`"capture": {"dump": "none"}, `; alerts are off unless it has an `"alerts"` section);
+  /// `target_extra`: more keys of the fixtures' target (`"probe": {...}, `).
   explicit ApiService(const std::string& api_extra = "", const std::string& extra = "",
                       const std::string& target_extra = "");
   ~ApiService();

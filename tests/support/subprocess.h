@@ -84,6 +84,24 @@ std::string httpGet(const std::string& url);
 /// The state letter of each thread of `pid` (/proc/PID/task/TID/stat), by tid.
 std::map<int, char> threadStates(pid_t pid);
 
+/// A program run in the background (`argv[0]` looked up in PATH), its stdout and stderr in
+/// `log`; killed (SIGKILL) and reaped when destroyed: a server a test talks to.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv, const std::filesystem::path& log);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+/// A loopback TCP port nobody listens on now, for a server a test starts after the service that
+/// is to reach it.
+int freePort();
+
 /// The whole of a file ("" when it cannot be read): service logs, for failure messages.
 std::string readFile(const std::filesystem::path& path);
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -65,17 +66,37 @@ struct Alert {
 /// The alert that says an incident of `kind` opened.
 [[nodiscard]] AlertKind openedAlertKind(IncidentKind kind);
 
+/// How grave an open incident of `kind` is: a deadlock never ends by itself (critical); a busy
+/// thread or a window may still come back (warning); the other kinds are errors.
+[[nodiscard]] AlertSeverity incidentSeverity(IncidentKind kind);
+
+/// The name of an alert kind for machines: "deadlock_detected", "incident_resolved",
+/// "store_fault" (web hooks' "event").
+[[nodiscard]] const char* alertKindName(AlertKind kind);
+
+/// "critical", "error", "warning", "info".
+[[nodiscard]] const char* severityName(AlertSeverity severity);
+
 /// The stable 128-bit id (32 hex digits) of each alert kind, as journald's MESSAGE_ID.
 [[nodiscard]] const char* messageId(AlertKind kind);
 
 /// Where alerts go: journald or syslog on Linux, the Event Log on Windows, and the router that
 /// fans them out to those (AlertRouter). A sink behind the router is called by the router's
 /// thread for that sink only, one alert at a time, and may block; the router's send() is called
-/// from any thread and never blocks. Fails when the alert was not delivered (why, in a line).
+/// from any thread and never blocks. Fails when the alert was not delivered (why, in a line);
+/// ErrorCode::kIo says the receiver may take it later (it was down, did not answer, was busy),
+/// and the router then retries for as long as the route allows.
 class AlertSink {
  public:
   virtual ~AlertSink() = default;
   virtual Status send(const Alert& alert) = 0;
+  /// How often refresh() wants to run while the sink is idle; zero: never. For receivers that
+  /// forget a firing alert not sent again (Alertmanager).
+  [[nodiscard]] virtual std::chrono::milliseconds refreshInterval() const {
+    return std::chrono::milliseconds::zero();
+  }
+  /// Sends again what the receiver must keep hearing; called on the sink's thread between sends.
+  virtual Status refresh() { return std::monostate{}; }
 };
 
 }  // namespace wctmon

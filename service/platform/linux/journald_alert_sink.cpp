@@ -65,6 +65,8 @@ bool socketListening(const char* path) {
 AlertDestination chooseAlertDestination(AlertSinkKind wanted, bool journald, bool syslog) {
   switch (wanted) {
     case AlertSinkKind::kNone:
+    case AlertSinkKind::kAlertmanager:  // HTTP receivers have sinks of their own
+    case AlertSinkKind::kWebhook:
       return AlertDestination::kNowhere;
     case AlertSinkKind::kJournald:
     case AlertSinkKind::kEventLog:  // the Event Log's place on Linux: a configuration shared

@@ -32,14 +32,20 @@ std::array<std::atomic<HANDLE>, 64> slots{};
 std::atomic<bool> dying{false};
 /// Suspensions between their check of `dying` and their record: the handler waits for them.
 std::atomic<int> in_flight{0};
+/// Whether this thread is in one of them: a handler run on it (an exception inside hold) does
+/// not wait for itself.
+thread_local bool holding = false;
 
 /// What every last-chance handler does: no more suspensions, and every recorded one undone, the
-/// ones under way included (waited for up to 100 ms).
+/// ones under way included. Those are waited for up to 5 s: a suspension takes microseconds,
+/// but a thread preempted in the middle of one on a loaded machine (or under Wine, whose
+/// SuspendThread is a round trip to wineserver) can take far longer to finish it, and one
+/// recorded after the last sweep would stay suspended for ever.
 void resumeForGood() {
   dying = true;
-  for (int i = 0; i < 100; ++i) {
+  const int self = holding ? 1 : 0;
+  for (int i = 0; i < 5000 && in_flight.load() > self; ++i) {
     resumeSuspendedThreads();
-    if (in_flight.load() == 0) break;
     ::Sleep(1);
   }
   resumeSuspendedThreads();
@@ -90,7 +96,9 @@ const PIMAGE_TLS_CALLBACK wctmon_process_end_callback = onProcessEnd;
 DWORD RecordedSuspension::hold(HANDLE thread, bool wow64) {
   release();
   ++in_flight;
+  holding = true;
   if (dying) {
+    holding = false;
     --in_flight;
     ::SetLastError(ERROR_PROCESS_ABORTED);
     return static_cast<DWORD>(-1);
@@ -107,6 +115,7 @@ DWORD RecordedSuspension::hold(HANDLE thread, bool wow64) {
       }
     }
   }
+  holding = false;
   --in_flight;
   return previous;
 }
