@@ -92,8 +92,8 @@ int commandMain(int argc, char** argv) {
       ->type_name("ADDRESS")
       ->envname("WCTMON_SERVER");
   app.add_option("--token-file", connection.token_file,
-                 "Bearer token file (default: the service's admin token when readable, else the "
-                 "reader's)")
+                 "Bearer token file (default: the admin token of the service on --server when "
+                 "readable, else its reader's)")
       ->type_name("FILE")
       ->envname("WCTMON_TOKEN_FILE");
   auto* timeout_option =
