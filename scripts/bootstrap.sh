@@ -13,6 +13,8 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc  # the API (wctmond's server, wctctl)
   prometheus-cpp-dev        # the metrics endpoint (registry and pull exposer)
   prometheus                # promtool tests the alerting rules; a real server scrapes in a test
+  lintian                   # the Debian package is checked to policy (tests/packaging/lintian.sh)
+  man-db file               # man -l renders the man pages; CPack's dbgsym split reads file(1)
   libgtest-dev
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev
