@@ -10,6 +10,7 @@
 
 #include "client/defaults.h"
 #include "client/exit_codes.h"
+#include "client/token_files.h"
 #include "model/format.h"
 
 namespace wctmon::client {
@@ -61,11 +62,11 @@ std::variant<std::unique_ptr<Connection>, Failure> Connection::open(ConnectionOp
     c->token_ = trimmed(*token);
   } else {
     // The admin token grants every call; a user who may read only the reader's gets the calls
-    // of a reader.
-    for (const char* name : {kAdminTokenName, kReaderTokenName}) {
-      const auto file = (defaults().state_dir / name).string();
-      if (const auto token = readWhole(file, why)) {
-        c->token_file_ = file;
+    // of a reader. Only the files of the service on that server: never another one's token.
+    c->token_candidates_ = tokenFilesFor(o.server);
+    for (const auto& file : c->token_candidates_) {
+      if (const auto token = readWhole(file.string(), why)) {
+        c->token_file_ = file.string();
         c->token_ = trimmed(*token);
         break;
       }
@@ -132,11 +133,19 @@ Failure Connection::explain(const grpc::Status& status) const {
                   (said.empty() || said == "Deadline Exceeded" ? "" : ": " + said)};
     }
     case grpc::StatusCode::UNAUTHENTICATED:
+      if (token_file_.empty() && token_candidates_.empty()) {
+        return {kExitDenied, "unauthenticated: no token: " + options_.server +
+                                 " is not the default service and publishes no token files "
+                                 "beside its socket: give --token-file FILE"};
+      }
       if (token_file_.empty()) {
-        return {kExitDenied, "unauthenticated: no token: neither " +
-                                 (defaults().state_dir / kAdminTokenName).string() + " nor " +
-                                 kReaderTokenName + " can be read here (run as " +
-                                 defaults().token_readers + ", or give --token-file FILE)"};
+        std::string files;
+        for (const auto& file : token_candidates_) {
+          files += (files.empty() ? "" : " nor ") + file.string();
+        }
+        return {kExitDenied, "unauthenticated: no token: neither " + files +
+                                 " can be read here (run as " + defaults().token_readers +
+                                 ", or give --token-file FILE)"};
       }
       return {kExitDenied, "unauthenticated: the service does not accept the token in " +
                                token_file_ + " (" + said + ")"};

@@ -3,10 +3,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "wctmon/v1/monitor.grpc.pb.h"
@@ -18,7 +20,8 @@ struct ConnectionOptions {
   /// "unix:/path", "host:port", "[::1]:port"; empty: the local socket when it exists, else
   /// loopback (defaultServer).
   std::string server;
-  /// Empty: the admin token file when readable, else the reader's (defaultTokenFile).
+  /// Empty: the admin token file when readable, else the reader's, of the service on `server`
+  /// (client/token_files.h).
   std::string token_file;
   /// Deadline of each call (streams have none).
   std::chrono::milliseconds timeout{std::chrono::seconds(10)};
@@ -69,6 +72,8 @@ class Connection {
   /// The token file read, and the token (empty when none could be found).
   std::string token_file_;
   std::string token_;
+  /// The token files tried, none when the server's are unknown.
+  std::vector<std::filesystem::path> token_candidates_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Monitor::Stub> monitor_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;

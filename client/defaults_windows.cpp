@@ -11,7 +11,10 @@ const Defaults& defaults() {
     const std::filesystem::path base = program_data != nullptr && *program_data != L'\0'
                                            ? std::filesystem::path(program_data)
                                            : std::filesystem::path(L"C:\\ProgramData");
-    return Defaults{{}, "127.0.0.1:7787", base / "wctmon", "an administrator"};
+    return Defaults{{},
+                    "127.0.0.1:7787",
+                    base / "wctmon",
+                    "an administrator or a member of Performance Monitor Users"};
   }();
   return d;
 }

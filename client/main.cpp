@@ -42,10 +42,13 @@ std::string footer() {
   const auto& d = defaults();
   std::string where = "Server: --server, else $WCTMON_SERVER, else ";
   if (!d.socket.empty()) where += "unix:" + d.socket.string() + " when it exists, else ";
-  where += d.tcp + ". Token: --token-file, else $WCTMON_TOKEN_FILE, else " +
-           (d.state_dir / kAdminTokenName).string() + " when readable, else " +
+  where += d.tcp + ". Token: --token-file, else $WCTMON_TOKEN_FILE, else the admin token of the " +
+           "service on that server when readable, else its reader token: the files it names in " +
+           "SOCKET.token-files beside its socket, or for the default server " +
+           (d.state_dir / kAdminTokenName).string() + " and " +
            (d.state_dir / kReaderTokenName).string() +
-           " (the reader token allows status, targets list, ps, incidents, incident, watch, "
+           "; another server gets no token of the defaults (the reader token allows status, "
+           "targets list, ps, incidents, incident, watch, "
            "health; the admin token everything).";
   return wrapped(where, 100) + R"(
 
@@ -89,8 +92,8 @@ int commandMain(int argc, char** argv) {
       ->type_name("ADDRESS")
       ->envname("WCTMON_SERVER");
   app.add_option("--token-file", connection.token_file,
-                 "Bearer token file (default: the service's admin token when readable, else the "
-                 "reader's)")
+                 "Bearer token file (default: the admin token of the service on --server when "
+                 "readable, else its reader's)")
       ->type_name("FILE")
       ->envname("WCTMON_TOKEN_FILE");
   auto* timeout_option =

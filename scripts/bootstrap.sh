@@ -14,6 +14,8 @@ packages=(
   prometheus-cpp-dev        # the metrics endpoint (registry and pull exposer)
   prometheus                # promtool tests the alerting rules; a real server scrapes in a test
   prometheus-alertmanager   # the Alertmanager alert sink's test posts to a real one
+  lintian                   # the Debian package is checked to policy (tests/packaging/lintian.sh)
+  man-db file               # man -l renders the man pages; CPack's dbgsym split reads file(1)
   libgtest-dev
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev

@@ -1,9 +1,14 @@
+#include <fcntl.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
 
 #include "api/local_socket.h"
 
@@ -24,6 +29,54 @@ bool socketAnswers(const std::filesystem::path& path) {
   return answers;
 }
 
-void restrictSocket(const std::filesystem::path& path) { ::chmod(path.c_str(), 0660); }
+namespace {
+
+Error systemError(const std::string& what, const std::filesystem::path& path) {
+  return makeError(errno == EPERM || errno == EACCES ? ErrorCode::kAccessDenied : ErrorCode::kIo,
+                   "cannot " + what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+std::optional<LocalGroup> findLocalGroup(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  group entry{};
+  group* found = nullptr;
+  // Large /etc/group lines (a group of many members) need more than the usual buffer.
+  std::vector<char> buffer(16 * 1024);
+  int err = 0;
+  while ((err = ::getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found)) ==
+             ERANGE &&
+         buffer.size() < (1u << 20)) {
+    buffer.resize(buffer.size() * 2);
+  }
+  if (err != 0 || found == nullptr) return std::nullopt;
+  return LocalGroup{name, static_cast<unsigned>(found->gr_gid)};
+}
+
+Status restrictSocket(const std::filesystem::path& path, const std::optional<LocalGroup>& group) {
+  // The group first: until the mode is set the socket has the umask's (0700 under the unit's
+  // UMask=0077), which lets nobody else in meanwhile.
+  if (group && ::chown(path.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(group->id)) != 0) {
+    return systemError("give to group " + group->name + " the API socket", path);
+  }
+  if (::chmod(path.c_str(), 0660) != 0) return systemError("set the mode of the API socket", path);
+  return std::monostate{};
+}
+
+Status shareWithGroup(const std::filesystem::path& file, const LocalGroup& group) {
+  // Through a descriptor of the file itself: a symbolic link put in its place is not followed.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return systemError("open", file);
+  const bool shared = ::fchown(fd, static_cast<uid_t>(-1), static_cast<gid_t>(group.id)) == 0 &&
+                      ::fchmod(fd, 0640) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!shared) {
+    errno = err;
+    return systemError("give to group " + group.name + " the file", file);
+  }
+  return std::monostate{};
+}
 
 }  // namespace wctmon::api

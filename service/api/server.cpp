@@ -27,7 +27,50 @@ constexpr std::size_t kMaxHealthWatches = 64;
 
 std::filesystem::path underStateDir(const std::filesystem::path& state_dir,
                                     const std::filesystem::path& file) {
-  return file.is_absolute() ? file : state_dir / file;
+  std::error_code ec;
+  // Absolute: the token files are published by these names (tokenFilesOf) for clients that run
+  // in another directory.
+  auto absolute = std::filesystem::absolute(file.is_absolute() ? file : state_dir / file, ec);
+  return ec ? state_dir / file : absolute;
+}
+
+/// Where the service publishes, beside its Unix socket, the token files of that socket
+/// ("/run/wctmon/api.sock.token-files"): wctctl then sends the token of the service it talks to,
+/// never another's (client/connection.cpp reads it).
+std::filesystem::path tokenFilesOf(const std::filesystem::path& socket) {
+  return socket.string() + ".token-files";
+}
+
+/// Writes tokenFilesOf(socket): readable by all (it names files, it holds no secret; UMask=0077
+/// would make it the service's alone), replaced whole so that a client never reads half.
+Status publishTokenFiles(const std::filesystem::path& socket,
+                         const std::filesystem::path& admin_file,
+                         const std::filesystem::path& reader_file) {
+  const auto published = tokenFilesOf(socket);
+  const auto temporary = std::filesystem::path(published.string() + ".new");
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << "# wctmond: the token files of the service that listens on the socket beside this "
+           "file.\n"
+        << "# wctctl reads the first it may of these; no other token is sent to that socket.\n"
+        << "admin_token_file=" << admin_file.string() << "\n"
+        << "reader_token_file=" << reader_file.string() << "\n";
+    if (!out.flush()) {
+      return makeError(ErrorCode::kIo, "cannot write " + temporary.string());
+    }
+  }
+  std::error_code ec;
+  std::filesystem::permissions(
+      temporary,
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+          std::filesystem::perms::group_read | std::filesystem::perms::others_read,
+      ec);
+  if (!ec) std::filesystem::rename(temporary, published, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    return makeError(ErrorCode::kIo, "cannot publish " + published.string() + ": " + ec.message());
+  }
+  return std::monostate{};
 }
 
 Result<std::string> readPem(const std::filesystem::path& file, const char* what) {
@@ -73,9 +116,28 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
                                                     const std::filesystem::path& state_dir,
                                                     Dependencies deps) {
   std::unique_ptr<ApiServer> server(new ApiServer());
-  auto tokens = Tokens::load(underStateDir(state_dir, config.admin_token_file),
-                             underStateDir(state_dir, config.reader_token_file));
+  const auto admin_file = underStateDir(state_dir, config.admin_token_file);
+  const auto reader_file = underStateDir(state_dir, config.reader_token_file);
+  auto tokens = Tokens::load(admin_file, reader_file);
   if (!tokens) return tokens.error();
+  // Members of the group read with the reader token, as Performance Monitor Users do on Windows;
+  // each start gives it again, to a token an earlier version made 0600 too.
+  const auto group = findLocalGroup(config.group);
+  if (localSocketsSupported() && !config.group.empty()) {
+    if (group) {
+      if (auto shared = shareWithGroup(reader_file, *group); !shared) return shared.error();
+      spdlog::info(
+          "members of group {} use the API: its Unix sockets are root:{} 0660, the "
+          "reader token {} root:{} 0640",
+          group->name, group->name, reader_file.string(), group->name);
+    } else {
+      spdlog::info(
+          "no group named {} here (api.group): the API's Unix sockets and token files "
+          "stay root's; create it (addgroup --system {}) and restart to let its members "
+          "use wctctl",
+          config.group, config.group);
+    }
+  }
   server->tokens_ = std::make_unique<Tokens>(std::move(*tokens));
   server->service_ = std::make_unique<MonitorService>(MonitorService::Dependencies{
       deps.monitor, deps.incidents, deps.targets, deps.analysis, deps.store, deps.control,
@@ -163,7 +225,17 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
       server->front_ ? server->front_->listening() : std::vector<std::string>{};
   for (std::size_t i = 0; i < config.listen.size(); ++i) {
     const auto address = parseListenAddress(config.listen[i]);
-    if (address->isUnix()) restrictSocket(address->unix_path);
+    if (address->isUnix()) {
+      if (auto restricted = restrictSocket(address->unix_path, group); !restricted) {
+        server->stop(std::chrono::milliseconds(0));
+        return restricted.error();
+      }
+      if (auto published = publishTokenFiles(address->unix_path, admin_file, reader_file);
+          !published) {
+        server->stop(std::chrono::milliseconds(0));
+        return published.error();
+      }
+    }
     if (front_index[i]) {
       server->listening_.push_back(address->isUnix() ? config.listen[i]
                                                      : front_listening[*front_index[i]]);
@@ -212,6 +284,7 @@ void ApiServer::stop(std::chrono::milliseconds deadline) {
   for (const auto& socket : sockets_) {
     std::error_code ignored;
     std::filesystem::remove(socket, ignored);
+    std::filesystem::remove(tokenFilesOf(socket), ignored);
   }
   sockets_.clear();
 }

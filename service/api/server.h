@@ -24,7 +24,8 @@ namespace wctmon::api {
 /// The gRPC server of wctmond: wctmon.v1.Monitor, the standard grpc.health.v1.Health (serving
 /// while the scheduler is healthy; api/health_service.h) and server reflection (v1 and
 /// v1alpha), on every address of `api.listen`.
-/// Unix sockets get mode 0660 (their directory is made when missing); TCP listeners use TLS
+/// Unix sockets get mode 0660, group api.group when it exists (their directory is made when
+/// missing), and beside each a file naming its token files for clients; TCP listeners use TLS
 /// when a certificate and key are configured, and require client certificates when a client CA
 /// is. Requests are limited to 64 KiB, responses to 64 MiB.
 class ApiServer {

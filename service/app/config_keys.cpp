@@ -132,6 +132,7 @@ constexpr std::array kKeys{
     key<&C::api, &C::Api::listen>("api.listen", kRestart, kApiAtStart),
     key<&C::api, &C::Api::admin_token_file>("api.admin_token_file", kRestart, kApiAtStart),
     key<&C::api, &C::Api::reader_token_file>("api.reader_token_file", kRestart, kApiAtStart),
+    key<&C::api, &C::Api::group>("api.group", kRestart, kApiAtStart),
     key<&C::api, &C::Api::tls_cert_file>("api.tls.cert_file", kRestart, kApiAtStart),
     key<&C::api, &C::Api::tls_key_file>("api.tls.key_file", kRestart, kApiAtStart),
     key<&C::api, &C::Api::tls_client_ca_file>("api.tls.client_ca_file", kRestart, kApiAtStart),

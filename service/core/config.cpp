@@ -301,6 +301,7 @@ void readApi(ObjectReader& r, Config::Api& api) {
   };
   path("admin_token_file", api.admin_token_file);
   path("reader_token_file", api.reader_token_file);
+  r.string("group", api.group, true);
   r.unsignedValue("watch_queue", api.watch_queue, 1, 1 << 20);
   if (const json* t = r.find("tls")) {
     ObjectReader tls(*t, r.child("tls"), r.errors());

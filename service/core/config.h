@@ -224,6 +224,9 @@ struct Config {
     /// random 256-bit token) when missing at start.
     std::filesystem::path admin_token_file = "api-admin.token";
     std::filesystem::path reader_token_file = "api-reader.token";
+    /// Linux: the group whose members may use the Unix socket (root:GROUP 0660) and read the
+    /// reader token (root:GROUP 0640) without being root; empty, or no such group: root only.
+    std::string group = "wctmon";
     /// TLS for TCP listeners: the server's certificate and key (PEM); with a client CA, clients
     /// must present a certificate it signed (mutual TLS). Empty: no TLS.
     std::filesystem::path tls_cert_file;

@@ -41,7 +41,7 @@ static_assert(fieldCount<Config::Capture>() == 6);
 static_assert(fieldCount<Config::Retention>() == 2);
 static_assert(fieldCount<Config::Alerts>() == 3);
 static_assert(fieldCount<Config::Log>() == 6);
-static_assert(fieldCount<Config::Api>() == 8);
+static_assert(fieldCount<Config::Api>() == 9);
 
 json schema() {
   std::ifstream in(std::string(WCTMON_SOURCE_DIR) + "/config/wctmon.schema.json");

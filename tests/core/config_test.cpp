@@ -394,10 +394,13 @@ TEST(Config, TheApiListensOnTheRuntimeSocketAndLoopbackByDefault) {
             (std::vector<std::string>{"unix:/run/wctmon/api.sock", "127.0.0.1:7787"}));
   EXPECT_EQ(config.api.admin_token_file, "api-admin.token");
   EXPECT_EQ(config.api.reader_token_file, "api-reader.token");
+  EXPECT_EQ(config.api.group, "wctmon");
   const auto other = parseConfig(R"({"api": {"listen": ["[::1]:9000", "unix:/tmp/w.sock"],
+                                            "group": "",
                                             "tls": {"cert_file": "/c.pem", "key_file": "/k.pem"}}})");
   ASSERT_TRUE(other) << other.error().front().toString();
   EXPECT_EQ(other->api.listen, (std::vector<std::string>{"[::1]:9000", "unix:/tmp/w.sock"}));
+  EXPECT_EQ(other->api.group, "");
   EXPECT_EQ(other->api.tls_cert_file, "/c.pem");
 }
 
