@@ -224,6 +224,17 @@ std::pair<std::vector<AlertRouter::Route>, AlertRoutes> routeAlerts(
   return {std::move(routes), std::move(said)};
 }
 
+/// Says so when no target is configured nor added at run time: a service that watches nothing
+/// looks healthy from outside, and an operator who installed it needs to know why nothing is
+/// ever found.
+void warnWhenNothingIsWatched(const MonitorStats& stats, const std::filesystem::path& config) {
+  if (stats.targets != 0) return;
+  spdlog::warn(
+      "no targets: no process is watched (add targets to {}, then reload, or add one with "
+      "wctctl targets add)",
+      config.string());
+}
+
 void sendServiceAlert(AlertSink& sink, AlertKind kind, AlertSeverity severity, std::string message,
                       std::vector<std::pair<std::string, std::string>> fields) {
   Alert a;
@@ -421,6 +432,7 @@ Status Service::start(const std::filesystem::path& config_path) {
     host_->ready(status());
     spdlog::info("wctmon service started (config {}, state {})", config_path.string(),
                  running.config.state_dir.string());
+    warnWhenNothingIsWatched(running.monitor->stats(), config_path);
     sendServiceAlert(*running.alerts, AlertKind::kServiceStarted, AlertSeverity::kInfo,
                      "wctmon service started",
                      {{"VERSION", WCTMON_VERSION}, {"CONFIG", config_path.string()}});
@@ -526,6 +538,7 @@ ReloadReport Service::reload() {
     summary += "; not applied: " + join(keys);
   }
   spdlog::info("configuration reloaded from {}: {}", config_path_.string(), summary);
+  warnWhenNothingIsWatched(r->monitor->stats(), config_path_);
   r->config = std::move(plan.next);
   {
     std::lock_guard lock(mutex_);

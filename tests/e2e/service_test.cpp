@@ -753,6 +753,12 @@ TEST(Service, OneServicePerStateDirectoryTheSecondIsRefusedNamingTheFirst) {
   EXPECT_TRUE(waitFor([&] {
     return readFile(other.log()).find("service started") != std::string::npos;
   })) << readFile(other.log());
+  // Its configuration has no target: the log says that nothing is watched, and how to change it.
+  EXPECT_NE(readFile(other.log())
+                .find("warning no targets: no process is watched (add targets to " +
+                      other.config() + ", then reload, or add one with wctctl targets add)"),
+            std::string::npos)
+      << readFile(other.log());
 }
 
 /// Waits until `pid` runs wctmond (`wctmon run` execs it), polling every 100 µs.

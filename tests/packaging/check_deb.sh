@@ -9,7 +9,8 @@ deb=$(ls "$out"/wctmon_*.deb)
 dbgsym=$(ls "$out"/wctmon-dbgsym_*.ddeb)
 fail() { echo "FAIL: $*"; exit 1; }
 contents=$(dpkg -c "$deb" | awk '{print $6}')
-for f in ./usr/bin/wctmon ./usr/bin/wctmond ./usr/bin/wctctl ./usr/lib/systemd/system/wctmon.service \
+for f in ./usr/bin/wctmon ./usr/bin/wctmond ./usr/bin/wctctl ./usr/lib/wctmon/wctmon-demo \
+         ./usr/lib/systemd/system/wctmon.service ./usr/lib/systemd/catalog/wctmon.catalog \
          ./etc/wctmon/wctmon.json ./usr/share/doc/wctmon/wctmon.schema.json \
          ./usr/share/doc/wctmon/copyright ./usr/share/doc/wctmon/changelog.Debian.gz \
          ./usr/share/man/man8/wctmon.8.gz ./usr/share/man/man8/wctmond.8.gz \
