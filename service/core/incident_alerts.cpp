@@ -55,16 +55,17 @@ std::optional<Alert> IncidentAlerts::forEvent(IncidentEvent::Type type,
   }
   a.fields = incidentFields(i);
   a.incident = std::move(incident);
+  const auto id = i.id;  // `i` goes with the alert when the rate holds it back
   if (type == IncidentEvent::Type::kOpened) {
     auto out = admitted(std::move(a));
     if (out) {
       MutexLock lock(mutex_);
-      announced_.insert(i.id);
+      announced_.insert(id);
     }
     return out;
   }
   MutexLock lock(mutex_);
-  if (announced_.erase(i.id) == 0) return std::nullopt;
+  if (announced_.erase(id) == 0) return std::nullopt;
   return a;
 }
 

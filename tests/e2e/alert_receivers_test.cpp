@@ -2,7 +2,11 @@
 // (the deadlock shows there with the incident's labels while it lasts, and its resolution ends
 // it), and to a web hook that is down for the first 30 s (every alert arrives afterwards, in
 // order, none lost).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -171,6 +175,67 @@ TEST(AlertReceivers, AWebHookDownForItsFirstThirtySecondsGetsEveryAlertAfterward
   EXPECT_EQ(metric(service, R"(wctmon_alerts_delivered_total{sink="webhook"})"), 3);
   EXPECT_EQ(metric(service, R"(wctmon_alerts_failed_total{sink="webhook"})"), 0);
   EXPECT_EQ(metric(service, R"(wctmon_alerts_dropped_total{sink="webhook"})"), 0);
+}
+
+/// Whether something listens on 127.0.0.1:`port`.
+bool listening(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  ::close(fd);
+  return connected;
+}
+
+/// A self-signed certificate for `name` (as its subject alternative name) in `dir`:
+/// NAME.pem and NAME.key.
+void selfSigned(const testing::TempDir& dir, const std::string& name, const std::string& san) {
+  const auto r = testing::runCommand(
+      {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+       "/CN=" + name, "-addext", "subjectAltName=" + san, "-keyout",
+       (dir / (name + ".key")).string(), "-out", (dir / (name + ".pem")).string()});
+  if (r.exit_code != 0) throw std::runtime_error("openssl req: " + r.err);
+}
+
+TEST(AlertReceivers, AnHttpsWebHookIsTrustedThroughItsCaFileAndOnlyForItsOwnName) {
+  testing::TempDir dir("webhook-tls");
+  selfSigned(dir, "receiver", "IP:127.0.0.1");
+  selfSigned(dir, "stranger", "DNS:elsewhere.example");
+  std::ofstream(dir / "token") << "hook-token\n";
+  const int port = freePort();
+  const int wrong_port = freePort();
+  BackgroundProcess receiver({"/usr/bin/python3", WCTMON_WEBHOOK_RECEIVER, std::to_string(port),
+                              "hook-token", (dir / "received").string(),
+                              (dir / "receiver.pem").string(), (dir / "receiver.key").string()},
+                             dir / "receiver.log");
+  // A receiver whose certificate names another host: refused although its CA is given.
+  BackgroundProcess stranger(
+      {"/usr/bin/python3", WCTMON_WEBHOOK_RECEIVER, std::to_string(wrong_port), "hook-token",
+       (dir / "stranger-received").string(), (dir / "stranger.pem").string(),
+       (dir / "stranger.key").string()},
+      dir / "stranger.log");
+  ASSERT_TRUE(waitFor([&] { return listening(port) && listening(wrong_port); }, 10s));
+  const auto hook = [&](const std::string& name, int at, const std::string& ca) {
+    return R"({"type": "webhook", "name": ")" + name + R"(", "url": "https://127.0.0.1:)" +
+           std::to_string(at) + R"(/wctmon", "token_file": ")" + (dir / "token").string() +
+           R"(", "ca_file": ")" + (dir / ca).string() + R"(", "retry_for_ms": 0})";
+  };
+  ApiService service("", sinks("[" + hook("trusted", port, "receiver.pem") + ", " +
+                               hook("strange", wrong_port, "stranger.pem") + "]"));
+  ASSERT_TRUE(waitFor(
+      [&] { return readFile(dir / "received").find("service_started") != std::string::npos; }, 30s))
+      << readFile(service.log()) << readFile(dir / "receiver.log");
+  ASSERT_TRUE(waitFor(
+      [&] { return metric(service, R"(wctmon_alerts_failed_total{sink="strange"})") == 1; }, 30s))
+      << readFile(service.log());
+  EXPECT_EQ(readFile(dir / "stranger-received"), "");
+  EXPECT_EQ(metric(service, R"(wctmon_alerts_delivered_total{sink="trusted"})"), 1);
+  // Why, as wctctl status says it.
+  const auto status = testing::runCommand({WCTMON_WCTCTL_PATH, "--server", service.unixTarget(),
+                                           "--token-file", service.readerToken(), "status"});
+  EXPECT_NE(status.out.find("certificate verify failed"), std::string::npos) << status.out;
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """A web hook receiver for the alert sinks' end-to-end test: listens on 127.0.0.1:PORT, takes
 each POST whose Authorization is "Bearer TOKEN" (401 otherwise), and appends its body, one line
-each, to OUTPUT.
+each, to OUTPUT. With CERT and KEY (PEM files) it serves https.
 
-    webhook_receiver.py PORT TOKEN OUTPUT
+    webhook_receiver.py PORT TOKEN OUTPUT [CERT KEY]
 """
 import http.server
+import ssl
 import sys
 
 
@@ -27,7 +28,12 @@ def main():
         def log_message(self, *args):
             pass
 
-    http.server.HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    server = http.server.HTTPServer(("127.0.0.1", port), Handler)
+    if len(sys.argv) == 6:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[4], sys.argv[5])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.serve_forever()
 
 
 if __name__ == "__main__":
