@@ -104,7 +104,9 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
       }
       const Alert alert = std::move(queue_.front());
       queue_.pop_front();
-      const auto sent = deliver(lock, alert);
+      lock.unlock();
+      const auto sent = deliver(alert);
+      lock.lock();
       if (sent) {
         ++stats_.delivered;
       } else {
@@ -119,17 +121,18 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
   }
 
   /// Sends `alert`, and again after a growing wait while the receiver may take it later, the
-  /// route's retry time allows and the router is not stopping.
-  Status deliver(MutexLock& lock, const Alert& alert) WCTMON_REQUIRES(mutex_) {
+  /// route's retry time allows and the router is not stopping. Called without the lock: a sink
+  /// may block.
+  Status deliver(const Alert& alert) WCTMON_EXCLUDES(mutex_) {
     const auto give_up = SteadyClock::now() + route_.retry_for;
     auto delay = kFirstRetryDelay;
     for (;;) {
-      lock.unlock();
       auto sent = route_.sink->send(alert);
-      lock.lock();
-      if (sent || sent.error().code != ErrorCode::kIo || stopping_) return sent;
+      if (sent || sent.error().code != ErrorCode::kIo) return sent;
       const auto again = SteadyClock::now() + delay;
       if (again > give_up) return sent;
+      MutexLock lock(mutex_);
+      if (stopping_) return sent;
       ++stats_.retried;
       stats_.last_error = sent.error().message;
       if (lock.waitUntil(wake_, again, [&]() WCTMON_REQUIRES(mutex_) { return stopping_; })) {
