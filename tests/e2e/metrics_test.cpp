@@ -39,6 +39,7 @@ using testing::freePort;
 using testing::httpGet;
 using testing::readFile;
 using testing::runCommand;
+using testing::runWctmon;
 using testing::waitFor;
 
 /// Debian's Prometheus scraping `target` every second as job "wctmon", with the shipped rules,
@@ -110,6 +111,32 @@ class PrometheusServer {
   std::optional<testing::BackgroundProcess> server_;
 };
 
+/// A loopback TCP port that accepts connections (the kernel's backlog does): what a tcp probe
+/// passes on.
+class TcpListener {
+ public:
+  TcpListener() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::listen(fd_, 4096) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ADD_FAILURE() << "cannot listen on loopback";
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  ~TcpListener() { ::close(fd_); }
+  TcpListener(const TcpListener&) = delete;
+  TcpListener& operator=(const TcpListener&) = delete;
+  [[nodiscard]] int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
+
 TEST(Metrics, TheEndpointServesEveryFigureByPrometheusConventions) {
   ApiService service;
   ASSERT_FALSE(service.metricsAddress().empty()) << readFile(service.log());
@@ -163,6 +190,20 @@ TEST(Metrics, TheEndpointServesEveryFigureByPrometheusConventions) {
   EXPECT_NEAR(resident, static_cast<double>(testing::residentBytesOf(service.pid())), resident / 2);
   // Nothing else is served there.
   EXPECT_EQ(httpGet("http://" + service.metricsAddress() + "/"), "");
+}
+
+TEST(Metrics, AnAddressInUseIsRefusedAtStartNamingIt) {
+  const TcpListener taken;
+  testing::TempDir dir("metrics-taken");
+  const auto address = "127.0.0.1:" + std::to_string(taken.port());
+  std::ofstream(dir / "wctmon.json")
+      << R"({"state_dir": ")" << (dir / "state").string() << R"(", "metrics": {"listen": ")"
+      << address << R"("}, "api": {"enabled": false}, "alerts": {"sinks": []}, "targets": []})";
+  const auto run = runWctmon({"run", "--config", (dir / "wctmon.json").string()});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE((run.out + run.err).find("cannot serve metrics at " + address + " (metrics.listen)"),
+            std::string::npos)
+      << run.out << run.err;
 }
 
 TEST(Metrics, APrometheusServerSeesTheDeadlockAndTheShippedRuleFires) {
@@ -311,32 +352,6 @@ TEST(Dashboard, TheShippedDashboardIsAGrafanaDashboardOnAChosenPrometheus) {
   }
   EXPECT_GE(panelQueries(d).size(), 20U);
 }
-
-/// A loopback TCP port that accepts connections (the kernel's backlog does): what a tcp probe
-/// passes on.
-class TcpListener {
- public:
-  TcpListener() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(fd_, 4096) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      ADD_FAILURE() << "cannot listen on loopback";
-    }
-    port_ = ntohs(address.sin_port);
-  }
-  ~TcpListener() { ::close(fd_); }
-  TcpListener(const TcpListener&) = delete;
-  TcpListener& operator=(const TcpListener&) = delete;
-  [[nodiscard]] int port() const { return port_; }
-
- private:
-  int fd_;
-  int port_ = 0;
-};
 
 TEST(Dashboard, EveryPanelQueryAndVariableAnswersFromAPrometheusScrapingAServiceWithADeadlock) {
   // Everything a panel shows exists: a deadlock open, a probed target, an alert sink (a web hook
