@@ -42,10 +42,13 @@ Result<ProcessFigures> readProcessFigures() {
   ProcessFigures f;
   f.cpu_seconds = static_cast<double>(ticksOf(kernel) + ticksOf(user)) / kTicksPerSecond;
   f.resident_bytes = memory.WorkingSetSize;
-  f.virtual_bytes = memory.PrivateUsage;
+  // The commit charge: what the Go client reports as PrivateUsage, the same figure on Windows
+  // (PagefileUsage is documented as the commit charge), and the one of the two Wine fills in.
+  f.virtual_bytes = memory.PagefileUsage;
   f.start_time_seconds = static_cast<double>(ticksOf(created) - kUnixEpoch) / kTicksPerSecond;
+  // A process holds a handle at least (its image's section); none is Wine's stub, not a count.
   DWORD handles = 0;
-  if (::GetProcessHandleCount(self, &handles) != 0) f.open_fds = handles;
+  if (::GetProcessHandleCount(self, &handles) != 0 && handles > 0) f.open_fds = handles;
   // As Prometheus' Go client says: Windows limits the handles of every process alike, to 2^24.
   f.max_fds = std::uint64_t{16} * 1024 * 1024;
   return f;
