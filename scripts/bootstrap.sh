@@ -11,7 +11,7 @@ packages=(
   libspdlog-dev libfmt-dev  # spdlog's CMake package finds fmt's
   libprotobuf-dev protobuf-compiler
   libgrpc++-dev protobuf-compiler-grpc  # the API (wctmond's server, wctctl)
-  prometheus-cpp-dev        # the metrics endpoint (registry and pull exposer)
+  prometheus-cpp-dev        # the metrics endpoint (registry, text format; its civetweb serves it)
   prometheus                # promtool tests the alerting rules; a real server scrapes in a test
   prometheus-alertmanager   # the Alertmanager alert sink's test posts to a real one
   lintian                   # the Debian package is checked to policy (tests/packaging/lintian.sh)

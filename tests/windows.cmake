@@ -119,6 +119,15 @@ target_link_libraries(wctmon_windows_core_tests PRIVATE wctmon_core nlohmann_jso
 gtest_discover_tests(wctmon_windows_core_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                      PROPERTIES LABELS windows TIMEOUT 120)
 
+# The metrics' figures on Windows: the service's own process (GetProcessTimes,
+# GetProcessMemoryInfo, GetProcessHandleCount) and each target's.
+add_executable(wctmon_windows_api_tests api/process_figures_test.cpp api/target_figures_test.cpp)
+target_include_directories(wctmon_windows_api_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(wctmon_windows_api_tests PRIVATE wctmon_metrics GTest::gtest_main
+                      wctmon_warnings)
+gtest_discover_tests(wctmon_windows_api_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
+                     PROPERTIES LABELS windows TIMEOUT 120)
+
 # The Windows executables under Wine next to the native Linux ones (validate-config alike,
 # analyze where WCT is missing, wctctl.exe to the Linux service and the Linux wctctl to
 # wctmond.exe): needs the Linux build (WCTMON_LINUX_BUILD, set by scripts/build-windows.sh).

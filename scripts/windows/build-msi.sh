@@ -6,8 +6,9 @@
 # BIN_DIR holds wctmond.exe, wctmon.exe, wctctl.exe and the installer's own
 # wctmon-release-wait.exe (build/windows/bin); the package is
 # OUT_DIR/wctmon-VERSION-x64.msi, whose path is the last line printed. The executables are
-# stripped into it (the service names the frames of other processes, not its own), and the
-# default configuration is config/wctmon.windows.json.
+# stripped into it (the service names the frames of other processes, not its own), the
+# default configuration is config/wctmon.windows.json, and the Prometheus rules and the Grafana
+# dashboard go under the install directory's prometheus and grafana.
 #
 # wixl writes what WiX's core elements say; what its version (0.101) leaves out is set in the
 # built database with msibuild: the configuration's component attributes (Permanent,
@@ -37,6 +38,8 @@ mkdir -p "$out"
 msi="$(cd "$out" && pwd)/wctmon-$version-x64.msi"
 cp installer/windows/wctmon.wxs "$stage/"
 cp config/wctmon.windows.json "$stage/wctmon.json"
+cp installer/prometheus/wctmon.rules.yml installer/prometheus/wctmon.rules.test.yml "$stage/"
+cp installer/grafana/wctmon.json "$stage/dashboard.json"
 # wixl finds sources by paths relative to where it runs only. It names the attributes it does
 # not know (Permanent, NeverOverwrite, Platform) on stderr: they are set below.
 (cd "$stage" && wixl -a x64 -D Version="$version" -D BinDir=. -D ConfigFile=wctmon.json \

@@ -1,19 +1,112 @@
 #include "api/metrics.h"
 
+#include <CivetServer.h>
 #include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include <array>
 #include <utility>
 #include <vector>
+
+#include "api/process_figures.h"
+#include "api/target_figures.h"
 
 namespace wctmon::api {
 
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
+
+namespace {
+
+using Labels = std::vector<ClientMetric::Label>;
+
+/// One series of a family: its labels and its value.
+struct Series {
+  Labels labels;
+  double value = 0;
+};
+
+MetricFamily family(std::string name, std::string help, MetricType type,
+                    std::vector<Series> series) {
+  MetricFamily out{std::move(name), std::move(help), type, {}};
+  for (auto& [labels, value] : series) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    (type == MetricType::Counter ? m.counter.value : m.gauge.value) = value;
+    out.metric.push_back(std::move(m));
+  }
+  return out;
+}
+
+double secondsSinceEpoch(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+/// The open incidents of each target by kind, when the oldest opened, and what each target
+/// watches: as many series as targets times kinds, whatever happens on the host.
+void addTargets(std::vector<MetricFamily>& out, const std::vector<TargetFigures>& targets) {
+  std::vector<Series> open;
+  std::vector<Series> oldest;
+  std::vector<Series> watched;
+  for (const auto& t : targets) {
+    // Every kind of every target, zeros included: a panel shows the target before its first
+    // incident, and `== 0` means what it says.
+    for (const auto kind : kIncidentKinds) {
+      const auto k = static_cast<std::size_t>(kind);
+      const Labels labels{{"target", t.target}, {"kind", toString(kind)}};
+      open.push_back({labels, static_cast<double>(t.open[k])});
+      if (t.oldest[k]) oldest.push_back({labels, secondsSinceEpoch(*t.oldest[k])});
+    }
+    watched.push_back({{{"target", t.target}}, static_cast<double>(t.watched)});
+  }
+  out.push_back(family("wctmon_target_incidents_open",
+                       "Incidents open now, by target and kind (every target and kind, zeros "
+                       "included).",
+                       MetricType::Gauge, std::move(open)));
+  out.push_back(family("wctmon_target_oldest_incident_start_time_seconds",
+                       "When the oldest incident open now of the target and kind opened, in "
+                       "seconds since the Unix epoch (only where one is open).",
+                       MetricType::Gauge, std::move(oldest)));
+  out.push_back(family("wctmon_target_watched_processes",
+                       "Processes the target watches now (every target, zeros included).",
+                       MetricType::Gauge, std::move(watched)));
+}
+
+/// The standard figures of the service's own process, named and explained as Prometheus'
+/// client libraries do, so that the dashboards made for them work.
+void addProcess(std::vector<MetricFamily>& out) {
+  const auto figures = readProcessFigures();
+  if (!figures) return;  // nothing rather than zeros that would look like figures
+  const auto gauge = [&](const char* name, const char* help, double value) {
+    out.push_back(family(name, help, MetricType::Gauge, {{{}, value}}));
+  };
+  out.push_back(family("process_cpu_seconds_total",
+                       "Total user and system CPU time spent in seconds.", MetricType::Counter,
+                       {{{}, figures->cpu_seconds}}));
+  gauge("process_resident_memory_bytes", "Resident memory size in bytes.",
+        static_cast<double>(figures->resident_bytes));
+  gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.",
+        static_cast<double>(figures->virtual_bytes));
+  gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+        figures->start_time_seconds);
+  if (figures->open_fds) {
+    gauge("process_open_fds", "Number of open file descriptors.",
+          static_cast<double>(*figures->open_fds));
+  }
+  if (figures->max_fds) {
+    gauge("process_max_fds", "Maximum number of open file descriptors.",
+          static_cast<double>(*figures->max_fds));
+  }
+  if (figures->threads) {
+    gauge("process_threads", "Number of OS threads in the process.",
+          static_cast<double>(*figures->threads));
+  }
+}
+
+}  // namespace
 
 /// The figures read at scrape time, as prometheus-cpp's metric families.
 class Metrics::Figures final : public prometheus::Collectable {
@@ -23,22 +116,20 @@ class Metrics::Figures final : public prometheus::Collectable {
   std::vector<MetricFamily> Collect() const override {
     const auto stats = deps_.monitor.stats();
     const auto facts = deps_.control.facts();
+    const auto incidents = deps_.incidents.openIncidents();
     std::array<std::uint64_t, kIncidentKindCount> open{};
-    for (const auto& incident : *deps_.incidents.openIncidents()) {
+    for (const auto& incident : *incidents) {
       ++open[static_cast<std::size_t>(incident.kind)];
     }
     const auto d = [](auto v) { return static_cast<double>(v); };
     std::vector<MetricFamily> out;
     const auto add = [&](std::string name, std::string help, MetricType type,
                          std::vector<std::pair<ClientMetric::Label, double>> values) {
-      MetricFamily family{std::move(name), std::move(help), type, {}};
+      std::vector<Series> series;
       for (auto& [label, value] : values) {
-        ClientMetric m;
-        if (!label.name.empty()) m.label.push_back(label);
-        (type == MetricType::Counter ? m.counter.value : m.gauge.value) = value;
-        family.metric.push_back(std::move(m));
+        series.push_back({label.name.empty() ? Labels{} : Labels{label}, value});
       }
-      out.push_back(std::move(family));
+      out.push_back(family(std::move(name), std::move(help), type, std::move(series)));
     };
     const auto one = [](double value) {
       return std::vector<std::pair<ClientMetric::Label, double>>{{{}, value}};
@@ -144,6 +235,7 @@ class Metrics::Figures final : public prometheus::Collectable {
         MetricType::Counter, byTarget([](const ProbeStatus& s) { return s.failed; }));
     add("wctmon_probe_passes_total", "Liveness probes of the target that passed.",
         MetricType::Counter, byTarget([](const ProbeStatus& s) { return s.passed; }));
+    addTargets(out, targetFigures(deps_.monitor.watchedByTarget(), *incidents));
     add("wctmon_healthy", "1 while the scheduler is healthy (not every worker stuck).",
         MetricType::Gauge, one(facts.healthy ? 1 : 0));
     add("wctmon_wait_chain_source_available", "1 when wait chains can be read on this host.",
@@ -157,11 +249,43 @@ class Metrics::Figures final : public prometheus::Collectable {
     info.gauge.value = 1;
     build.metric.push_back(std::move(info));
     out.push_back(std::move(build));
+    addProcess(out);
     return out;
   }
 
  private:
   Dependencies deps_;
+};
+
+/// GET /metrics: the registry's histogram and the figures in Prometheus' text format.
+///
+/// Served here rather than by prometheus-cpp's Exposer, which adds families of its own that
+/// cannot be left out (exposer_*, without the wctmon_ prefix, one of them a summary in
+/// microseconds that reads NaN until it has observations); Prometheus measures every scrape
+/// itself (scrape_duration_seconds, scrape_samples_scraped).
+class Metrics::Page final : public CivetHandler {
+ public:
+  Page(std::shared_ptr<prometheus::Registry> registry, std::shared_ptr<Figures> figures)
+      : registry_(std::move(registry)), figures_(std::move(figures)) {}
+
+  bool handleGet(CivetServer* /*server*/, mg_connection* connection) override {
+    auto families = registry_->Collect();
+    auto figures = figures_->Collect();
+    families.insert(families.end(), std::make_move_iterator(figures.begin()),
+                    std::make_move_iterator(figures.end()));
+    const auto body = prometheus::TextSerializer().Serialize(families);
+    const auto head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n";
+    mg_write(connection, head.data(), head.size());
+    mg_write(connection, body.data(), body.size());
+    return true;
+  }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<Figures> figures_;
 };
 
 Metrics::Metrics(Dependencies deps)
@@ -181,15 +305,16 @@ Metrics::Metrics(Dependencies deps)
 Metrics::~Metrics() = default;
 
 Status Metrics::start(const std::string& listen) {
+  page_ = std::make_unique<Page>(registry_, figures_);
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
+    server_ = std::make_unique<CivetServer>(
+        std::vector<std::string>{"listening_ports", listen, "num_threads", "1"});
   } catch (const std::exception& e) {
     return Error{ErrorCode::kIo,
                  "cannot serve metrics at " + listen + " (metrics.listen): " + e.what()};
   }
-  exposer_->RegisterCollectable(registry_);
-  exposer_->RegisterCollectable(figures_);
-  const auto ports = exposer_->GetListeningPorts();
+  server_->addHandler("/metrics", page_.get());
+  const auto ports = server_->getListeningPorts();
   listening_ = listen;
   if (!ports.empty()) {
     listening_ = listen.substr(0, listen.rfind(':') + 1) + std::to_string(ports.front());
@@ -197,7 +322,7 @@ Status Metrics::start(const std::string& listen) {
   return std::monostate{};
 }
 
-void Metrics::stop() { exposer_.reset(); }
+void Metrics::stop() { server_.reset(); }
 
 void Metrics::observeSample(std::chrono::microseconds duration) {
   sample_duration_->Observe(std::chrono::duration<double>(duration).count());

@@ -11,20 +11,23 @@
 #include "core/monitor.h"
 #include "model/result.h"
 
+class CivetServer;
+
 namespace prometheus {
-class Exposer;
 class Histogram;
 class Registry;
 }  // namespace prometheus
 
 namespace wctmon::api {
 
-/// The service's figures for Prometheus, served over HTTP at /metrics by prometheus-cpp's pull
-/// exposer: incidents open and opened by kind, samples taken, skipped, overdue and failed, how
-/// long samples take (a histogram), what is watched, the API's watchers and connections, whether
-/// the service and its wait-chain source work, and the build. Every figure but the histogram is
-/// read from the monitor and the service at scrape time; none of them takes the monitor's decision
-/// lock.
+/// The service's figures for Prometheus, served over HTTP at /metrics (civetweb, prometheus-cpp's
+/// text format): incidents open and opened by kind, and open by target and kind with the oldest's
+/// start; samples taken, skipped, overdue and failed, how long samples take (a histogram); what
+/// each target watches and its probe's results; alert delivery by sink; the store's errors; the
+/// API's watchers and connections; whether the service and its wait-chain source work; the build;
+/// and the standard process_* figures of the service's own process. Every figure but the histogram
+/// is read from the monitor and the service at scrape time; none of them takes the monitor's
+/// decision lock.
 class Metrics {
  public:
   struct Dependencies {
@@ -56,11 +59,14 @@ class Metrics {
 
  private:
   class Figures;
+  class Page;
 
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Histogram* sample_duration_ = nullptr;
   std::shared_ptr<Figures> figures_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<Page> page_;
+  /// After page_: the server stops (its scrapes end) before the page it serves goes.
+  std::unique_ptr<CivetServer> server_;
   std::string listening_;
 };
 

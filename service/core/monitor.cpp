@@ -135,7 +135,7 @@ Monitor::Discovery Monitor::discover() {
   std::erase_if(progressing_, [&watched_pids](const auto& entry) {
     return !watched_pids.contains(entry.first.pid.value);
   });
-  counters_.watched = watched_.size();
+  publishWatched();
   lock.unlock();
   deps_.effects.checkStore();  // at each discovery
   return out;
@@ -235,7 +235,7 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
     forgetThreads(watched->second);
     watched_.erase(watched);
     last_capture_.erase(process);
-    counters_.watched = watched_.size();
+    publishWatched();
     return false;
   }
   if (!analysis) {
@@ -527,6 +527,22 @@ std::optional<std::chrono::milliseconds> Monitor::intervalOf(const ProcessIdenti
 
 void Monitor::forgetThreads(const WatchedProcess& process) {
   if (process.last_sample) counters_.watched_threads -= process.last_sample->threads;
+}
+
+void Monitor::publishWatched() {
+  counters_.watched = watched_.size();
+  std::map<std::string, std::size_t> by_target;
+  for (const auto& [id, w] : watched_) ++by_target[w.target->name];
+  MutexLock lock(published_mutex_);
+  watched_by_target_ = std::move(by_target);
+}
+
+std::map<std::string, std::size_t> Monitor::watchedByTarget() const {
+  std::map<std::string, std::size_t> out;
+  for (const auto& target : deps_.targets.matcher()->targets()) out[target.name] = 0;
+  MutexLock lock(published_mutex_);
+  for (const auto& [name, count] : watched_by_target_) out[name] = count;
+  return out;
 }
 
 MonitorStats Monitor::stats() const {

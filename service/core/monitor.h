@@ -156,6 +156,10 @@ class Monitor {
       const ProcessIdentity& process) const;
   /// The counters; never waits for the decision lock.
   [[nodiscard]] MonitorStats stats() const;
+  /// How many processes each target watches now, by target name: every target of the
+  /// registry (zeros included) and any other that still watches one; never waits for the
+  /// decision lock.
+  [[nodiscard]] std::map<std::string, std::size_t> watchedByTarget() const;
   [[nodiscard]] Config config() const;
 
   /// Takes the incidents the store holds open (those open when the service stopped) as open:
@@ -191,6 +195,8 @@ class Monitor {
                                                      const Analysis& analysis);
   /// Takes a process that is no longer watched out of the thread count; with the lock held.
   void forgetThreads(const WatchedProcess& process) WCTMON_REQUIRES(mutex_);
+  /// Publishes how many processes are watched, in all and by target, after watched_ changed.
+  void publishWatched() WCTMON_REQUIRES(mutex_);
 
   Dependencies deps_;
   WaitChainAnalyzer analyzer_;
@@ -226,6 +232,10 @@ class Monitor {
     std::atomic<std::size_t> watched{0};
   };
   Counters counters_;
+  /// The watched processes by target as publishWatched() last counted them: a lock of its own,
+  /// held only to copy the map, so that a scrape never waits for a decision.
+  mutable Mutex published_mutex_;
+  std::map<std::string, std::size_t> watched_by_target_ WCTMON_GUARDED_BY(published_mutex_);
 };
 
 }  // namespace wctmon

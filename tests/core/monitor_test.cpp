@@ -319,6 +319,27 @@ TEST_F(MonitorTest, AProcessThatExitsResolvesItsIncidentsAndIsDropped) {
   EXPECT_EQ(stored[0].resolution, "the process exited");
 }
 
+TEST_F(MonitorTest, WhatEachTargetWatchesIsCountedWithTheIdleTargetsAtZero) {
+  catalog_.set({processInfo(10, "postgres"), processInfo(11, "postgres"), processInfo(12, "nginx"),
+                processInfo(13, "bash")});
+  auto monitor = makeMonitor(configWith(
+      R"([{"name": "db", "exe": "postgres"}, {"name": "web", "exe": "nginx"},
+          {"name": "batch", "exe": "batch-*"}])"));
+  using Counts = std::map<std::string, std::size_t>;
+  EXPECT_EQ(monitor->watchedByTarget(), (Counts{{"batch", 0}, {"db", 0}, {"web", 0}}));
+  (void)monitor->discover();
+  EXPECT_EQ(monitor->watchedByTarget(), (Counts{{"batch", 0}, {"db", 2}, {"web", 1}}));
+
+  // One exits between discoveries: its sample drops it from its target's count at once.
+  source_.setSample(makeError(ErrorCode::kNoSuchProcess, "no such process: 12"));
+  EXPECT_FALSE(sample(*monitor, ProcessIdentity{Pid{12}, 0}));
+  EXPECT_EQ(monitor->watchedByTarget(), (Counts{{"batch", 0}, {"db", 2}, {"web", 0}}));
+  catalog_.set({processInfo(10, "postgres")});
+  (void)monitor->discover();
+  EXPECT_EQ(monitor->watchedByTarget(), (Counts{{"batch", 0}, {"db", 1}, {"web", 0}}));
+  EXPECT_EQ(monitor->stats().watched, 1U);
+}
+
 TEST_F(MonitorTest, APidReusedBetweenDiscoveryAndSampleIsNotTheWatchedProcess) {
   catalog_.set({processInfo(10, "server", "", 100)});
   auto monitor = makeMonitor(configWith(R"([{"pid": 10}])"));

@@ -114,8 +114,10 @@ def check_tables(msi):
           "Environment: the install directory appended to the system PATH (feature OnPath)",
           repr(env))
     files = {r[2].split("|")[-1] for r in table(msi, "File")}
-    check({"wctmond.exe", "wctmon.exe", "wctctl.exe", "wctmon.json"} <= files,
-          "File: wctmond.exe, wctmon.exe, wctctl.exe and wctmon.json", repr(files))
+    check({"wctmond.exe", "wctmon.exe", "wctctl.exe", "wctmon.json", "wctmon.rules.yml",
+           "wctmon.rules.test.yml"} <= files,
+          "File: wctmond.exe, wctmon.exe, wctctl.exe, wctmon.json, the rules and their tests",
+          repr(files))
 
 
 def port_free(port):
@@ -199,6 +201,14 @@ def run(wine, windows_bin, linux_build, source_dir, msi, later_msi):
     check(all(os.path.exists(os.path.join(program_files, f))
               for f in ("wctmond.exe", "wctmon.exe", "wctctl.exe")),
           "wctmond.exe, wctmon.exe and wctctl.exe under Program Files\\wctmon")
+    for shipped_file, installed in (("installer/prometheus/wctmon.rules.yml",
+                                     "prometheus/wctmon.rules.yml"),
+                                    ("installer/grafana/wctmon.json", "grafana/wctmon.json")):
+        with open(os.path.join(source_dir, shipped_file), "rb") as f:
+            source = f.read()
+        path = os.path.join(program_files, *installed.split("/"))
+        check(os.path.exists(path) and open(path, "rb").read() == source,
+              f"{installed} under Program Files\\wctmon", path)
     with open(os.path.join(source_dir, "config", "wctmon.windows.json")) as f:
         shipped = f.read()
     check(os.path.exists(config_file) and open(config_file).read() == shipped,

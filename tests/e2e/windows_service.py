@@ -7,7 +7,8 @@
 2. started: START_PENDING with a wait hint, then RUNNING accepting STOP, SHUTDOWN, PRESHUTDOWN
    and PARAMCHANGE; the native Linux wctctl asks it over loopback (platform windows, WCT
    unavailable under Wine and why, alerts to the Event Log); it samples its configured target;
-   a second wctmond.exe on its state directory is refused;
+   a second wctmond.exe on its state directory is refused; its metrics carry its target, its
+   sinks and its own process's figures;
 3. a target added with wctctl persists across a stop and a start;
 4. PARAMCHANGE reloads the configuration (the changed level applies live);
 5. a stop is STOP_PENDING with a wait hint, then STOPPED with exit code 0 within that hint;
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 from wine_support import (EVENT_SOURCE_KEY, RUNNING_CONTROLS, SERVICE, Service, Wine, check,
                           free_port, report, status_json, tail, wait_until, wctctl)
@@ -65,6 +67,38 @@ def web_hook():
     return f"http://127.0.0.1:{server.server_address[1]}/wctmon", received
 
 
+def metrics_of_windows(port, started):
+    """The Windows service's metrics: its targets', its sinks' and its own process's figures
+    (GetProcessTimes, GetProcessMemoryInfo, GetProcessHandleCount), and only wctmon's families."""
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    except OSError as e:
+        check(False, "the Windows service serves its metrics", str(e))
+        return
+    figures = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            figures[name] = float(value)
+    check('wctmon_build_info{platform="windows",version="' in text
+          and figures.get('wctmon_target_watched_processes{target="scm"}', 0) >= 1
+          and 'wctmon_target_incidents_open{target="scm",kind="deadlock"}' in figures,
+          "its metrics name the target scm, watching services.exe", text)
+    check(all(n.startswith(("wctmon_", "process_")) for n in figures)
+          and not any(v != v for v in figures.values()),
+          "only wctmon's families and the process's, every figure a number (no exposer_*)", text)
+    check(any(n.startswith('wctmon_alerts_delivered_total{sink="') for n in figures),
+          "each alert sink has its delivery figures", text)
+    check(figures.get("process_resident_memory_bytes", 0) > 1 << 20
+          and figures.get("process_virtual_memory_bytes", 0) > 1 << 20
+          and figures.get("process_cpu_seconds_total", 0) > 0
+          # Wine's GetProcessHandleCount is a stub that answers 0: then no process_open_fds.
+          and figures.get("process_open_fds", 1) > 0
+          and figures.get("process_max_fds") == 16 * 1024 * 1024
+          and started - 60 < figures.get("process_start_time_seconds", 0) <= time.time() + 1,
+          "the process_* figures of wctmond.exe itself", text)
+
+
 def run(wine, windows_bin, linux_build, source_dir):
     install = wine.c_drive("wctmon-test")
     os.makedirs(install)
@@ -80,7 +114,8 @@ def run(wine, windows_bin, linux_build, source_dir):
         config = json.load(f)
     port = free_port()
     config["api"] = {"listen": [f"127.0.0.1:{port}"]}
-    config["metrics"] = {"listen": f"127.0.0.1:{free_port()}"}
+    metrics_port = free_port()
+    config["metrics"] = {"listen": f"127.0.0.1:{metrics_port}"}
     config["targets"] = [{"name": "scm", "exe": "services.exe"}]
     hook_url, hooked = web_hook()
     config["alerts"]["sinks"] = ["eventlog", {"type": "webhook", "url": hook_url}]
@@ -140,6 +175,8 @@ def run(wine, windows_bin, linux_build, source_dir):
     start_to_sample = time.time() - t0
     check(sampled is not None, "it samples its configured target (services.exe)",
           json.dumps(status_json(linux_build, port, reader)))
+
+    metrics_of_windows(metrics_port, t0)
 
     # A dump asked for now (admin): a minidump under the state directory's dumps, the analysis
     # inside saying why there is none (no WCT under Wine); the reader may not ask.

@@ -2,7 +2,7 @@
 # Checks what the Debian package built in $1 (build_deb.sh) installs: the binaries, stripped, with
 # their debug information by build id in the -dbgsym package; the systemd unit (Type=notify,
 # watchdog, hardened); the default configuration as a conffile; copyright, changelog and man
-# pages; the rules with their tests; the maintainer scripts.
+# pages; the rules with their tests and the Grafana dashboard; the maintainer scripts.
 set -euo pipefail
 out=$1
 deb=$(ls "$out"/wctmon_*.deb)
@@ -16,7 +16,8 @@ for f in ./usr/bin/wctmon ./usr/bin/wctmond ./usr/bin/wctctl ./usr/lib/wctmon/wc
          ./usr/share/man/man8/wctmon.8.gz ./usr/share/man/man8/wctmond.8.gz \
          ./usr/share/man/man1/wctctl.1.gz \
          ./usr/share/wctmon/prometheus/wctmon.rules.yml \
-         ./usr/share/wctmon/prometheus/wctmon.rules.test.yml; do
+         ./usr/share/wctmon/prometheus/wctmon.rules.test.yml \
+         ./usr/share/wctmon/grafana/wctmon.json; do
   grep -qx "$f" <<<"$contents" || fail "missing from the package: $f"
 done
 control=$(mktemp -d)
