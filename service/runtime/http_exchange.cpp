@@ -45,7 +45,7 @@ class Exchange {
       : request_(request), resolver_(io), stream_(stream), text_(requestText(request)) {}
 
   void start() {
-    step_ = "resolving " + request_.url.endpoint.host;
+    step = "resolving " + request_.url.endpoint.host;
     resolver_.async_resolve(request_.url.endpoint.host, std::to_string(request_.url.endpoint.port),
                             [this](const boost::system::error_code& ec, const auto& results) {
                               if (ec) return fail("cannot resolve: " + ec.message());
@@ -56,7 +56,7 @@ class Exchange {
   /// What it came to: the answer's text, or why there is none. Empty while under way.
   std::optional<Result<std::string>> outcome;
   /// The step it was at, for a timeout's message.
-  std::string step_;
+  std::string step;
 
   void cancel() {
     boost::system::error_code ignored;
@@ -66,7 +66,7 @@ class Exchange {
 
  private:
   void connect(const tcp::resolver::results_type& results) {
-    step_ = "connecting to " + request_.url.endpoint.text();
+    step = "connecting to " + request_.url.endpoint.text();
     asio::async_connect(stream_.lowest_layer(), results,
                         [this](const boost::system::error_code& ec, const tcp::endpoint&) {
                           if (ec) return fail("cannot connect: " + ec.message());
@@ -77,11 +77,11 @@ class Exchange {
   void handshake();
 
   void send() {
-    step_ = "sending the request";
+    step = "sending the request";
     asio::async_write(stream_, asio::buffer(text_),
                       [this](const boost::system::error_code& ec, std::size_t) {
                         if (ec) return fail("cannot send: " + ec.message());
-                        step_ = "waiting for the answer";
+                        step = "waiting for the answer";
                         read();
                       });
   }
@@ -121,11 +121,10 @@ using TlsStream = asio::ssl::stream<tcp::socket>;
 
 template <>
 void Exchange<TlsStream>::handshake() {
-  step_ = "in the TLS handshake";
-  // The name the certificate must be for, sent as SNI (SSL_set_tlsext_host_name without the
-  // macro's C cast) and checked against the certificate once it chained to a trusted CA.
-  SSL_ctrl(stream_.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-           const_cast<char*>(request_.url.endpoint.host.c_str()));
+  step = "in the TLS handshake";
+  // The name the certificate must be for, sent as SNI and checked against the certificate once
+  // it chained to a trusted CA.
+  setTlsServerName(stream_.native_handle(), request_.url.endpoint.host);
   stream_.set_verify_callback(asio::ssl::host_name_verification(request_.url.endpoint.host));
   stream_.async_handshake(asio::ssl::stream_base::client,
                           [this](const boost::system::error_code& ec) {
@@ -143,7 +142,7 @@ Result<std::string> run(asio::io_context& io, const HttpRequest& request, Stream
     if (io.run_one_until(deadline) == 0) break;
   }
   if (exchange.outcome) return std::move(*exchange.outcome);
-  const std::string step = exchange.step_;
+  const std::string step = exchange.step;
   exchange.cancel();
   // The cancelled handlers still run, on this thread, before the exchange goes.
   io.restart();
@@ -153,6 +152,11 @@ Result<std::string> run(asio::io_context& io, const HttpRequest& request, Stream
 }
 
 }  // namespace
+
+void setTlsServerName(ssl_st* ssl, const std::string& host) {
+  SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+           const_cast<char*>(host.c_str()));
+}
 
 bool httpResponseComplete(std::string_view text) {
   const auto end = text.find("\r\n\r\n");

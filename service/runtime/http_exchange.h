@@ -13,7 +13,13 @@
 #include "core/probe_config.h"
 #include "model/result.h"
 
+struct ssl_st;
+
 namespace wctmon {
+
+/// Sends `host` as the TLS server name (SNI) of the connection `ssl` is about to make: what
+/// SSL_set_tlsext_host_name does, without the macro's C cast.
+void setTlsServerName(ssl_st* ssl, const std::string& host);
 
 struct HttpRequest {
   std::string method = "POST";

@@ -185,9 +185,7 @@ void SocketProbe<TlsStream>::handshake() {
   step_ = "in the TLS handshake";
   // The name the server's certificate is for (SNI); the certificate itself is not checked: a
   // liveness probe asks whether the server answers, as Kubernetes' HTTPS probes do.
-  // SSL_set_tlsext_host_name, without the macro's C cast.
-  SSL_ctrl(stream_.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-           const_cast<char*>(probe_.url.endpoint.host.c_str()));
+  setTlsServerName(stream_.native_handle(), probe_.url.endpoint.host);
   auto self = shared_from_this();
   stream_.async_handshake(asio::ssl::stream_base::client,
                           [self](const boost::system::error_code& ec) {
