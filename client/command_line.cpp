@@ -49,13 +49,14 @@ std::string whereText() {
          "targets list, ps, incidents, incident, watch, health; the admin token everything).";
 }
 
+/// What the exit statuses mean, for --help.
 constexpr const char* kExitText =
-    "Exit status: 0 ok; 1 error (the server's reason is printed); 2 usage; 3 analyze found a "
-    "deadlock; 4 server unavailable (nothing answers, or not within --timeout); 5 "
-    "unauthenticated or permission denied.";
+    R"(Exit status: 0 ok; 1 error (the server's reason is printed); 2 usage; 3 analyze found a deadlock;
+4 server unavailable (nothing answers, or not within --timeout); 5 unauthenticated or permission
+denied.)";
 
 /// The help's footer.
-std::string footer() { return wrapped(whereText(), 100) + "\n\n" + wrapped(kExitText, 100); }
+std::string footer() { return wrapped(whereText(), 100) + "\n\n" + kExitText; }
 
 /// Accepts what `parse` accepts; the error says what was expected.
 template <typename Parse>

@@ -3,19 +3,29 @@
 #include <ctime>
 
 #include "model/calendar.h"
-#include "model/format.h"
 
 namespace wctmon::client {
 
+namespace {
+
+/// An age to the unit that matters at its size: "45s", "3m", "2h05m", "2d04h".
+std::string ageText(std::chrono::milliseconds age) {
+  const auto s = age.count() / 1000;
+  const auto two = [](long long v) { return (v < 10 ? "0" : "") + std::to_string(v); };
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m";
+  if (s < 86400) return std::to_string(s / 3600) + "h" + two(s / 60 % 60) + "m";
+  return std::to_string(s / 86400) + "d" + two(s / 3600 % 24) + "h";
+}
+
+}  // namespace
+
 std::string agoText(std::chrono::system_clock::time_point t,
                     std::chrono::system_clock::time_point now) {
-  using std::chrono::duration_cast;
-  using std::chrono::milliseconds;
-  const auto age = duration_cast<milliseconds>(now - t);
+  const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - t);
   if (age < std::chrono::seconds(1) && age > -std::chrono::seconds(1)) return "just now";
-  // durationText counts whole seconds from a second on: "12s", "3m05s", "2h05m".
-  if (age < milliseconds(0)) return "in " + durationText(-age);
-  return durationText(age) + " ago";
+  if (age < std::chrono::milliseconds(0)) return "in " + ageText(-age);
+  return ageText(age) + " ago";
 }
 
 std::string utcTimeText(std::chrono::system_clock::time_point t) {

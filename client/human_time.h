@@ -5,8 +5,9 @@
 
 namespace wctmon::client {
 
-/// How long ago `t` was, as tables show it: "5s ago", "3m ago", "2h05m ago", "just now" within
-/// a second, "in 4s" for a time ahead of `now` (a server whose clock runs ahead).
+/// How long ago `t` was, as tables show it, to the unit that matters: "5s ago", "3m ago",
+/// "2h05m ago", "2d04h ago"; "just now" within a second, "in 4s" for a time ahead of `now` (a
+/// server whose clock runs ahead).
 [[nodiscard]] std::string agoText(std::chrono::system_clock::time_point t,
                                   std::chrono::system_clock::time_point now);
 

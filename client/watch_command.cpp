@@ -153,7 +153,8 @@ int runWatch(Session& session, const WatchArgs& args) {
     auto reader = session.connection().monitor().WatchIncidents(context.get(), {});
     // The service sends its headers as it takes the watch: from then on the stream is open.
     reader->WaitForInitialMetadata();
-    if (again && session.connection().connected()) {
+    const bool opened = session.connection().connected();
+    if (again && opened) {
       Session::notice("wctctl: " + server + ": watching again\n");
       printMissedResolutions(session, memory);
       wait = kFirstWait;
@@ -166,6 +167,12 @@ int runWatch(Session& session, const WatchArgs& args) {
     control.end();
     if (control.stopped()) return kExitOk;
     if (!args.reconnect || !worthAnotherTry(status)) {
+      // A stream the service took, then ended as it stopped: the server is unavailable now,
+      // whatever state the channel is in by the time this is read.
+      if (opened && worthAnotherTry(status)) {
+        session.fail({kExitUnavailable, "the watch ended: " + status.error_message()});
+        return session.exitCode();
+      }
       return session.succeeded(status) ? kExitOk : session.exitCode();
     }
     // The service itself said it is unavailable (it is stopping): the whole wait before asking

@@ -42,7 +42,8 @@ OptionSpec specOf(const CLI::Option& option) {
   for (const auto& s : option.get_snames()) spec.spellings.push_back("-" + s);
   for (const auto& l : option.get_lnames()) spec.spellings.push_back("--" + l);
   spec.description = option.get_description();
-  if (option.get_type_size() > 0) {
+  // A flag expects no value (CLI11 gives it a type size all the same).
+  if (option.get_expected_max() > 0) {
     spec.choices = choicesOf(option);
     spec.takes = !spec.choices.empty() ? Takes::kChoice
                  : isFile(option)      ? Takes::kFile

@@ -61,7 +61,7 @@ std::string optionName(const CLI::Option& option) {
   for (const auto& s : option.get_snames()) out += (out.empty() ? "" : ", ") + bold("-" + s);
   for (const auto& l : option.get_lnames()) out += (out.empty() ? "" : ", ") + bold("--" + l);
   if (!option.nonpositional()) return italic(option.get_type_name());
-  if (option.get_type_size() > 0 && !option.get_type_name().empty()) {
+  if (option.get_expected_max() > 0 && !option.get_type_name().empty()) {
     out += " " + italic(option.get_type_name());
   }
   return out;
