@@ -104,8 +104,9 @@ class ApiService:
 
     def status(self):
         """GetStatus through wctctl -o protojson (the proto3 JSON mapping)."""
-        out = subprocess.run([os.path.join(self.build, "client/wctctl"), "status", "-o", "protojson",
-                              "--server", self.unix, "--token-file", self.reader_token],
+        out = subprocess.run([os.path.join(self.build, "client/wctctl"), "status", "-o",
+                              "protojson", "--server", self.unix, "--token-file",
+                              self.reader_token],
                              check=True, capture_output=True, text=True).stdout
         return json.loads(out)
 
