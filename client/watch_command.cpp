@@ -170,7 +170,10 @@ int runWatch(Session& session, const WatchArgs& args) {
       // A stream the service took, then ended as it stopped: the server is unavailable now,
       // whatever state the channel is in by the time this is read.
       if (opened && worthAnotherTry(status)) {
-        session.fail({kExitUnavailable, "the watch ended: " + status.error_message()});
+        session.fail({kExitUnavailable,
+                      "the watch ended: " + (status.error_code() == grpc::StatusCode::CANCELLED
+                                                 ? std::string("the service cancelled it")
+                                                 : status.error_message())});
         return session.exitCode();
       }
       return session.succeeded(status) ? kExitOk : session.exitCode();
