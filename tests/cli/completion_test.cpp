@@ -115,20 +115,59 @@ TEST(Completion, ShellsByName) {
   EXPECT_EQ(shellNames(), (std::vector<std::string>{"bash", "zsh", "fish", "powershell"}));
 }
 
-TEST(Completion, ZshReadsItsScript) {
-  if (!have("zsh")) GTEST_SKIP() << "no zsh here";
-  testing::TempDir dir("completion");
-  const auto script = saved(dir, Shell::kZsh, "_tool");
-  const auto [out, ok] = run("zsh -n " + script.string() + " 2>&1");
+/// What zsh completes for `words` (the last one being completed), one a line: the script's
+/// function run with compadd and _files standing in for zsh's completion system (compadd filters
+/// by the word itself, so the stand-in prints every candidate it is given).
+std::string zshCompletes(const std::filesystem::path& script,
+                         const std::vector<std::string>& words) {
+  const auto driver = script.parent_path() / "driver.zsh";
+  {
+    std::ofstream out(driver);
+    out << "compdef() { :; }\ncompadd() { [[ $1 == -- ]] && shift; print -l -- \"$@\"; }\n"
+        << "_files() { print '(files)'; }\nsource '" << script.string() << "'\nwords=(";
+    for (const auto& w : words) out << " '" << w << "'";
+    out << ")\nCURRENT=" << words.size() << "\n_tool\n";
+  }
+  const auto [out, ok] = run("zsh " + driver.string() + " 2>&1");
   EXPECT_TRUE(ok) << out;
+  return out;
 }
 
-TEST(Completion, FishReadsItsScript) {
-  if (!have("fish")) GTEST_SKIP() << "no fish here";
+TEST(Completion, ZshCompletesCommandsOptionsAndTheirWords) {
+  if (!have("zsh")) GTEST_SKIP() << "no zsh here (scripts/bootstrap.sh installs it)";
+  testing::TempDir dir("completion");
+  const auto script = saved(dir, Shell::kZsh, "_tool");
+  EXPECT_TRUE(run("zsh -n " + script.string()).second);
+  EXPECT_EQ(zshCompletes(script, {"tool", "j"}), "jobs\ncompletion\n");
+  EXPECT_EQ(zshCompletes(script, {"tool", "jobs", "l"}), "list\n");
+  EXPECT_EQ(zshCompletes(script, {"tool", "jobs", "list", "--state", ""}), "open\ndone\n");
+  EXPECT_EQ(zshCompletes(script, {"tool", "jobs", "list", "-o", ""}), "table\njson\n");
+  EXPECT_EQ(zshCompletes(script, {"tool", "--token-file", ""}), "(files)\n");
+  EXPECT_EQ(zshCompletes(script, {"tool", "completion", ""}), "bash\nzsh\n");
+  const auto options = zshCompletes(script, {"tool", "jobs", "list", "--verbose", "--"});
+  EXPECT_NE(options.find("--state\n"), std::string::npos) << options;
+  EXPECT_NE(options.find("--output\n"), std::string::npos) << options;
+}
+
+/// What fish completes for `line` (complete -C), one candidate a line without its description.
+std::string fishCompletes(const std::filesystem::path& script, const std::string& line) {
+  const auto [out, ok] =
+      run("fish -c \"source '" + script.string() + "'; complete -C'" + line + "'\" 2>&1 | cut -f1");
+  EXPECT_TRUE(ok) << out;
+  return out;
+}
+
+TEST(Completion, FishCompletesCommandsOptionsAndTheirWords) {
+  if (!have("fish")) GTEST_SKIP() << "no fish here (scripts/bootstrap.sh installs it)";
   testing::TempDir dir("completion");
   const auto script = saved(dir, Shell::kFish, "tool.fish");
-  const auto [out, ok] = run("fish --no-execute " + script.string() + " 2>&1");
-  EXPECT_TRUE(ok) << out;
+  EXPECT_TRUE(run("fish --no-execute " + script.string()).second);
+  EXPECT_EQ(fishCompletes(script, "tool j"), "jobs\n");
+  EXPECT_EQ(fishCompletes(script, "tool jobs "), "list\n");
+  EXPECT_EQ(fishCompletes(script, "tool jobs list --st"), "--state\n");
+  EXPECT_EQ(fishCompletes(script, "tool jobs list --state "), "done\nopen\n");
+  EXPECT_EQ(fishCompletes(script, "tool jobs list -o j"), "json\n");
+  EXPECT_EQ(fishCompletes(script, "tool completion "), "bash\nzsh\n");
 }
 
 }  // namespace
