@@ -4,9 +4,11 @@
 #include <google/protobuf/util/time_util.h>
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 #include "client/exit_codes.h"
+#include "client/human_time.h"
 #include "client/table.h"
 #include "model/format.h"
 #include "wire/incident_text.h"
@@ -65,6 +67,12 @@ std::string outOfProcText(const v1::Target& t) {
 }
 
 void printTargets(Session& session, const google::protobuf::RepeatedPtrField<v1::Target>& targets) {
+  if (session.names()) {
+    std::vector<std::string> names;
+    for (const auto& t : targets) names.push_back("target/" + t.name());
+    Session::printNames(names);
+    return;
+  }
   std::vector<Table::Column> columns = {{"NAME", true}, {"SELECTOR", true}, {"INTERVAL"},
                                         {"HANG AFTER"}, {"CAPTURE"},        {"ORIGIN"}};
   if (session.wide()) {
@@ -81,7 +89,7 @@ void printTargets(Session& session, const google::protobuf::RepeatedPtrField<v1:
     if (session.wide()) row.insert(row.end(), {outOfProcText(t), ignoredWaits(t)});
     table.add(std::move(row));
   }
-  Session::print(table.render(session.wide()));
+  session.printTable(table);
 }
 
 /// "1 deadlock, 0 hangs, 2 unresponsive": deadlocks and hangs always, the other kinds when some
@@ -111,21 +119,25 @@ int runStatus(Session& session) {
   if (!session.call(&v1::Monitor::Stub::GetStatus, v1::GetStatusRequest(), s)) {
     return session.exitCode();
   }
-  if (session.json()) {
-    Session::printJson(s);
+  if (session.data()) {
+    session.printData(s, false);
     return kExitOk;
   }
   std::ostringstream out;
-  // Long values (an alert route's reason) wrap at word boundaries under their column: 80 in all.
+  // Long values (an alert route's reason) wrap at word boundaries under their column to fit the
+  // terminal; piped, each stays on its line.
   constexpr std::size_t kKeyWidth = 14;
-  constexpr std::size_t kValueWidth = 80 - kKeyWidth;
+  const std::size_t value_width =
+      session.output().width
+          ? std::max<std::size_t>(*session.output().width, kKeyWidth + 20) - kKeyWidth
+          : std::numeric_limits<std::size_t>::max();
   const auto row = [&](std::string_view key, const std::string& value) {
     std::string line(key);
     line.resize(std::max(kKeyWidth, key.size() + 1), ' ');
     std::size_t used = 0;
     std::istringstream words(value);
     for (std::string word; words >> word;) {
-      if (used > 0 && used + 1 + word.size() > kValueWidth) {
+      if (used > 0 && used + 1 + word.size() > value_width) {
         out << line << "\n";
         line = std::string(kKeyWidth, ' ');
         used = 0;
@@ -137,8 +149,7 @@ int runStatus(Session& session) {
   };
   row("server", session.connection().server());
   row("version", s.version() + " (" + s.platform() + ")");
-  row("up", durationOf(s.uptime()) + ", since " +
-                wire::localTimeText(wire::fromTimestamp(s.started_at())));
+  row("up", durationOf(s.uptime()) + ", since " + utcTimeText(wire::fromTimestamp(s.started_at())));
   row("healthy", s.healthy() ? "yes" : "NO: every worker is stuck in the platform");
   row("wait source", s.source().name() +
                          (s.source().available() ? ", available" : ", NOT available") +
@@ -181,8 +192,8 @@ int runTargetsList(Session& session) {
   if (!session.call(&v1::Monitor::Stub::ListTargets, v1::ListTargetsRequest(), r)) {
     return session.exitCode();
   }
-  if (session.json()) {
-    Session::printJson(r);
+  if (session.data()) {
+    session.printData(r, true);
   } else {
     printTargets(session, r.targets());
   }
@@ -198,7 +209,9 @@ int runTargetsAdd(Session& session, const TargetArgs& args) {
   if (args.pid != 0) t->set_pid(args.pid);
   if (args.interval_ms) t->set_interval_ms(*args.interval_ms);
   if (args.hang_threshold_ms) t->set_hang_threshold_ms(*args.hang_threshold_ms);
+  // Neither flag: the configuration's capture.enabled, as for a target of the file.
   if (args.capture) t->set_capture(true);
+  if (args.no_capture) t->set_capture(false);
   if (args.out_of_proc) t->set_out_of_proc(true);
   if (args.wct) {
     const auto has = [&](std::string_view flag) {
@@ -211,8 +224,8 @@ int runTargetsAdd(Session& session, const TargetArgs& args) {
   }
   v1::Target added;
   if (!session.call(&v1::Monitor::Stub::AddTarget, request, added)) return session.exitCode();
-  if (session.json()) {
-    Session::printJson(added);
+  if (session.data()) {
+    session.printData(added, false);
   } else {
     google::protobuf::RepeatedPtrField<v1::Target> one;
     *one.Add() = added;
@@ -226,8 +239,10 @@ int runTargetsRemove(Session& session, const std::string& name) {
   request.set_name(name);
   v1::RemoveTargetResponse r;
   if (!session.call(&v1::Monitor::Stub::RemoveTarget, request, r)) return session.exitCode();
-  if (session.json()) {
-    Session::printJson(r);
+  if (session.data()) {
+    session.printData(r, false);
+  } else if (session.names()) {
+    Session::printNames({"target/" + name});
   } else {
     Session::print("target \"" + name + "\" removed\n");
   }
@@ -259,22 +274,25 @@ int runProcesses(Session& session) {
   if (!session.call(&v1::Monitor::Stub::ListProcesses, v1::ListProcessesRequest(), r)) {
     return session.exitCode();
   }
-  if (session.json()) {
-    Session::printJson(r);
+  if (session.data()) {
+    session.printData(r, true);
+    return kExitOk;
+  }
+  if (session.names()) {
+    std::vector<std::string> names;
+    for (const auto& p : r.processes()) names.push_back("process/" + std::to_string(p.pid()));
+    Session::printNames(names);
     return kExitOk;
   }
   std::vector<Table::Column> columns = {{"PID", false, true},     {"NAME", true},  {"TARGET", true},
                                         {"THREADS", false, true}, {"STATE", true}, {"SAMPLED"},
                                         {"PROBE", true}};
-  if (session.wide()) columns.push_back({"START TIME", false, true});
+  if (session.wide()) columns.push_back({"STARTED"});
   Table table(columns);
   const auto now = std::chrono::system_clock::now();
   for (const auto& p : r.processes()) {
     const std::string sampled =
-        p.has_last_sample_at() ? durationText(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     now - wire::fromTimestamp(p.last_sample_at()))) +
-                                     " ago"
-                               : "never";
+        p.has_last_sample_at() ? agoText(wire::fromTimestamp(p.last_sample_at()), now) : "never";
     std::vector<std::string> row = {std::to_string(p.pid()),
                                     p.name(),
                                     p.target(),
@@ -282,10 +300,13 @@ int runProcesses(Session& session) {
                                     p.state(),
                                     sampled,
                                     probeText(p)};
-    if (session.wide()) row.push_back(std::to_string(p.start_time()));
+    if (session.wide()) {
+      row.push_back(p.has_started_at() ? timeAndAgo(wire::fromTimestamp(p.started_at()), now)
+                                       : "-");
+    }
     table.add(std::move(row));
   }
-  Session::print(table.render(session.wide()));
+  session.printTable(table);
   return kExitOk;
 }
 
@@ -299,8 +320,10 @@ int runAnalyze(Session& session, const AnalyzeArgs& args) {
   if (!session.call(&v1::Monitor::Stub::AnalyzeProcess, request, result)) {
     return session.exitCode();
   }
-  if (session.json()) {
-    Session::printJson(result);
+  if (session.data()) {
+    session.printData(result, false);
+  } else if (session.names()) {
+    Session::printNames({"process/" + std::to_string(result.pid())});
   } else {
     std::ostringstream out;
     wire::writeTextReport(out, wire::fromProto(result), args.brief);
@@ -314,8 +337,8 @@ int runDump(Session& session, std::int32_t pid) {
   request.set_pid(pid);
   v1::Dump dump;
   if (!session.call(&v1::Monitor::Stub::DumpProcess, request, dump)) return session.exitCode();
-  if (session.json()) {
-    Session::printJson(dump);
+  if (session.data()) {
+    session.printData(dump, false);
   } else {
     std::ostringstream out;
     wire::writeDump(out, wire::fromProto(dump));
@@ -335,8 +358,8 @@ int runReload(Session& session) {
   if (!session.call(&v1::Monitor::Stub::ReloadConfig, v1::ReloadConfigRequest(), r)) {
     return session.exitCode();
   }
-  if (session.json()) {
-    Session::printJson(r);
+  if (session.data()) {
+    session.printData(r, false);
     return kExitOk;
   }
   const auto list = [](const auto& keys) {
@@ -363,15 +386,15 @@ int runHealth(Session& session, const std::string& service) {
   if (!session.succeeded(session.connection().health().Check(context.get(), request, &r))) {
     return session.exitCode();
   }
-  if (session.json()) {
-    Session::printJson(r);
+  if (session.data()) {
+    session.printData(r, false);
   } else {
     Session::print(grpc::health::v1::HealthCheckResponse::ServingStatus_Name(r.status()) + "\n");
   }
   return r.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kExitOk : kExitError;
 }
 
-int runVersion(Session* session, bool json) {
+int runVersion(Session* session, const OutputOptions& output) {
   google::protobuf::Struct versions;
   (*versions.mutable_fields())["client_version"].set_string_value(WCTMON_VERSION);
   v1::ServiceStatus s;
@@ -381,8 +404,8 @@ int runVersion(Session* session, bool json) {
     (*versions.mutable_fields())["server_version"].set_string_value(s.version());
     (*versions.mutable_fields())["server_platform"].set_string_value(s.platform());
   }
-  if (json) {
-    Session::printJson(versions);
+  if (Session::isData(output)) {
+    Session::printData(output, versions, false);
   } else {
     Session::print(std::string("wctctl ") + WCTMON_VERSION + "\n");
     if (reached) {

@@ -18,12 +18,15 @@ struct TargetArgs {
   std::int32_t pid = 0;
   std::optional<std::uint32_t> interval_ms;
   std::optional<std::uint32_t> hang_threshold_ms;
+  /// --capture, --no-capture; neither: the configuration's capture.enabled.
   bool capture = false;
+  bool no_capture = false;
   bool out_of_proc = false;
   /// WCT's flags with out_of_proc ("com", "critical_sections", "network_io"); unset = all.
   std::optional<std::vector<std::string>> wct;
 };
 
+/// `analyze`: what the API's AnalyzeProcess takes.
 struct AnalyzeArgs {
   std::int32_t pid = 0;
   bool capture = false;
@@ -32,6 +35,7 @@ struct AnalyzeArgs {
   bool brief = false;
 };
 
+/// `incidents`: the filters of ListIncidents, and how many to show.
 struct IncidentsArgs {
   std::string state = "all";  // open | resolved | all
   std::string kind = "all";   // deadlock | hang | all
@@ -40,6 +44,13 @@ struct IncidentsArgs {
   std::string target;
   /// At most this many, newest first; 0: all.
   std::int64_t limit = 100;
+};
+
+/// `watch`.
+struct WatchArgs {
+  /// When the stream ends because the service is unavailable (a restart), or cannot be reached,
+  /// connect again with backoff instead of exiting; nothing already printed is printed again.
+  bool reconnect = false;
 };
 
 // Each command returns wctctl's exit status (exit_codes.h), having reported any failure.
@@ -55,12 +66,13 @@ struct IncidentsArgs {
 [[nodiscard]] int runReload(Session& session);
 /// kExitError when the service is not serving.
 [[nodiscard]] int runHealth(Session& session, const std::string& service);
-/// The client's version, and the server's unless `client_only`.
-[[nodiscard]] int runVersion(Session* session, bool json);
+/// The client's version, and the server's with a `session` (none: --client).
+[[nodiscard]] int runVersion(Session* session, const OutputOptions& output);
 
 [[nodiscard]] int runIncidents(Session& session, const IncidentsArgs& args);
 [[nodiscard]] int runIncident(Session& session, std::int64_t id);
-/// Prints each event as it comes until the user interrupts or the server ends the stream.
-[[nodiscard]] int runWatch(Session& session);
+/// Prints each event as it comes until the user interrupts or the server ends the stream (with
+/// `reconnect`, until the user interrupts or the server refuses the watch).
+[[nodiscard]] int runWatch(Session& session, const WatchArgs& args);
 
 }  // namespace wctmon::client

@@ -76,6 +76,10 @@ std::variant<std::unique_ptr<Connection>, Failure> Connection::open(ConnectionOp
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxResponseBytes);
+  // A watch that reconnects finds the service back within seconds of its restart, not after
+  // gRPC's default backoff of up to two minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 500);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
   if (o.tls) {
     if (isUnix(o.server)) {
       return Failure{kExitUsage, "--tls is for TCP servers; the Unix socket is local and plain"};
@@ -110,6 +114,22 @@ std::unique_ptr<grpc::ClientContext> Connection::context(bool streaming) const {
   if (!streaming) context->set_deadline(std::chrono::system_clock::now() + options_.timeout);
   if (!token_.empty()) context->AddMetadata("authorization", "Bearer " + token_);
   return context;
+}
+
+bool Connection::connected() const { return channel_->GetState(false) == GRPC_CHANNEL_READY; }
+
+bool Connection::waitForConnection(std::chrono::steady_clock::time_point deadline,
+                                   const std::function<bool()>& stop) {
+  constexpr auto kSlice = std::chrono::milliseconds(250);
+  for (;;) {
+    const auto state = channel_->GetState(/*try_to_connect=*/true);
+    if (state == GRPC_CHANNEL_READY) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || stop()) return false;
+    (void)channel_->WaitForStateChange(
+        state, std::chrono::system_clock::now() +
+                   std::min<std::chrono::steady_clock::duration>(kSlice, deadline - now));
+  }
 }
 
 Failure Connection::explain(const grpc::Status& status) const {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,13 @@ class Connection {
 
   [[nodiscard]] v1::Monitor::Stub& monitor() { return *monitor_; }
   [[nodiscard]] grpc::health::v1::Health::Stub& health() { return *health_; }
+
+  /// Whether the channel stands connected to the server.
+  [[nodiscard]] bool connected() const;
+  /// Tries to connect until it is connected, `deadline` passes or `stop` says so (asked every
+  /// quarter of a second); whether it is connected.
+  bool waitForConnection(std::chrono::steady_clock::time_point deadline,
+                         const std::function<bool()>& stop);
 
   /// What a failed call means to the user: the exit status and the reason, the server's own
   /// words included.

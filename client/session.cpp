@@ -2,6 +2,9 @@
 
 #include <iostream>
 
+#include "client/plain_json.h"
+#include "client/table.h"
+#include "client/yaml.h"
 #include "wire/proto_convert.h"
 #include "wire/terminal_text.h"
 
@@ -25,16 +28,48 @@ void Session::fail(const Failure& failure) {
             << "\n";
 }
 
+void Session::printTable(const Table& table) const {
+  // Wide shows everything: a row longer than the terminal wraps rather than losing its end.
+  print(table.render(wide() ? std::nullopt : output_.width, output_.headers));
+}
+
+bool Session::isData(const OutputOptions& output) {
+  return output.format == OutputFormat::kJson || output.format == OutputFormat::kYaml ||
+         output.format == OutputFormat::kJsonPath || output.format == OutputFormat::kProtoJson;
+}
+
+void Session::printData(const OutputOptions& output, const google::protobuf::Message& message,
+                        bool lean, bool stream) {
+  switch (output.format) {
+    case OutputFormat::kProtoJson: {
+      const auto json = escapeInvisible(wire::toJson(message, !stream));
+      std::cout << json << (json.ends_with('\n') ? "" : "\n");
+      return;
+    }
+    case OutputFormat::kYaml:
+      std::cout << (stream ? "---\n" : "") << toYaml(plainJson(message, lean));
+      return;
+    case OutputFormat::kJsonPath:
+      // The template's own text is the user's ("\t", "\n"); the values come from the service.
+      std::cout << output.jsonpath->render(plainJson(message, lean), [](const std::string& v) {
+        return wire::terminalSafe(v, false);
+      });
+      return;
+    default:
+      std::cout << jsonText(plainJson(message, lean), stream) << "\n";
+      return;
+  }
+}
+
+void Session::printNames(const std::vector<std::string>& names) {
+  for (const auto& name : names) std::cout << wire::terminalSafe(name, false) << "\n";
+}
+
 void Session::print(std::string_view text) { std::cout << wire::terminalSafe(text); }
 
 void Session::notice(std::string_view text) {
   std::cout.flush();  // after the output it is about
   std::cerr << wire::terminalSafe(text);
-}
-
-void Session::printJson(const google::protobuf::Message& message, bool one_line) {
-  const auto json = wire::toJson(message, !one_line);
-  std::cout << json << (json.ends_with('\n') ? "" : "\n");
 }
 
 }  // namespace wctmon::client

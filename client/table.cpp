@@ -19,21 +19,23 @@ void Table::add(std::vector<std::string> cells) {
   rows_.push_back(std::move(cells));
 }
 
-std::string Table::render(bool wide, std::size_t width) const {
+std::string Table::render(std::optional<std::size_t> width, bool headers) const {
   std::vector<std::size_t> widths;
-  for (const auto& column : columns_) widths.push_back(wire::displayWidth(column.header));
+  for (const auto& column : columns_) {
+    widths.push_back(headers ? wire::displayWidth(column.header) : 0);
+  }
   for (const auto& row : rows_) {
     for (std::size_t k = 0; k < row.size(); ++k)
       widths[k] = std::max(widths[k], wire::displayWidth(row[k]));
   }
-  if (!wide) {
+  if (width) {
     auto total = [&] {
       std::size_t sum = kGap * (widths.size() - 1);
       for (const auto w : widths) sum += w;
       return sum;
     };
     // Narrow the widest column that may shrink, one column at a time, until the row fits.
-    for (std::size_t excess = total() > width ? total() - width : 0; excess > 0; --excess) {
+    for (std::size_t excess = total() > *width ? total() - *width : 0; excess > 0; --excess) {
       std::size_t widest = widths.size();
       for (std::size_t k = 0; k < widths.size(); ++k) {
         const auto floor = std::max(kNarrowest, wire::displayWidth(columns_[k].header));
@@ -58,9 +60,9 @@ std::string Table::render(bool wide, std::size_t width) const {
     text.erase(text.find_last_not_of(' ') + 1);
     out += text + "\n";
   };
-  std::vector<std::string> headers;
-  for (const auto& column : columns_) headers.push_back(column.header);
-  line(headers);
+  std::vector<std::string> header_cells;
+  for (const auto& column : columns_) header_cells.push_back(column.header);
+  if (headers) line(header_cells);
   for (const auto& row : rows_) line(row);
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,9 @@ class Table {
   /// Adds a row, one cell per column; control characters in cells come out visible.
   void add(std::vector<std::string> cells);
 
-  /// The table; unless `wide`, the columns that shrink are cut so that no row is longer than
-  /// `width` columns.
-  [[nodiscard]] std::string render(bool wide, std::size_t width = 80) const;
+  /// The table, with its header line unless `headers` is false. With a `width` (a terminal's),
+  /// the columns that shrink are cut so that no row is longer; without one nothing is cut.
+  [[nodiscard]] std::string render(std::optional<std::size_t> width, bool headers = true) const;
 
  private:
   std::vector<Column> columns_;

@@ -30,6 +30,8 @@ packages=(
   clang-14 libfuzzer-14-dev  # the fuzz targets (fuzz preset, scripts/bench/fuzz.sh)
   python3                   # tests and benchmarks
   python3-grpcio            # the API's tests drive it from an independent client
+  python3-yaml              # wctctl's test reads its -o yaml back with a YAML reader
+  zsh fish                  # the completion scripts' tests complete with them
   systemd                   # systemd-journald and journalctl: the alerts tests run a private one
   g++-mingw-w64-x86-64-posix libz-mingw-w64-dev  # the Windows cross-build (scripts/build-windows.sh)
   g++-mingw-w64-i686-posix  # the 32-bit fixture: a WOW64 target for the Windows tests

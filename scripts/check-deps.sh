@@ -2,7 +2,7 @@
 # Checks that includes follow the direction of the rooms of service/ (service/CMakeLists.txt):
 #   app -> api / store / platform / runtime -> core -> model; wire (formats) beside, on model,
 #   for store, api, platform (the Event Log's data), runtime (the web hooks' JSON) and app;
-#   cli (command-line checks, header-only) and os (the OS helpers several rooms share: a
+#   cli (command-line checks, help, man pages and completion, on CLI11 alone) and os (the OS helpers several rooms share: a
 #   descriptor's owner, durable files, a service's state directory) on nothing; core uses os
 #   only in its per-platform files. The client (client/, wctctl) uses only
 #   model, wire, cli and the generated API, never the engine.

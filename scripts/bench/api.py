@@ -103,9 +103,10 @@ class ApiService:
         return buckets, total, count
 
     def status(self):
-        """GetStatus through wctctl -o json (the proto3 JSON mapping)."""
-        out = subprocess.run([os.path.join(self.build, "client/wctctl"), "status", "-o", "json",
-                              "--server", self.unix, "--token-file", self.reader_token],
+        """GetStatus through wctctl -o protojson (the proto3 JSON mapping)."""
+        out = subprocess.run([os.path.join(self.build, "client/wctctl"), "status", "-o",
+                              "protojson", "--server", self.unix, "--token-file",
+                              self.reader_token],
                              check=True, capture_output=True, text=True).stdout
         return json.loads(out)
 

@@ -344,6 +344,7 @@ grpc::ServerUnaryReactor* MonitorService::ListProcesses(grpc::CallbackServerCont
     auto* p = response->add_processes();
     p->set_pid(w.process.identity.pid.value);
     p->set_start_time(w.process.identity.start_time);
+    if (w.process.started_at) *p->mutable_started_at() = wire::toTimestamp(*w.process.started_at);
     p->set_name(wire::validUtf8(w.process.comm));
     p->set_target(wire::validUtf8(w.target->name));
     if (w.last_sample) {

@@ -8,8 +8,11 @@
 
 #include "app/dump_command.h"
 #include "app/incidents_command.h"
+#include "app/man_pages.h"
 #include "app/run_service.h"
 #include "cli/cli_args.h"
+#include "cli/help_formatter.h"
+#include "cli/man_page.h"
 #include "core/analyzer.h"
 #include "core/config.h"
 #include "platform/platform_factory.h"
@@ -102,6 +105,8 @@ namespace {
 
 int commandMain(int argc, char** argv) {
   CLI::App app{"wctmon: finds which threads wait on what, owned by whom, and the deadlocks"};
+  // Before the commands: each takes its parent's formatter when made.
+  const auto help = wctmon::cli::useHelpFormatter(app);
   app.set_version_flag("--version", "wctmon " WCTMON_VERSION);
   app.require_subcommand(1);
 
@@ -182,8 +187,44 @@ int commandMain(int argc, char** argv) {
       "incidents", "List recorded incidents from the store, or show one whole with --id");
   wctmon::app::addIncidentsOptions(*incidents, incidents_args);
 
+  // Hidden: the man page wctmon(8) in roff, for the build (installer/linux).
+  std::string man_date;
+  auto* man = app.add_subcommand("__man", "The man page wctmon(8), in roff");
+  man->group("");
+  man->add_option("--date", man_date, "The date of the release")->type_name("DATE");
+
+  help->setExamples(
+      &app, {{"wctmon analyze --pid 4242", "its wait chains and deadlocks, now"},
+             {"wctmon validate-config /etc/wctmon/wctmon.json",
+              "every problem of a configuration, with its JSON pointer"},
+             {"wctmon run --config /etc/wctmon/wctmon.json", "the service, in the foreground"}});
+  help->setExamples(
+      analyze, {{"wctmon analyze --pid 4242", "exit 3 when it is deadlocked"},
+                {"wctmon analyze --pid 4242 --capture --json",
+                 "with the registers and stacks of the deadlocked threads, as JSON"},
+                {"wctmon analyze --all --brief", "every process, the chains that lead somewhere"},
+                {"wctmon analyze --core core.4242 --exe /usr/bin/app",
+                 "a core file, its executable moved since"}});
+  help->setExamples(dump, {{"wctmon dump --pid 4242", "wctmon-4242-TIME.core here, gdb opens it"},
+                           {"wctmon dump --pid 4242 --max-mb 512 --out /var/tmp/app.core",
+                            "at most 512 MiB of its memory"}});
+  help->setExamples(dump_info, {{"wctmon dump info /var/tmp/app.core",
+                                 "the analysis it was taken with, as JSON"}});
+  help->setExamples(run, {{"wctmon run --config /etc/wctmon/wctmon.json",
+                           "what the unit wctmon.service starts"}});
+  help->setExamples(validate, {{"wctmon validate-config /etc/wctmon/wctmon.json",
+                                "OK, or one line per problem (exit 1)"}});
+  help->setExamples(
+      incidents, {{"wctmon incidents -c /etc/wctmon/wctmon.json --state open",
+                   "the open incidents, from the store"},
+                  {"wctmon incidents -c /etc/wctmon/wctmon.json --id 42", "one incident whole"}});
+
   if (const auto exit = wctmon::cli::parseCommandLine(app, argc, argv, "wctmon", "wctmon")) {
     return *exit;
+  }
+  if (man->parsed()) {
+    std::cout << wctmon::cli::manPage(app, *help, wctmon::app::wctmonManPage(man_date));
+    return kExitOk;
   }
   if (analyze->parsed() && !args.all && args.pid == 0 && args.core.empty()) {
     std::cerr << "wctmon: analyze needs --pid PID, --all or --core FILE\n";

@@ -20,9 +20,12 @@
 #include <stdexcept>
 
 #include "app/incidents_command.h"
+#include "app/man_pages.h"
 #include "app/service.h"
 #include "app/service_signals.h"
 #include "cli/cli_args.h"
+#include "cli/help_formatter.h"
+#include "cli/man_page.h"
 #include "core/config.h"
 #include "platform/service_factory.h"
 
@@ -150,6 +153,8 @@ int commandMain(int argc, char** argv) {
   // it runs, never the default action that ends the process (see service_signals.h).
   wctmon::app::holdServiceSignals();
   CLI::App app{"wctmond: the wctmon monitoring service"};
+  // Before the commands: each takes its parent's formatter when made.
+  const auto help = wctmon::cli::useHelpFormatter(app);
   std::string config_path;
   app.add_option("--config,-c", config_path, "Configuration file")->type_name("FILE");
   wctmon::app::IncidentsArgs incidents_args;
@@ -171,8 +176,21 @@ int commandMain(int argc, char** argv) {
                "incidents, tokens)")
       ->needs(remove_flag);
   configure_flag->excludes(remove_flag);
+  // Hidden: the man page wctmond(8) in roff, for the build (installer/linux).
+  std::string man_date;
+  auto* man = app.add_subcommand("__man", "The man page wctmond(8), in roff");
+  man->group("");
+  man->add_option("--date", man_date, "The date of the release")->type_name("DATE");
+  help->setExamples(&app, {{"wctmond --config /etc/wctmon/wctmon.json",
+                            "the service in the foreground (as wctmon run starts it)"}});
+  help->setExamples(incidents, {{"wctmond incidents -c /etc/wctmon/wctmon.json --state open --json",
+                                 "the open incidents from the store, as JSON"}});
   if (const auto exit = wctmon::cli::parseCommandLine(app, argc, argv, "wctmon", "wctmond")) {
     return *exit;
+  }
+  if (man->parsed()) {
+    std::cout << wctmon::cli::manPage(app, *help, wctmon::app::wctmondManPage(man_date));
+    return kExitOk;
   }
   if (incidents->parsed() || configure || remove) wctmon::app::releaseServiceSignals();
   if (configure || remove) {

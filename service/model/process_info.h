@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include "model/incident.h"
@@ -15,6 +17,9 @@ struct ProcessInfo {
   std::string exe_name;
   /// Arguments joined by spaces; filled only when asked for.
   std::string cmdline;
+  /// When it started, as a wall-clock time (identity.start_time counts in the platform's
+  /// units); unset when the platform cannot tell.
+  std::optional<std::chrono::system_clock::time_point> started_at{};
 };
 
 }  // namespace wctmon

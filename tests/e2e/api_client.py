@@ -27,7 +27,9 @@ Options (before or among the arguments):
                       comes as "wire" (hex), and as "response" when CALL is a Monitor method.
   --repeat=N          with --raw, the bytes N times over (oversize requests)
   --wire              also "wire": the response's bytes in hex, as the server sent them, parsed
-                      here explicitly with the generated message class (watch: per event)
+                      here explicitly with the generated message class (watch: per event), and
+                      "ill_formed_strings": the string fields of those bytes, read off the wire
+                      format field by field, that are not well-formed UTF-8 (hex)
 
 "watch" takes {"events": N, "window": BYTES, "pause": SECONDS, "pause_until": PATH} (all optional):
 it prints
@@ -104,6 +106,51 @@ def make_channel(target, options, channel_options):
 
 def identity(b):
     return b
+
+
+def varint(data, at):
+    value, shift = 0, 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def ill_formed_strings(descriptor, data):
+    """The string fields of message `descriptor` in `data`, at any depth, that are not
+    well-formed UTF-8 (Python's strict decoder refuses overlongs, surrogates and code points past
+    U+10FFFF), as hex. Read off the wire format itself, so that what the protobuf runtime would
+    accept or repair plays no part; integers, whose varints may hold any bytes, are skipped."""
+    from google.protobuf.descriptor import FieldDescriptor
+    bad, at = [], 0
+    while at < len(data):
+        key, at = varint(data, at)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            _, at = varint(data, at)
+        elif wire_type == 1:
+            at += 8
+        elif wire_type == 5:
+            at += 4
+        elif wire_type == 2:
+            size, at = varint(data, at)
+            value, at = data[at:at + size], at + size
+            field = descriptor.fields_by_number.get(number)
+            if field is None:
+                continue
+            if field.type == FieldDescriptor.TYPE_STRING:
+                try:
+                    value.decode("utf-8", "strict")
+                except UnicodeDecodeError:
+                    bad.append(value.hex())
+            elif field.type == FieldDescriptor.TYPE_MESSAGE:
+                bad += ill_formed_strings(field.message_type, value)
+        else:
+            raise SystemExit("wire type %d in %s" % (wire_type, descriptor.full_name))
+    return bad
 
 
 def method_of(messages, call):
@@ -209,11 +256,15 @@ def main():
             response = list(response)
             if wire:
                 result["wire"] = [r.hex() for r in response]
+                result["ill_formed_strings"] = [
+                    b for r in response for b in ill_formed_strings(response_class.DESCRIPTOR, r)]
                 response = [response_class.FromString(r) for r in response]
             result["response"] = [to_dict(m) for m in response]
         else:
             if wire:
                 result["wire"] = response.hex()
+                result["ill_formed_strings"] = ill_formed_strings(response_class.DESCRIPTOR,
+                                                                  response)
                 response = response_class.FromString(response)
             result["response"] = to_dict(response)
         print(json.dumps(result))
@@ -255,6 +306,7 @@ def watch(channel, messages, metadata, options, wire):
         line = {}
         if wire:
             line["wire"] = event.hex()
+            line["ill_formed_strings"] = ill_formed_strings(event_class.DESCRIPTOR, event)
             event = event_class.FromString(event)
         line.update(to_dict(event))
         print(json.dumps(line), flush=True)

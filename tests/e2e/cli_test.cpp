@@ -232,7 +232,9 @@ TEST(Cli, AnArgumentErrorIsOneLineNamingTheOptionAndWhatIsAllowed) {
   expectUsageError({"validate-config"}, "validate-config needs FILE");
   expectUsageError({"incidents"}, "incidents needs --config FILE");
   expectUsageError({"incidents", "--config", "x", "--state", "opened"},
-                   "--state: expected open, resolved or all; got 'opened'");
+                   "--state: expected open, resolved or all; got 'opened' (did you mean 'open'?)");
+  expectUsageError({"incidents", "--config", "x", "--state", "closed"},
+                   "--state: expected open, resolved or all; got 'closed'");
   expectUsageError({"incidents", "--config", "x", "--limit", "-1"},
                    "--limit: expected a count, a whole number from 1 to 2147483647; got '-1'");
   expectUsageError({"incidents", "--config", "x", "--id", "first"},
@@ -252,6 +254,23 @@ TEST(Cli, AnUnknownCommandIsNamedBesideTheCommandsThereAre) {
   expectUsageError({"--bogus"},
                    "unknown option '--bogus'; its options are --help, --version; the commands are "
                    "analyze, dump, run, validate-config, incidents");
+  // A slip gets the closest word; the hidden command that writes the man page is not offered.
+  expectUsageError({"analyse", "--pid", "1"},
+                   "unknown command 'analyse' (did you mean 'analyze'?); the commands are "
+                   "analyze, dump, run, validate-config, incidents");
+  expectUsageError({"validate-cofnig", "x"},
+                   "unknown command 'validate-cofnig' (did you mean 'validate-config'?); the "
+                   "commands are analyze, dump, run, validate-config, incidents");
+  expectUsageError({"dump", "inof", "x"},
+                   "unknown command 'dump inof' (did you mean 'dump info'?); the commands of dump "
+                   "are info");
+  const auto slip = analyze({"--pid", "1", "--brif"});
+  EXPECT_EQ(slip.exit_code, 2);
+  EXPECT_EQ(slip.err.rfind("wctmon: unknown option '--brif' for analyze (did you mean '--brief'?); "
+                           "its options are ",
+                           0),
+            0U)
+      << slip.err;
 }
 
 TEST(Cli, EveryCommandsHelpListsAllItsOptions) {
@@ -273,12 +292,16 @@ TEST(Cli, EveryCommandsHelpListsAllItsOptions) {
           << command << " --help lacks " << option << ":\n"
           << r.out;
     }
+    // With examples of the command.
+    EXPECT_NE(r.out.find("Examples:\n  wctmon " + command), std::string::npos) << r.out;
   }
   const auto top = runCommand({wctmonPath(), "--help"});
   EXPECT_EQ(top.exit_code, 0);
   for (const char* command : {"analyze", "run", "validate-config", "incidents"}) {
     EXPECT_NE(top.out.find(command), std::string::npos) << top.out;
   }
+  EXPECT_NE(top.out.find("Examples:\n  wctmon analyze --pid 4242\n"), std::string::npos) << top.out;
+  EXPECT_EQ(top.out.find("__man"), std::string::npos) << top.out;
 }
 
 /// Parses `json` as a wctmon.v1.AnalyzeResult the way any proto3 client would, from the .proto

@@ -74,7 +74,8 @@ class Fixture:
 
 
 def incidents(linux_build, port, token):
-    r = wctctl(linux_build, port, token, "incidents", "--kind", "busy", "-o", "json")
+    # The API's exact mapping (INCIDENT_KIND_BUSY), as an API client reads it.
+    r = wctctl(linux_build, port, token, "incidents", "--kind", "busy", "-o", "protojson")
     try:
         return json.loads(r.stdout).get("incidents", [])
     except json.JSONDecodeError:

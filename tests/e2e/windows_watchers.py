@@ -77,8 +77,9 @@ class Api:
         self.admin = os.path.join(state, "api-admin.token")
 
     def incidents(self, kind):
+        # The API's exact mapping (INCIDENT_STATE_OPEN), as an API client reads it.
         r = wctctl(self.linux_build, self.port, self.reader, "incidents", "--kind", kind,
-                   "-o", "json")
+                   "-o", "protojson")
         try:
             return json.loads(r.stdout).get("incidents", [])
         except json.JSONDecodeError:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks what the Debian package built in $1 (build_deb.sh) installs: the binaries, stripped, with
 # their debug information by build id in the -dbgsym package; the systemd unit (Type=notify,
-# watchdog, hardened); the default configuration as a conffile; copyright, changelog and man
-# pages; the rules with their tests and the Grafana dashboard; the maintainer scripts.
+# watchdog, hardened); the default configuration as a conffile; copyright, changelog, the man
+# pages and wctctl's bash completion as the programs write them; the rules with their tests and
+# the Grafana dashboard; the maintainer scripts.
 set -euo pipefail
 out=$1
 deb=$(ls "$out"/wctmon_*.deb)
@@ -14,7 +15,7 @@ for f in ./usr/bin/wctmon ./usr/bin/wctmond ./usr/bin/wctctl ./usr/lib/wctmon/wc
          ./etc/wctmon/wctmon.json ./usr/share/doc/wctmon/wctmon.schema.json \
          ./usr/share/doc/wctmon/copyright ./usr/share/doc/wctmon/changelog.Debian.gz \
          ./usr/share/man/man8/wctmon.8.gz ./usr/share/man/man8/wctmond.8.gz \
-         ./usr/share/man/man1/wctctl.1.gz \
+         ./usr/share/man/man1/wctctl.1.gz ./usr/share/bash-completion/completions/wctctl \
          ./usr/share/wctmon/prometheus/wctmon.rules.yml \
          ./usr/share/wctmon/prometheus/wctmon.rules.test.yml \
          ./usr/share/wctmon/grafana/wctmon.json; do
@@ -52,6 +53,15 @@ for key in "SystemCallFilter=@system-service ptrace perf_event_open" "ProtectKer
 done
 "$root/usr/bin/wctmon" validate-config "$root/etc/wctmon/wctmon.json" >/dev/null
 "$root/usr/bin/wctctl" version --client | grep -qx "wctctl [0-9.]*"
+# The man pages and the completion are those the programs write from their option tables.
+for page in man8/wctmon.8 man8/wctmond.8 man1/wctctl.1; do
+  program=$(basename "${page%.*}")
+  gzip -dc "$root/usr/share/man/$page.gz" | cmp -s - <("$root/usr/bin/$program" __man --date \
+    "$(gzip -dc "$root/usr/share/man/$page.gz" | sed -n 's/^\.TH [A-Z]* [18] "\([^"]*\)".*/\1/p')") ||
+    fail "$page is not what $program writes from its option tables"
+done
+cmp -s "$root/usr/share/bash-completion/completions/wctctl" <("$root/usr/bin/wctctl" completion bash) ||
+  fail "the bash completion is not what wctctl completion bash writes"
 gzip -dc "$root/usr/share/doc/wctmon/changelog.Debian.gz" | head -1 | grep -q "^wctmon (${version})"
 head -1 "$root/usr/share/doc/wctmon/copyright" |
   grep -qx "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"

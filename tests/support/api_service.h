@@ -27,6 +27,9 @@ class ApiService {
 
   /// SIGTERM, as systemd stops it: how long it took to exit, and its wait status.
   std::pair<std::chrono::milliseconds, int> terminate();
+  /// Starts it again after terminate(), with the same configuration, state and socket (a new
+  /// TCP port).
+  void start();
 
   [[nodiscard]] const TempDir& dir() const { return dir_; }
   [[nodiscard]] pid_t pid() const { return pid_; }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -289,6 +290,39 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+CommandResult runInTerminal(const std::vector<std::string>& argv, unsigned short columns) {
+  auto args = cArgs(argv);
+  winsize size{};
+  size.ws_row = 50;
+  size.ws_col = columns;
+  int terminal = -1;
+  // The size is the terminal's from the start: the program finds it when it first asks.
+  const pid_t pid = ::forkpty(&terminal, nullptr, nullptr, &size);
+  if (pid < 0) throw std::runtime_error("forkpty failed");
+  if (pid == 0) {
+    ::execvp(args[0], args.data());
+    _exit(127);
+  }
+  CommandResult result;
+  for (;;) {
+    char buf[65536];
+    const ssize_t n = ::read(terminal, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EIO once the program and its descendants closed the terminal
+    result.out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(terminal);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  for (auto at = result.out.find("\r\n"); at != std::string::npos;
+       at = result.out.find("\r\n", at)) {
+    result.out.erase(at, 1);
+  }
   return result;
 }
 

@@ -119,6 +119,10 @@ struct CommandResult {
 /// Runs `argv` (optionally under `setpriv` as an unprivileged user) and collects its output.
 CommandResult runCommand(const std::vector<std::string>& argv);
 
+/// Runs `argv` with a terminal of `columns` columns as its standard input, output and error (a
+/// pseudo-terminal): what it writes to either, "\r\n" read as "\n", in `out`.
+CommandResult runInTerminal(const std::vector<std::string>& argv, unsigned short columns);
+
 /// Runs the wctmon under test with `args`.
 CommandResult runWctmon(std::vector<std::string> args);
 

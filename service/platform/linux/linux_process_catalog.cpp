@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "platform/linux/proc_text.h"
@@ -15,6 +17,15 @@ namespace {
 constexpr std::uint32_t kPfKthread = 0x00200000;
 
 }  // namespace
+
+LinuxProcessCatalog::LinuxProcessCatalog() {
+  // /proc/stat grows with the CPUs and interrupts (btime comes after them): read it whole.
+  std::ifstream in("/proc/stat");
+  std::ostringstream text;
+  text << in.rdbuf();
+  boot_time_ = parseBootTime(text.str());
+  if (const long hz = ::sysconf(_SC_CLK_TCK); hz > 0) ticks_per_second_ = hz;
+}
 
 std::optional<ProcessInfo> LinuxProcessCatalog::get(Pid pid, bool with_cmdline) {
   const std::string dir = "/proc/" + std::to_string(pid.value);
@@ -29,6 +40,12 @@ std::optional<ProcessInfo> LinuxProcessCatalog::get(Pid pid, bool with_cmdline) 
   ProcessInfo info;
   info.identity = ProcessIdentity{pid, stat->start_time};
   info.comm = stat->comm;
+  if (boot_time_) {
+    info.started_at = std::chrono::system_clock::time_point(
+        std::chrono::seconds(*boot_time_) +
+        std::chrono::milliseconds(static_cast<std::int64_t>(stat->start_time) * 1000 /
+                                  ticks_per_second_));
+  }
   std::array<char, 4096> exe{};
   const ssize_t len = ::readlink((dir + "/exe").c_str(), exe.data(), exe.size() - 1);
   if (len > 0) {

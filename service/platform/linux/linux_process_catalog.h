@@ -16,10 +16,16 @@ class LinuxProcessCatalog final : public ProcessCatalog {
  public:
   static constexpr std::uint64_t kRefreshEvery = 10;
 
+  /// Reads the boot time once: a process's start time counts clock ticks from it.
+  LinuxProcessCatalog();
+
   [[nodiscard]] std::vector<ProcessInfo> list(bool with_cmdline) override;
   [[nodiscard]] std::optional<ProcessInfo> get(Pid pid, bool with_cmdline) override;
 
  private:
+  /// Seconds since the epoch; unset when /proc/stat could not say (no wall-clock start times).
+  std::optional<std::int64_t> boot_time_;
+  long ticks_per_second_ = 100;
   std::mutex mutex_;
   std::unordered_map<std::int32_t, ProcessInfo> known_;
   std::uint64_t listings_ = 0;

@@ -63,6 +63,15 @@ std::uint64_t ticksOf(const FILETIME& time) {
   return (static_cast<std::uint64_t>(time.dwHighDateTime) << 32) | time.dwLowDateTime;
 }
 
+std::optional<std::chrono::system_clock::time_point> wallClockOf(std::uint64_t ticks) {
+  // From 1601 to 1970, in 100 ns units.
+  constexpr std::uint64_t kUnixEpoch = 116444736000000000ULL;
+  if (ticks <= kUnixEpoch) return std::nullopt;
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::microseconds((ticks - kUnixEpoch) / 10)));
+}
+
 std::optional<std::uint64_t> creationTicks(HANDLE process) {
   FILETIME created{};
   FILETIME exited{};

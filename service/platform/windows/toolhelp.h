@@ -16,6 +16,9 @@ namespace wctmon::windows_platform {
 /// A FILETIME as one number: 100 ns units since 1601.
 [[nodiscard]] std::uint64_t ticksOf(const FILETIME& time);
 
+/// FILETIME ticks as a wall-clock time; nothing for 0 (not known).
+[[nodiscard]] std::optional<std::chrono::system_clock::time_point> wallClockOf(std::uint64_t ticks);
+
 /// The creation time of an open process (FILETIME ticks); nullopt when GetProcessTimes fails
 /// (GetLastError says why).
 [[nodiscard]] std::optional<std::uint64_t> creationTicks(HANDLE process);

@@ -162,6 +162,7 @@ std::optional<ProcessInfo> WindowsProcessCatalog::get(Pid pid, bool with_cmdline
       return std::nullopt;
     case Opened::kAlive:
       info.identity.start_time = creationTicks(process.get()).value_or(0);
+      info.started_at = wallClockOf(info.identity.start_time);
       readImage(process.get(), with_cmdline, can_read_memory, info);
       // Toolhelp's name is the image's base name: the same text without a snapshot of every
       // process.
@@ -211,6 +212,7 @@ std::vector<ProcessInfo> WindowsProcessCatalog::list(bool with_cmdline) {
     if (opened == Opened::kGone) continue;
     if (opened == Opened::kAlive) {
       info.identity.start_time = creationTicks(process.get()).value_or(0);
+      info.started_at = wallClockOf(info.identity.start_time);
       const auto known = known_.find(info.identity.pid.value);
       if (known != known_.end() && known->second.identity == info.identity &&
           (!with_cmdline || !known->second.cmdline.empty())) {
