@@ -23,8 +23,9 @@ namespace wctmon::client {
 /// default socket and address, else none (another service's token is never sent).
 [[nodiscard]] std::vector<std::filesystem::path> tokenFilesFor(const std::string& server);
 
-/// Whether `published` can be believed for `socket`: written by root or by this user, writable
-/// by nobody else, and the socket is of the same owner. One implementation per platform
+/// Whether `published` can be believed for `socket`: written by root, by the account wctmon (the
+/// packaged service's) or by this user, writable by nobody else, and the socket is of the same
+/// owner. One implementation per platform
 /// (token_files_posix.cpp; token_files_windows.cpp, where the service has no Unix socket).
 [[nodiscard]] bool publishedByTrustedOwner(const std::filesystem::path& published,
                                            const std::filesystem::path& socket);

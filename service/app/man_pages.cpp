@@ -64,9 +64,9 @@ cli::ManPage wctmondManPage(const std::string& date) {
         "__/usr/share/doc/wctmon/wctmon.schema.json__).",
         "__" + state +
             "__\tThe state directory: the incident store, dumps, the API's token "
-            "files (__api-admin.token__, mode 0600 root; __api-reader.token__, mode 0640 "
-            "root:wctmon).",
-        "__/run/wctmon/api.sock__\tThe API's Unix socket (mode 0660 root:wctmon); beside it "
+            "files (__api-admin.token__, mode 0600, the service's account; "
+            "__api-reader.token__, mode 0640, group wctmon).",
+        "__/run/wctmon/api.sock__\tThe API's Unix socket (mode 0660, group wctmon); beside it "
         "__api.sock.token-files__ names the token files for **wctctl**(1)."}},
       {"SIGNALS",
        {"SIGHUP\tRead the configuration again; keys that need a restart keep their running "

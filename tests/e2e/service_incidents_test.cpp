@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -41,13 +42,22 @@ bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeou
   return testing::waitFor(done, timeout, 50ms);
 }
 
+/// An account other than root to run the service as, with these capabilities only (setpriv's
+/// form: "+sys_ptrace,+net_admin"), as the systemd unit runs it.
+struct Account {
+  uid_t uid;
+  gid_t gid;
+  std::string capabilities;
+};
+
 /// `wctmon run` on a temporary state directory, watching what `targets` select; stopped and
 /// cleaned up when destroyed. Each test selects its own fixtures by a tag in their command line.
 class Service {
  public:
   /// `targets` is a JSON array in which "TAG" stands for this service's tag, and "SELF" for a
-  /// pattern of the service's own command line.
-  explicit Service(std::string targets) {
+  /// pattern of the service's own command line. With `account`, the service runs as it, its
+  /// directory its own, as systemd makes the unit's state directory.
+  explicit Service(std::string targets, const std::optional<Account>& account = std::nullopt) {
     tag_ = "--tag=" + dir_.name();
     for (auto at = targets.find("TAG"); at != std::string::npos; at = targets.find("TAG"))
       targets.replace(at, 3, tag_);
@@ -61,13 +71,26 @@ class Service {
         << R"(}, "alerts": {"sink": "none"}, "log": {"level": "debug"},)"
         << R"( "targets": )" << targets << "}";
     std::ofstream(query()) << R"({"state_dir": ")" << (dir_ / "state").string() << R"("})";
+    std::vector<std::string> argv{wctmonPath(), "run", "--config", config()};
+    if (account) {
+      if (::chown(dir_.path().c_str(), account->uid, account->gid) != 0) {
+        throw std::runtime_error("cannot give the service's directory to its account");
+      }
+      const auto& caps = account->capabilities;
+      argv.insert(argv.begin(),
+                  {"setpriv", "--reuid", std::to_string(account->uid), "--regid",
+                   std::to_string(account->gid), "--clear-groups", "--inh-caps", caps,
+                   "--ambient-caps", caps, "--bounding-set", "-all," + caps, "--no-new-privs"});
+    }
     pid_ = ::fork();
     if (pid_ == 0) {
       const int fd = ::open(log().c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::dup2(fd, STDERR_FILENO);
       ::dup2(fd, STDOUT_FILENO);
-      const std::string c = config();
-      ::execl(wctmonPath(), wctmonPath(), "run", "--config", c.c_str(), nullptr);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      ::execvp(args[0], args.data());
       _exit(127);
     }
     started_ =
@@ -256,16 +279,45 @@ TEST(ServiceIncidents, LocksThatRecordNoOwnerOpenHangsNamingThemAndIdleCondition
 /// Compiles Java `source` (class `name`) into `dir` and starts it with `tag` as its argument
 /// (so that a target selects it) and its safepoints logged to `dir`/NAME.safepoints.
 std::unique_ptr<FixtureProcess> startJava(const testing::TempDir& dir, const std::string& name,
-                                          const std::string& source, const std::string& tag) {
+                                          const std::string& source, const std::string& tag,
+                                          std::vector<std::string> as = {}) {
   std::ofstream(dir / (name + ".java")) << source;
   const auto built =
       runCommand({"bash", "-c", "cd " + dir.path().string() + " && javac " + name + ".java"});
   EXPECT_EQ(built.exit_code, 0) << built.err;
   const auto log = (dir / (name + ".safepoints")).string();
-  return std::make_unique<FixtureProcess>(
-      std::vector<std::string>{"java", "-Xlog:safepoint=info:file=" + log, "-cp",
-                               dir.path().string(), name, tag},
-      30s);
+  as.insert(as.end(),
+            {"java", "-Xlog:safepoint=info:file=" + log, "-cp", dir.path().string(), name, tag});
+  return std::make_unique<FixtureProcess>(as, 30s);
+}
+
+/// Two pairs of Java threads in a cycle each: on monitors, and on ReentrantLocks.
+constexpr const char* kJavaAbba = R"(
+import java.util.concurrent.locks.ReentrantLock;
+public class ServiceAbba {
+    static final Object A = new Object(), B = new Object();
+    static final ReentrantLock L1 = new ReentrantLock(), L2 = new ReentrantLock();
+    public static void main(String[] args) throws Exception {
+        new Thread(() -> { synchronized (A) { nap(); synchronized (B) { nap(); } } }, "monitor-1").start();
+        new Thread(() -> { synchronized (B) { nap(); synchronized (A) { nap(); } } }, "monitor-2").start();
+        new Thread(() -> { L1.lock(); nap(); L2.lock(); }, "lock-1").start();
+        new Thread(() -> { L2.lock(); nap(); L1.lock(); }, "lock-2").start();
+        System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
+        Thread.sleep(600000);
+    }
+    static void nap() { try { Thread.sleep(300); } catch (InterruptedException e) {} }
+}
+)";
+
+/// Whether a Java deadlock's evidence names Java frames of ServiceAbba.java in every capture.
+bool hasJavaFrames(const json& incident) {
+  const auto& evidence = incident.value("evidence", json::array());
+  return !evidence.empty() && std::all_of(evidence.begin(), evidence.end(), [](const json& e) {
+    if (!e.contains("runtime_stack") || e["runtime_stack"]["runtime"] != "Java") return false;
+    const auto& frames = e["runtime_stack"]["frames"];
+    return std::any_of(frames.begin(), frames.end(),
+                       [](const json& f) { return f["file"] == "ServiceAbba.java"; });
+  });
 }
 
 /// How many thread dumps a JVM's safepoint log shows (a dump is a "PrintThreads" safepoint).
@@ -282,23 +334,7 @@ TEST(ServiceIncidents, JavaDeadlocksAreIncidentsWithJavaFramesAndTheJvmIsAskedOn
   Service service(R"([{"name": "jvm", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
   ASSERT_TRUE(service.started()) << service.logText();
   testing::TempDir dir("jvm");
-  auto abba = startJava(dir, "ServiceAbba", R"(
-import java.util.concurrent.locks.ReentrantLock;
-public class ServiceAbba {
-    static final Object A = new Object(), B = new Object();
-    static final ReentrantLock L1 = new ReentrantLock(), L2 = new ReentrantLock();
-    public static void main(String[] args) throws Exception {
-        new Thread(() -> { synchronized (A) { nap(); synchronized (B) { nap(); } } }, "monitor-1").start();
-        new Thread(() -> { synchronized (B) { nap(); synchronized (A) { nap(); } } }, "monitor-2").start();
-        new Thread(() -> { L1.lock(); nap(); L2.lock(); }, "lock-1").start();
-        new Thread(() -> { L2.lock(); nap(); L1.lock(); }, "lock-2").start();
-        System.out.println("{\"pid\":" + ProcessHandle.current().pid() + ",\"threads\":{},\"processes\":{}}");
-        Thread.sleep(600000);
-    }
-    static void nap() { try { Thread.sleep(300); } catch (InterruptedException e) {} }
-}
-)",
-                        service.tag());
+  auto abba = startJava(dir, "ServiceAbba", kJavaAbba, service.tag());
   auto pool = startJava(dir, "ServicePool", R"(
 import java.util.concurrent.*;
 public class ServicePool {
@@ -325,14 +361,7 @@ public class ServicePool {
   ASSERT_EQ(deadlocks.size(), 2U) << json(deadlocks).dump(1);
   for (const auto& i : deadlocks) {
     EXPECT_EQ(i["state"], "INCIDENT_STATE_OPEN");
-    for (const auto& e : i["evidence"]) {
-      ASSERT_TRUE(e.contains("runtime_stack")) << e.dump(1);
-      EXPECT_EQ(e["runtime_stack"]["runtime"], "Java");
-      const auto& frames = e["runtime_stack"]["frames"];
-      EXPECT_TRUE(std::any_of(frames.begin(), frames.end(), [](const json& f) {
-        return f["file"] == "ServiceAbba.java";
-      })) << e.dump(1);
-    }
+    EXPECT_TRUE(hasJavaFrames(i)) << i.dump(1);
   }
   for (const auto& i : service.incidents()) {
     EXPECT_NE(i["pid"], pool->pid()) << "an idle pool is no hang: " << i.dump(1);
@@ -340,6 +369,66 @@ public class ServicePool {
   // The threads stay where the first dump saw them: no dump after it pauses the JVM again.
   EXPECT_EQ(threadDumpsIn((dir / "ServiceAbba.safepoints").string()), 1);
   EXPECT_LE(threadDumpsIn((dir / "ServicePool.safepoints").string()), 1);
+}
+
+/// The capabilities the systemd unit gives its account (AmbientCapabilities=), in setpriv's form.
+std::string unitCapabilities() {
+  std::istringstream unit(readFile(WCTMON_UNIT_FILE));
+  std::string caps;
+  for (std::string line; std::getline(unit, line);) {
+    if (!line.starts_with("AmbientCapabilities=")) continue;
+    std::istringstream names(line.substr(line.find('=') + 1));
+    for (std::string name; names >> name;) {
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      caps += (caps.empty() ? "+" : ",+") + name.substr(4);  // "cap_sys_ptrace" -> sys_ptrace
+    }
+  }
+  return caps;
+}
+
+TEST(ServiceIncidents, AsTheUnitsAccountWithOnlyItsCapabilitiesOtherUsersDeadlocksAreCaptured) {
+  // As the unit runs it: not root (nobody here, wctmon when installed), the unit's capabilities.
+  const auto caps = unitCapabilities();
+  ASSERT_NE(caps.find("+sys_ptrace"), std::string::npos) << caps;
+  Service service(R"([{"name": "others", "cmdline": "TAG", "hang_threshold_ms": 1000}])",
+                  Account{65534, 65534, caps});
+  ASSERT_TRUE(service.started()) << service.logText();
+
+  // Deadlocks of root and of another account (daemon): their /proc files are theirs alone, their
+  // threads are stopped for registers and unwound; the JVM is asked as its own user.
+  const std::vector<std::string> as_daemon{"setpriv", "--reuid", "1",
+                                           "--regid", "1",       "--clear-groups"};
+  FixtureProcess roots("mutex-abba", "", service.tag());
+  std::vector<std::string> argv = as_daemon;
+  argv.insert(argv.end(), {fixturePath(), "mutex-abba", service.tag()});
+  FixtureProcess daemons(argv, 20s);
+  testing::TempDir dir("jvm-of-daemon");
+  ASSERT_EQ(::chown(dir.path().c_str(), 1, 1), 0);  // the JVM writes its safepoint log there
+  auto jvm = startJava(dir, "ServiceAbba", kJavaAbba, service.tag(), as_daemon);
+
+  const auto captured = [&](int pid) {
+    const auto found = service.deadlocksOf(pid);
+    return !found.empty() && std::all_of(found.begin(), found.end(), [](const json& i) {
+      const auto& evidence = i.value("evidence", json::array());
+      return !evidence.empty() && std::all_of(evidence.begin(), evidence.end(), [](const json& e) {
+        return !e.value("registers", json::array()).empty() &&
+               !e.value("frames", json::array()).empty();
+      });
+    });
+  };
+  ASSERT_TRUE(waitFor([&] { return captured(roots.pid()) && captured(daemons.pid()); }, 30s))
+      << service.logText();
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const auto found = service.deadlocksOf(jvm->pid());
+        return found.size() == 2 && std::all_of(found.begin(), found.end(), hasJavaFrames);
+      },
+      30s))
+      << json(service.deadlocksOf(jvm->pid())).dump(1) << service.logText();
+  const auto log = service.logText();
+  EXPECT_EQ(log.find("neither root nor given CAP_SYS_PTRACE"), std::string::npos) << log;
+  EXPECT_EQ(log.find("NoAccess"), std::string::npos) << log;
 }
 
 TEST(ServiceIncidents, APostgresDeadlockIsOneIncidentAndTheServerIsAskedOnce) {

@@ -48,7 +48,7 @@ grep -q "^WatchdogSec=" "$unit"
 grep -q "^ExecStart=/usr/bin/wctmon run --config /etc/wctmon/wctmon.json" "$unit"
 for key in "SystemCallFilter=@system-service ptrace perf_event_open" "ProtectKernelLogs=yes" \
            "UMask=0077" "PrivateMounts=yes" "IPAddressDeny=any" "IPAddressAllow=localhost" \
-           "SupplementaryGroups=wctmon"; do
+           "User=wctmon" "Group=wctmon" "RemoveIPC=yes" "ProtectHome=yes"; do
   grep -qx "$key" "$unit" || fail "the unit lacks $key"
 done
 "$root/usr/bin/wctmon" validate-config "$root/etc/wctmon/wctmon.json" >/dev/null

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian package built in $1 (build_deb.sh) on this machine, checks what it set up,
-# runs the installed service as its unit would and wctctl as a member of the group wctmon with no
-# flag, then purges the package and checks that nothing is left behind. It changes the machine:
-# it refuses (exit 77, skipped) where a wctmon package is installed, so that an operator's is never
-# removed, and puts back what it found (the group, when it made it).
+# runs the installed service as its unit would (its account, its capabilities), the demo deadlock
+# caught with its evidence, and wctctl as a member of the group wctmon with no flag, then purges
+# the package and checks that nothing is left behind. It changes the machine: it refuses (exit
+# 77, skipped) where a wctmon package is installed, so that an operator's is never removed, and
+# puts back what it found (the account and the group, when it made them).
 set -euo pipefail
 out=$1
 deb=$(ls "$out"/wctmon_*.deb)
@@ -20,13 +21,18 @@ for path in /etc/wctmon /var/lib/wctmon /run/wctmon; do
 done
 had_group=no
 getent group wctmon >/dev/null && had_group=yes
+had_account=no
+getent passwd wctmon >/dev/null && had_account=yes
 service_pid=
+demo_pid=
 cleanup() {
+  [[ -n $demo_pid ]] && kill -9 "$demo_pid" 2>/dev/null
   [[ -n $service_pid ]] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
   if dpkg-query -W -f='${Status}' wctmon 2>/dev/null | grep -q .; then
     dpkg --purge wctmon >/dev/null 2>&1 || true
   fi
   rm -rf /run/wctmon
+  if [[ $had_account == no ]] && getent passwd wctmon >/dev/null; then userdel wctmon; fi
   if [[ $had_group == no ]] && getent group wctmon >/dev/null; then groupdel wctmon; fi
 }
 trap cleanup EXIT
@@ -41,6 +47,10 @@ for f in /usr/bin/wctmon /usr/bin/wctmond /usr/bin/wctctl /usr/lib/systemd/syste
 done
 getent group wctmon >/dev/null || fail "no group wctmon after install"
 [[ $(getent group wctmon | cut -d: -f3) -lt 1000 ]] || fail "wctmon is not a system group"
+getent passwd wctmon >/dev/null || fail "no account wctmon after install"
+[[ $(id -u wctmon) -lt 1000 ]] || fail "wctmon is not a system account"
+[[ $(id -gn wctmon) == wctmon ]] || fail "the account wctmon is not in the group wctmon"
+[[ $(getent passwd wctmon | cut -d: -f7) == */nologin ]] || fail "the account wctmon has a shell"
 if [[ $pid1 == systemd ]]; then
   systemctl is-enabled --quiet wctmon.service || fail "wctmon.service is not enabled"
 else
@@ -61,24 +71,53 @@ if [[ $pid1 == systemd ]]; then
   systemctl start wctmon.service
   service_pid=
 else
-  # As the unit runs it, as far as it can be without systemd: no CAP_CHOWN, the group wctmon as
-  # a supplementary group, UMask=0077, the runtime and state directories of the unit's modes.
-  install -d -m 0755 /run/wctmon
-  install -d -m 0711 /var/lib/wctmon
-  gid=$(getent group wctmon | cut -d: -f3)
-  setpriv --bounding-set -chown --groups "$gid" \
+  # As the unit runs it, as far as it can be without systemd: its account and group, exactly
+  # its ambient capabilities (read from the installed unit) and no others, no new privileges,
+  # UMask=0077, the runtime and state directories of the unit's modes and owned by the account.
+  unit=/usr/lib/systemd/system/wctmon.service
+  user=$(sed -n 's/^User=//p' "$unit")
+  group=$(sed -n 's/^Group=//p' "$unit")
+  caps=$(sed -n 's/^AmbientCapabilities=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+  [[ $user == wctmon && $group == wctmon && -n $caps ]] || fail "the unit's account: $user:$group ($caps)"
+  install -d -m 0755 -o "$user" -g "$group" /run/wctmon
+  install -d -m 0711 -o "$user" -g "$group" /var/lib/wctmon
+  setpriv --reuid "$user" --regid "$group" --init-groups --inh-caps "$caps" \
+    --ambient-caps "$caps" --bounding-set "-all,$caps" --no-new-privs \
     sh -c 'umask 0077; exec /usr/bin/wctmon run --config /etc/wctmon/wctmon.json' \
     >/tmp/wctmon-install-test.log 2>&1 &
   service_pid=$!
 fi
 for _ in $(seq 1 100); do [[ -S /run/wctmon/api.sock ]] && break; sleep 0.1; done
 [[ -S /run/wctmon/api.sock ]] || fail "no API socket: $(cat /tmp/wctmon-install-test.log 2>/dev/null)"
-[[ $(stat -c '%U:%G %a' /run/wctmon/api.sock) == "root:wctmon 660" ]] ||
+[[ $(stat -c '%U:%G %a' /run/wctmon/api.sock) == "wctmon:wctmon 660" ]] ||
   fail "socket $(stat -c '%U:%G %a' /run/wctmon/api.sock)"
-[[ $(stat -c '%U:%G %a' /var/lib/wctmon/api-reader.token) == "root:wctmon 640" ]] ||
+[[ $(stat -c '%U:%G %a' /var/lib/wctmon/api-reader.token) == "wctmon:wctmon 640" ]] ||
   fail "reader token $(stat -c '%U:%G %a' /var/lib/wctmon/api-reader.token)"
-[[ $(stat -c '%U:%G %a' /var/lib/wctmon/api-admin.token) == "root:root 600" ]] ||
+[[ $(stat -c '%U %a' /var/lib/wctmon/api-admin.token) == "wctmon 600" ]] ||
   fail "admin token $(stat -c '%U:%G %a' /var/lib/wctmon/api-admin.token)"
+# The demo, root's, deadlocks: the unprivileged service catches it within its interval (5 s) and
+# captures the deadlocked threads' registers.
+/usr/lib/wctmon/wctmon-demo >/dev/null 2>&1 &
+demo_pid=$!
+incident=
+for _ in $(seq 1 150); do
+  incident=$(wctctl incidents --pid "$demo_pid" -o json 2>/dev/null |
+    python3 -c 'import json,sys; print(next((str(i["id"]) for i in json.load(sys.stdin)["incidents"]
+      if i.get("kind") == "deadlock"), ""))' 2>/dev/null) || true
+  [[ -n $incident ]] && break
+  sleep 0.1
+done
+[[ -n $incident ]] || fail "no deadlock incident for the demo: $(wctctl incidents 2>&1)"
+registers=
+for _ in $(seq 1 50); do
+  registers=$(wctctl incident "$incident" -o json | python3 -c 'import json,sys
+print(sum(1 for e in json.load(sys.stdin).get("evidence", []) if e.get("registers")))')
+  [[ $registers -ge 2 ]] && break
+  sleep 0.1
+done
+[[ $registers -ge 2 ]] || fail "the demo's incident has no registers: $(wctctl incident "$incident")"
+kill -9 "$demo_pid"
+demo_pid=
 # A member of the group, not root, with no flag at all.
 gid=$(getent group wctmon | cut -d: -f3)
 status=$(setpriv --reuid nobody --regid nogroup --groups "$gid" /usr/bin/wctctl status) ||
@@ -97,7 +136,7 @@ else
   rm -rf /run/wctmon
 fi
 
-# Purge: nothing left but the group (kept, as Debian keeps system groups).
+# Purge: nothing left but the account and group (kept, as Debian keeps system accounts).
 DEBIAN_FRONTEND=noninteractive dpkg --purge wctmon
 left=()
 for path in /etc/wctmon /var/lib/wctmon /var/log/wctmon /usr/bin/wctmon /usr/bin/wctmond \
@@ -112,4 +151,5 @@ while IFS= read -r state; do left+=("$state"); done < \
 ((${#left[@]} == 0)) || fail "left after purge: ${left[*]}"
 dpkg-query -W wctmon >/dev/null 2>&1 && fail "dpkg still knows wctmon"
 getent group wctmon >/dev/null || fail "purge removed the group wctmon"
-echo "install, service as a group member, purge: OK"
+getent passwd wctmon >/dev/null || fail "purge removed the account wctmon"
+echo "install, the service as its unit's account, wctctl as a group member, purge: OK"

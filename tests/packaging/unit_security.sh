@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # systemd-analyze security on the unit file: its overall exposure must stay at or under the
-# figure reached (README, "The systemd unit"). What is left is what the service needs: root
-# (ptrace and /proc of every user's processes), CAP_SYS_PTRACE, CAP_SETUID/SETGID (a JVM's
-# attach as its user), CAP_NET_ADMIN (taskstats), the network (API, metrics, probes on loopback).
+# figure reached (README, "The systemd unit"). What is left is what the service needs: ptrace
+# and reading other users' files (CAP_SYS_PTRACE, CAP_DAC_*), CAP_SETUID/SETGID (a JVM's attach
+# as its user), CAP_NET_ADMIN (taskstats), the network (API, metrics, probes on loopback).
 set -euo pipefail
 unit=$1
 max=${2:-3.0}

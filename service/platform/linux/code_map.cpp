@@ -424,20 +424,27 @@ std::vector<FileMapping> parseExecutableMappings(int maps_fd) {
   return executableFileMappings(readAll(maps_fd, std::numeric_limits<std::size_t>::max()));
 }
 
-}  // namespace
-
-std::vector<FileMapping> executableFileMappings(std::string_view maps) {
-  std::vector<FileMapping> out;
+/// Calls `each` with every executable mapping of a file that the maps text `maps` lists.
+template <typename Each>
+void forEachExecutableFile(std::string_view maps, Each each) {
   while (!maps.empty()) {
     const auto eol = maps.find('\n');
     const auto line = maps.substr(0, eol);
     maps = eol == std::string_view::npos ? std::string_view() : maps.substr(eol + 1);
     const auto range = parseMapsLine(line);
-    if (!range || !range->executable || range->inode == 0 || !range->path.starts_with('/')) {
-      continue;
+    if (range && range->executable && range->inode != 0 && range->path.starts_with('/')) {
+      each(*range);
     }
-    out.push_back({range->begin, range->end, range->offset});
   }
+}
+
+}  // namespace
+
+std::vector<FileMapping> executableFileMappings(std::string_view maps) {
+  std::vector<FileMapping> out;
+  forEachExecutableFile(maps, [&](const MapsRange& range) {
+    out.push_back({range.begin, range.end, range.offset});
+  });
   return out;
 }
 
@@ -471,14 +478,47 @@ CodeMap CodeMap::read(Pid pid) {
   auto mappings = queryListedMappings(base, maps.get());
   if (!mappings) mappings = queryExecutableMappings(maps.get());
   if (!mappings) mappings = parseExecutableMappings(maps.get());
+  bool followed = true;
   for (const auto& range : *mappings) {
     // map_files opens the very file mapped, even deleted or in another mount namespace.
     const auto name = hexString(range.begin).substr(2) + "-" + hexString(range.end).substr(2);
     UniqueFd fd(::open((base + "/map_files/" + name).c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.valid()) out.add(range, fd.get());
+    if (fd.valid()) {
+      out.add(range, fd.get());
+    } else if (errno == EPERM) {
+      followed = false;
+      break;
+    }
+  }
+  if (!followed) {
+    out = CodeMap();
+    out.addByPath(base, maps.get());
   }
   out.sortMappings();
   return out;
+}
+
+void CodeMap::addByPath(const std::string& base, int maps_fd) {
+  // Following map_files takes CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE, which the systemd unit
+  // does not give: each file is opened by its path instead, through /proc/PID/root as the
+  // process sees its files, and kept only when it is the very file mapped (its inode).
+  if (::lseek(maps_fd, 0, SEEK_SET) != 0) return;
+  const auto text = readAll(maps_fd, std::numeric_limits<std::size_t>::max());
+  std::map<std::string, UniqueFd, std::less<>> opened;
+  forEachExecutableFile(text, [&](const MapsRange& range) {
+    auto it = opened.find(range.path);
+    if (it == opened.end()) {
+      UniqueFd fd(::open((base + "/root" + std::string(range.path)).c_str(),
+                         O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+      struct stat st {};
+      if (fd.valid() &&
+          (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != range.inode)) {
+        fd = UniqueFd();
+      }
+      it = opened.emplace(std::string(range.path), std::move(fd)).first;
+    }
+    if (it->second.valid()) add({range.begin, range.end, range.offset}, it->second.get());
+  });
 }
 
 CodeMap CodeMap::fromFiles(std::span<const MappedFile> files) {

@@ -104,6 +104,9 @@ class CodeMap {
   [[nodiscard]] const Mapping* mappingOf(std::uint64_t address) const;
   /// Adds the mapping `range` of the ELF file open as `fd`.
   void add(const FileMapping& range, int fd);
+  /// Adds the executable file mappings that the maps file `maps_fd` of the process at `base`
+  /// ("/proc/PID") lists, each file opened by its path in the process's own view.
+  void addByPath(const std::string& base, int maps_fd);
   void sortMappings();
   std::vector<Mapping> mappings_;  // sorted by begin
   bool refiners_ = false;

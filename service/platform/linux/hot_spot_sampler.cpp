@@ -18,6 +18,7 @@
 
 #include "os/unique_fd.h"
 #include "platform/linux/demangle.h"
+#include "platform/linux/target_modules.h"
 
 namespace wctmon::linux_platform {
 namespace {
@@ -172,8 +173,8 @@ Result<ThreadProfile> PerfHotSpotSampler::profile(ThreadRef thread,
   const auto second = ring.drain();
   fd.reset();
 
-  static const Dwfl_Callbacks kCallbacks = {dwfl_linux_proc_find_elf, noDebuginfo, nullptr,
-                                            nullptr};
+  static const Dwfl_Callbacks kCallbacks = {findTargetModule, noDebuginfo, nullptr, nullptr};
+  const TargetModules modules(thread.pid.value);
   std::unique_ptr<Dwfl, decltype(&dwfl_end)> dwfl(dwfl_begin(&kCallbacks), &dwfl_end);
   if (dwfl && (dwfl_linux_proc_report(dwfl.get(), thread.pid.value) != 0 ||
                dwfl_report_end(dwfl.get(), nullptr, nullptr) != 0)) {

@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -258,15 +260,28 @@ Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::openSystem() {
       std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));
 }
 
+namespace {
+
+/// Whether this process may read and stop other users' threads: CAP_SYS_PTRACE in its effective
+/// set (root's, or an unprivileged account's given it, as the systemd unit does).
+bool mayTraceOthers() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> data{};
+  if (::syscall(SYS_capget, &header, data.data()) != 0) return ::geteuid() == 0;
+  return (data[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective & CAP_TO_MASK(CAP_SYS_PTRACE)) != 0;
+}
+
+}  // namespace
+
 WaitChainSource::Availability LinuxWaitChainSource::availability() const {
   Availability out{"linux-proc", true, {}};
   if (::access("/proc/self/task", R_OK) != 0) {
     out.available = false;
     out.reason = "/proc is not mounted or not readable";
-  } else if (::geteuid() != 0) {
+  } else if (!mayTraceOthers()) {
     out.reason =
-        "not running as root: threads of other users' processes read as NoAccess, and no "
-        "registers are captured";
+        "neither root nor given CAP_SYS_PTRACE: threads of other users' processes read as "
+        "NoAccess, and no registers are captured";
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include "platform/linux/demangle.h"
 #include "platform/linux/proc_text.h"
 #include "platform/linux/process_memory.h"
+#include "platform/linux/target_modules.h"
 
 namespace wctmon::linux_platform {
 namespace {
@@ -251,7 +252,9 @@ StackFrame symbolize(Dwfl* dwfl, Dwarf_Addr pc, bool activation) {
     const char* main_file = nullptr;
     const char* name =
         dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file, nullptr);
-    out.module = main_file != nullptr ? main_file : (name != nullptr ? name : "");
+    // The path as the process names it (its maps), not where it was opened from (through
+    // /proc/PID/root).
+    out.module = name != nullptr ? name : (main_file != nullptr ? main_file : "");
     GElf_Off offset = 0;
     GElf_Sym sym;
     if (const char* symbol =
@@ -354,7 +357,7 @@ void scanStack(const UnwindState& state, Dwfl* dwfl, std::size_t max_frames,
 Unwinding unwindStack(Pid pid, Tid tid, const StackCopy& copy, const UnwindLimits& limits) {
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks kCallbacks = {
-      dwfl_linux_proc_find_elf,
+      findTargetModule,
       findDebuginfo,
       nullptr,
       &debuginfo_path,
@@ -365,6 +368,7 @@ Unwinding unwindStack(Pid pid, Tid tid, const StackCopy& copy, const UnwindLimit
   struct Forget {
     ~Forget() { unpack_budget = nullptr; }
   } forget;
+  const TargetModules modules(pid.value);
   std::unique_ptr<Dwfl, decltype(&dwfl_end)> dwfl(dwfl_begin(&kCallbacks), &dwfl_end);
   if (!dwfl) {
     out.error = dwfl_errmsg(-1);
