@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "client/plain_json.h"
+#include "model/format.h"
 
 namespace wctmon::client {
 namespace {
@@ -14,9 +15,7 @@ namespace {
 bool reserved(std::string_view text) {
   static constexpr std::array<std::string_view, 12> kWords = {
       "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~", "nan", "inf"};
-  std::string lower(text);
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return std::find(kWords.begin(), kWords.end(), lower) != kWords.end();
+  return std::find(kWords.begin(), kWords.end(), asciiLower(text)) != kWords.end();
 }
 
 /// Whether `text` can be written plain: it starts with a letter, '/' or '_' (never a number, a

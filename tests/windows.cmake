@@ -128,6 +128,14 @@ target_link_libraries(wctmon_windows_api_tests PRIVATE wctmon_metrics GTest::gte
 gtest_discover_tests(wctmon_windows_api_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                      PROPERTIES LABELS windows TIMEOUT 120)
 
+# The HTTPS clients' trust on Windows: the certificate store ROOT.
+add_executable(wctmon_windows_runtime_tests runtime/system_cas_windows_test.cpp)
+target_include_directories(wctmon_windows_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(wctmon_windows_runtime_tests PRIVATE wctmon_http OpenSSL::SSL
+                      OpenSSL::Crypto crypt32 GTest::gtest_main wctmon_warnings)
+gtest_discover_tests(wctmon_windows_runtime_tests DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
+                     PROPERTIES LABELS windows TIMEOUT 120)
+
 # The Windows executables under Wine next to the native Linux ones (validate-config alike,
 # analyze where WCT is missing, wctctl.exe to the Linux service and the Linux wctctl to
 # wctmond.exe): needs the Linux build (WCTMON_LINUX_BUILD, set by scripts/build-windows.sh).

@@ -5,7 +5,6 @@
 #include "core/config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,6 +16,7 @@
 #include "core/probe_config_json.h"
 #include "core/strict_json.h"
 #include "model/enum_names.h"
+#include "model/format.h"
 
 namespace wctmon {
 namespace {
@@ -194,9 +194,7 @@ void readServiceSelection(ObjectReader& r, Config::ServiceSelection& out) {
                         name + "\")");
       continue;
     }
-    std::string lower = name;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const auto lower = asciiLower(name);
     if (std::find(folded.begin(), folded.end(), lower) != folded.end()) {
       r.fail(where, "\"" + name + "\" is listed twice (service names do not differ by case)");
       continue;

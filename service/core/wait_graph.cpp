@@ -1,7 +1,6 @@
 #include "core/wait_graph.h"
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <map>
 #include <string>
@@ -291,9 +290,7 @@ std::string threadStateText(const ThreadSample& t) {
   if (t.status == ObjectStatus::kBlocked && t.wait) {
     return std::string("blocked on ") + toString(t.wait->type);
   }
-  std::string out = toString(t.status);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+  return asciiLower(toString(t.status));
 }
 
 /// "4242 (cat): 1 thread, stopped": what the threads of a process that holds an object do.

@@ -42,4 +42,12 @@ std::string durationText(std::chrono::milliseconds d) {
   return std::to_string(s / 86400) + "d" + two(s / 3600 % 24) + "h";
 }
 
+std::string asciiLower(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 }  // namespace wctmon

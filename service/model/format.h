@@ -22,6 +22,10 @@ namespace wctmon {
 /// A count with its noun in English: "1 thread", "3 threads".
 [[nodiscard]] std::string countOf(std::size_t n, std::string_view noun);
 
+/// `text` with its ASCII letters in lower case (what configuration words and enum names need;
+/// no locale is consulted).
+[[nodiscard]] std::string asciiLower(std::string_view text);
+
 /// A duration as people read it: "850ms", "12s", "2m13s", "3h05m", "2d04h".
 [[nodiscard]] std::string durationText(std::chrono::milliseconds d);
 

@@ -9,6 +9,8 @@
 #include <charconv>
 #include <optional>
 
+#include "runtime/system_cas.h"
+
 namespace wctmon {
 namespace {
 
@@ -214,17 +216,17 @@ Result<HttpResponse> httpExchange(const HttpRequest& request) {
   Result<std::string> answer = std::string();
   if (request.url.tls) {
     asio::ssl::context tls(asio::ssl::context::tls_client);
-    boost::system::error_code ec;
     if (request.ca_file.empty()) {
-      tls.set_default_verify_paths(ec);
+      if (auto failed = trustSystemCas(tls)) {
+        return makeError(ErrorCode::kIo, "cannot load the system's CA certificates: " + *failed);
+      }
     } else {
+      boost::system::error_code ec;
       tls.load_verify_file(request.ca_file, ec);
-    }
-    if (ec) {
-      return makeError(ErrorCode::kIo,
-                       "cannot load the CA certificates" +
-                           (request.ca_file.empty() ? std::string() : " of " + request.ca_file) +
-                           ": " + ec.message());
+      if (ec) {
+        return makeError(ErrorCode::kIo, "cannot load the CA certificates of " + request.ca_file +
+                                             ": " + ec.message());
+      }
     }
     tls.set_verify_mode(asio::ssl::verify_peer);
     TlsStream stream(io, tls);

@@ -14,6 +14,7 @@
 #include "support/api_service.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
+#include "support/wctctl_status.h"
 
 namespace wctmon {
 namespace {
@@ -23,8 +24,7 @@ using testing::CommandResult;
 using testing::readFile;
 using testing::runCommand;
 
-constexpr int kOk = 0;
-constexpr int kDenied = 5;
+using namespace testing::wctctl_status;
 
 /// A group every Debian system has and whose only user is unprivileged: the tests need no group
 /// of their own, and add none to the machine.

@@ -19,6 +19,7 @@
 #include "support/programs.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
+#include "support/wctctl_status.h"
 
 namespace wctmon {
 namespace {
@@ -33,12 +34,7 @@ using testing::runCommand;
 using testing::runInTerminal;
 using testing::waitFor;
 
-constexpr int kOk = 0;
-constexpr int kError = 1;
-constexpr int kUsage = 2;
-constexpr int kDeadlock = 3;
-constexpr int kUnavailable = 4;
-constexpr int kDenied = 5;
+using namespace testing::wctctl_status;
 
 /// wctctl with nothing but `args`.
 CommandResult wctctl(std::vector<std::string> args) {

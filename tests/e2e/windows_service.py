@@ -20,7 +20,6 @@ Prints the figures: start -> RUNNING, start -> first sample, stop -> STOPPED.
 Usage: windows_service.py WINDOWS_BIN_DIR LINUX_BUILD_DIR SOURCE_DIR
 Environment: WINE (default /usr/lib/wine/wine64)."""
 import hashlib
-import http.server
 import json
 import os
 import re
@@ -32,6 +31,7 @@ import threading
 import time
 import urllib.request
 
+from webhook_receiver import receiver
 from wine_support import (EVENT_SOURCE_KEY, RUNNING_CONTROLS, SERVICE, Service, Wine, check,
                           free_port, report, status_json, tail, wait_until, wctctl)
 
@@ -52,17 +52,7 @@ def main():
 def web_hook():
     """A web hook receiver on a loopback port, in a thread: (its URL, the bodies it took)."""
     received = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    server = receiver(0, lambda body: received.append(json.loads(body)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{server.server_address[1]}/wctmon", received
 
