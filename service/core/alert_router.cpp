@@ -17,7 +17,7 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
     thread_ = std::thread([self = shared_from_this()] { self->run(); });
   }
 
-  void push(const Alert& alert) {
+  void push(const Alert& alert, bool resumed = false) {
     {
       MutexLock lock(mutex_);
       if (stopping_) return;
@@ -26,7 +26,7 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
         ++stats_.dropped;
         ++done_;
       }
-      queue_.push_back(alert);
+      queue_.push_back({alert, resumed});
       ++pushed_;
     }
     wake_.notify_all();
@@ -81,6 +81,10 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
 
  private:
   using SteadyClock = std::chrono::steady_clock;
+  struct Queued {
+    Alert alert;
+    bool resumed;  // for the sink's resume(), not send()
+  };
 
   void run() {
     const auto refresh_every = route_.sink->refreshInterval();
@@ -102,13 +106,14 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
         next_refresh = SteadyClock::now() + refresh_every;
         continue;
       }
-      const Alert alert = std::move(queue_.front());
+      const Queued next = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      const auto sent = deliver(alert);
+      const auto sent = deliver(next);
       lock.lock();
       if (sent) {
-        ++stats_.delivered;
+        // A resumption most sinks take as nothing to do: not a delivery.
+        if (!next.resumed) ++stats_.delivered;
       } else {
         ++stats_.failed;
         stats_.last_error = sent.error().message;
@@ -123,11 +128,11 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
   /// Sends `alert`, and again after a growing wait while the receiver may take it later, the
   /// route's retry time allows and the router is not stopping. Called without the lock: a sink
   /// may block.
-  Status deliver(const Alert& alert) WCTMON_EXCLUDES(mutex_) {
+  Status deliver(const Queued& next) WCTMON_EXCLUDES(mutex_) {
     const auto give_up = SteadyClock::now() + route_.retry_for;
     auto delay = kFirstRetryDelay;
     for (;;) {
-      auto sent = route_.sink->send(alert);
+      auto sent = next.resumed ? route_.sink->resume(next.alert) : route_.sink->send(next.alert);
       if (sent || sent.error().code != ErrorCode::kIo) return sent;
       const auto again = SteadyClock::now() + delay;
       if (again > give_up) return sent;
@@ -146,7 +151,7 @@ class AlertRouter::Worker : public std::enable_shared_from_this<Worker> {
   mutable Mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_cv_;
-  std::deque<Alert> queue_ WCTMON_GUARDED_BY(mutex_);
+  std::deque<Queued> queue_ WCTMON_GUARDED_BY(mutex_);
   /// Alerts pushed and alerts done with (delivered, failed or dropped from the front).
   std::uint64_t pushed_ WCTMON_GUARDED_BY(mutex_) = 0;
   std::uint64_t done_ WCTMON_GUARDED_BY(mutex_) = 0;
@@ -185,6 +190,12 @@ AlertRouter::~AlertRouter() {
 Status AlertRouter::send(const Alert& alert) {
   MutexLock lock(mutex_);
   for (const auto& w : workers_) w->push(alert);
+  return std::monostate{};
+}
+
+Status AlertRouter::resume(const Alert& alert) {
+  MutexLock lock(mutex_);
+  for (const auto& w : workers_) w->push(alert, true);
   return std::monostate{};
 }
 

@@ -57,6 +57,8 @@ class AlertRouter final : public AlertSink {
 
   /// Queues `alert` for every sink and returns at once: never blocks on a sink.
   Status send(const Alert& alert) override;
+  /// Queued with the alerts, in order, for each sink's resume().
+  Status resume(const Alert& alert) override;
 
   /// Sends to `routes` from now on; the sinks replaced deliver what they have queued, on their
   /// own threads.

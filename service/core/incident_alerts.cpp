@@ -31,6 +31,19 @@ std::vector<std::pair<std::string, std::string>> incidentFields(const Incident& 
   return fields;
 }
 
+/// The alert that says `incident` opened.
+Alert openingOf(std::shared_ptr<const Incident> incident) {
+  const auto& i = *incident;
+  Alert a;
+  a.target = i.target;
+  a.kind = openedAlertKind(i.kind);
+  a.severity = incidentSeverity(i.kind);
+  a.message = i.summary;
+  a.fields = incidentFields(i);
+  a.incident = std::move(incident);
+  return a;
+}
+
 }  // namespace
 
 void IncidentAlerts::setLimits(const Config::Alerts& limits) {
@@ -41,29 +54,23 @@ void IncidentAlerts::setLimits(const Config::Alerts& limits) {
 std::optional<Alert> IncidentAlerts::forEvent(IncidentEvent::Type type,
                                               std::shared_ptr<const Incident> incident) {
   if (type == IncidentEvent::Type::kUpdated) return std::nullopt;
-  const auto& i = *incident;
-  Alert a;
-  a.target = i.target;
+  const auto id = incident->id;  // the incident goes with the alert when the rate holds it back
   if (type == IncidentEvent::Type::kOpened) {
-    a.kind = openedAlertKind(i.kind);
-    a.severity = incidentSeverity(i.kind);
-    a.message = i.summary;
-  } else {
-    a.kind = AlertKind::kIncidentResolved;
-    a.severity = AlertSeverity::kInfo;
-    a.message = std::string(toString(i.kind)) + " resolved (" + i.resolution + "): " + i.summary;
-  }
-  a.fields = incidentFields(i);
-  a.incident = std::move(incident);
-  const auto id = i.id;  // `i` goes with the alert when the rate holds it back
-  if (type == IncidentEvent::Type::kOpened) {
-    auto out = admitted(std::move(a));
+    auto out = admitted(openingOf(std::move(incident)));
     if (out) {
       MutexLock lock(mutex_);
       announced_.insert(id);
     }
     return out;
   }
+  const auto& i = *incident;
+  Alert a;
+  a.target = i.target;
+  a.kind = AlertKind::kIncidentResolved;
+  a.severity = AlertSeverity::kInfo;
+  a.message = std::string(toString(i.kind)) + " resolved (" + i.resolution + "): " + i.summary;
+  a.fields = incidentFields(i);
+  a.incident = std::move(incident);
   MutexLock lock(mutex_);
   if (announced_.erase(id) == 0) return std::nullopt;
   return a;
@@ -88,9 +95,12 @@ std::optional<Alert> IncidentAlerts::forFailedCapture(std::shared_ptr<const Inci
   return admitted(std::move(a));
 }
 
-void IncidentAlerts::adopt(const std::vector<Incident>& open) {
+std::vector<Alert> IncidentAlerts::adopt(const std::vector<Incident>& open) {
+  std::vector<Alert> openings;
+  for (const auto& i : open) openings.push_back(openingOf(std::make_shared<const Incident>(i)));
   MutexLock lock(mutex_);
   for (const auto& i : open) announced_.insert(i.id);
+  return openings;
 }
 
 std::uint64_t IncidentAlerts::suppressed() const {

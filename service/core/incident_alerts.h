@@ -34,8 +34,9 @@ class IncidentAlerts {
   [[nodiscard]] std::optional<Alert> forFailedCapture(std::shared_ptr<const Incident> incident);
 
   /// Takes `open` (incidents open when the service last stopped) as alerted: their opening was,
-  /// by the run before, and their resolution will be.
-  void adopt(const std::vector<Incident>& open);
+  /// by the run before, and their resolution will be. Their opening alerts, for the sinks'
+  /// resume() (not rate-limited: each was admitted once).
+  [[nodiscard]] std::vector<Alert> adopt(const std::vector<Incident>& open);
 
   /// Alerts held back by the rate limit so far.
   [[nodiscard]] std::uint64_t suppressed() const;

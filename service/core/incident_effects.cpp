@@ -49,7 +49,7 @@ std::vector<Incident> IncidentEffects::reopenStored() {
   auto open = recorder_.storedOpenIncidents();
   if (!open.empty()) spdlog::info("{} incident(s) were open when the service stopped", open.size());
   recorder_.feed().seed(open);
-  alerts_.adopt(open);
+  for (const auto& opening : alerts_.adopt(open)) (void)deps_.alerts->resume(opening);
   return open;
 }
 

@@ -69,6 +69,8 @@ class AlertmanagerSink final : public AlertSink {
     return kResendInterval;
   }
   Status refresh() override;
+  /// An incident open across a restart fires again, from when it opened, until it resolves.
+  Status resume(const Alert& alert) override { return send(alert); }
 
   /// The alerts firing now, by key (for tests).
   [[nodiscard]] std::size_t firing() const { return firing_.size(); }

@@ -1,10 +1,10 @@
 // clang-format off
-#include "runtime/system_cas.h"
-
 #include <windows.h>
-// wincrypt.h needs windows.h first.
-#include <openssl/x509.h>
+// wincrypt.h needs windows.h first, and OpenSSL's headers after it (they undefine its X509_NAME).
 #include <wincrypt.h>
+#include <openssl/x509.h>
+
+#include "runtime/system_cas.h"
 // clang-format on
 
 namespace wctmon {

@@ -34,6 +34,13 @@ class TestSink final : public AlertSink {
     changed_.notify_all();
     return std::monostate{};
   }
+  /// Kept as "resumed: MESSAGE".
+  Status resume(const Alert& a) override {
+    std::lock_guard lock(mutex_);
+    messages_.push_back("resumed: " + a.message);
+    changed_.notify_all();
+    return std::monostate{};
+  }
 
   void open() {
     std::lock_guard lock(mutex_);
@@ -80,6 +87,21 @@ TEST(AlertRouter, EverySinkGetsEveryAlertInOrder) {
   EXPECT_EQ(statsOf(stats, "journald").delivered, 3U);
   EXPECT_EQ(statsOf(stats, "syslog").delivered, 3U);
   EXPECT_EQ(statsOf(stats, "syslog").queued, 0U);
+}
+
+TEST(AlertRouter, OpeningsResumedAtStartReachEachSinksResumeInOrderAndAreNoDelivery) {
+  auto journal = std::make_shared<TestSink>();
+  AlertRouter router({{"journald", journal}});
+  EXPECT_TRUE(router.resume(alert("deadlock 1")).ok());
+  EXPECT_TRUE(router.send(alert("service started")).ok());
+  EXPECT_TRUE(router.resume(alert("deadlock 2")).ok());
+  const std::vector<std::string> all{"resumed: deadlock 1", "service started",
+                                     "resumed: deadlock 2"};
+  EXPECT_EQ(journal->await(3), all);
+  EXPECT_TRUE(router.flush(10s));
+  const auto& stats = statsOf(router.stats(), "journald");
+  EXPECT_EQ(stats.delivered, 1U);
+  EXPECT_EQ(stats.failed, 0U);
 }
 
 TEST(AlertRouter, ASinkThatBlocksHoldsUpNeitherTheSenderNorTheOtherSinks) {

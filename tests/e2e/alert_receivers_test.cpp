@@ -115,6 +115,21 @@ TEST(AlertReceivers, AlertmanagerShowsADeadlockWithItsIncidentsLabelsUntilItReso
       << found.dump();
   EXPECT_EQ(found["status"].value("state", ""), "active") << found.dump();
 
+  // Restarted, the service takes the incident up again at once: Alertmanager hears of it
+  // again (not only at the next minute's refresh), or it would end the alert 4 minutes on.
+  const auto updated = found.value("updatedAt", "");
+  service.terminate();
+  service.start();
+  EXPECT_TRUE(waitFor(
+      [&] {
+        for (const auto& a : am.alerts()) {
+          if (ours(a) && a.value("updatedAt", "") > updated) return true;
+        }
+        return false;
+      },
+      20s))
+      << am.alerts().dump() << readFile(service.log());
+
   abba.reset();  // killed: the incident resolves, and its alert ends
   EXPECT_TRUE(waitFor(
       [&] {

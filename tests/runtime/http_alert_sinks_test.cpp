@@ -232,6 +232,33 @@ TEST(AlertmanagerSink, ARefreshSendsEveryFiringAlertAgainAndOneNotSentIsSentThen
   EXPECT_EQ(all[1]["labels"]["incident_id"], "43");
 }
 
+TEST(AlertmanagerSink, AnIncidentOpenAcrossARestartFiresAgainFromItsOpeningUntilItResolves) {
+  Receiver am;
+  AlertmanagerSink sink(at(am.url()), "db1");
+  auto incident = deadlock();
+  ASSERT_TRUE(sink.resume(opened(incident)).ok());
+  EXPECT_EQ(sink.firing(), 1U);
+  ASSERT_TRUE(sink.refresh().ok());
+  ASSERT_TRUE(sink.send(resolved(incident)).ok());
+  EXPECT_EQ(sink.firing(), 0U);
+  const auto got = am.received();
+  ASSERT_EQ(got.size(), 3U);
+  for (const auto& post : got) {
+    const auto alerts = json::parse(post.body);
+    ASSERT_EQ(alerts.size(), 1U);
+    EXPECT_EQ(alerts[0]["labels"]["incident_id"], "42");
+    EXPECT_EQ(alerts[0]["startsAt"], "2027-01-15T08:00:00.000Z");
+  }
+  EXPECT_EQ(json::parse(got[2].body)[0]["endsAt"], "2027-01-15T08:01:30.000Z");
+}
+
+TEST(WebhookSink, AnIncidentOpenAcrossARestartIsNotPostedTwice) {
+  Receiver hook;
+  WebhookSink sink(at(hook.url("/hook")), "db1");
+  ASSERT_TRUE(sink.resume(opened(deadlock())).ok());
+  EXPECT_TRUE(hook.received().empty());
+}
+
 TEST(AlertmanagerSink, AStoreFaultFiresUntilTheStoreRecoversAndTheStartIsNoAlert) {
   const auto now = std::chrono::system_clock::now();
   const auto fault = toAlertmanager(service(AlertKind::kStoreFault), "db1", now);

@@ -3,12 +3,12 @@
 // file. Under Wine, and natively.
 // clang-format off
 #include <windows.h>
-// wincrypt.h needs windows.h first.
+// wincrypt.h needs windows.h first, and OpenSSL's headers after it (they undefine its X509_NAME).
+#include <wincrypt.h>
 #include <gtest/gtest.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
-#include <wincrypt.h>
 
 #include <boost/asio/ssl/context.hpp>
 #include <memory>

@@ -97,6 +97,14 @@ class AlertSink {
   }
   /// Sends again what the receiver must keep hearing; called on the sink's thread between sends.
   virtual Status refresh() { return std::monostate{}; }
+  /// The opening `alert` of an incident still open from before the service started, sent once
+  /// at start. A receiver that keeps what fires only while it hears of it again (Alertmanager)
+  /// takes it up, so that its alert lasts until the incident resolves; the others were told by
+  /// the run before and are not told twice: nothing.
+  virtual Status resume(const Alert& alert) {
+    (void)alert;
+    return std::monostate{};
+  }
 };
 
 }  // namespace wctmon
