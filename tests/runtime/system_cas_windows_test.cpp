@@ -13,7 +13,6 @@
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "runtime/system_cas.h"
 // clang-format on
@@ -21,7 +20,8 @@
 namespace wctmon {
 namespace {
 
-// A root made for this test alone (100 years), and a receiver's certificate it signed.
+// A root made for this test alone (100 years), in no store, and a receiver's certificate it
+// signed.
 constexpr const char* kRoot =
     "-----BEGIN CERTIFICATE-----\n"
     "MIIBqzCCAVGgAwIBAgIUNf60bS8pkTLV1r7UduUAgjcv1PYwCgYIKoZIzj0EAwIw\n"
@@ -52,48 +52,55 @@ X509Ptr parse(const char* pem) {
   return X509Ptr(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), &X509_free);
 }
 
-/// Whether a TLS client context that trusts what the system trusts takes the receiver's
-/// certificate.
-bool systemTrustsReceiver() {
-  boost::asio::ssl::context tls(boost::asio::ssl::context::tls_client);
-  if (auto failed = trustSystemCas(tls)) {
-    ADD_FAILURE() << *failed;
-    return false;
-  }
-  const auto receiver = parse(kReceiver);
+/// A TLS client context that trusts what the system trusts.
+std::unique_ptr<boost::asio::ssl::context> systemContext() {
+  auto tls = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
+  if (auto failed = trustSystemCas(*tls)) ADD_FAILURE() << *failed;
+  return tls;
+}
+
+/// Whether `tls` trusts `certificate` as a trust anchor (a certificate of its store, at any
+/// date) or through one.
+bool trusts(boost::asio::ssl::context& tls, X509* certificate) {
   std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> check(X509_STORE_CTX_new(),
                                                                         &X509_STORE_CTX_free);
-  X509_STORE_CTX_init(check.get(), SSL_CTX_get_cert_store(tls.native_handle()), receiver.get(),
+  X509_STORE_CTX_init(check.get(), SSL_CTX_get_cert_store(tls.native_handle()), certificate,
                       nullptr);
+  X509_STORE_CTX_set_flags(check.get(), X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_NO_CHECK_TIME);
   return X509_verify_cert(check.get()) == 1;
 }
 
-TEST(SystemCas, ARootAddedToTheWindowsStoreIsTrustedAndOnlyThen) {
-  ASSERT_FALSE(systemTrustsReceiver()) << "the test's root is trusted before it is added";
-
-  const auto root = parse(kRoot);
-  ASSERT_NE(root, nullptr);
-  unsigned char* der = nullptr;
-  const int size = i2d_X509(root.get(), &der);
-  ASSERT_GT(size, 0);
-  const std::vector<BYTE> encoded(der, der + size);
-  OPENSSL_free(der);
-
-  // The current user's ROOT, as an operator's import into "Trusted Root Certification
-  // Authorities" puts it.
-  HCERTSTORE store =
-      ::CertOpenStore(CERT_STORE_PROV_SYSTEM_W, 0, 0, CERT_SYSTEM_STORE_CURRENT_USER, L"Root");
+// Under Wine the store ROOT is the host's trusted roots (/etc/ssl/certs), made again at each
+// opening: a root added to it cannot be shown to be trusted then, only each one it holds.
+TEST(SystemCas, EveryRootOfTheWindowsStoreIsTrusted) {
+  const auto tls = systemContext();
+  HCERTSTORE store = ::CertOpenSystemStoreW(0, L"ROOT");
   ASSERT_NE(store, nullptr) << ::GetLastError();
-  PCCERT_CONTEXT added = nullptr;
-  ASSERT_TRUE(::CertAddEncodedCertificateToStore(store, X509_ASN_ENCODING, encoded.data(),
-                                                 static_cast<DWORD>(encoded.size()),
-                                                 CERT_STORE_ADD_REPLACE_EXISTING, &added))
-      << ::GetLastError();
-  const bool trusted = systemTrustsReceiver();
-  ::CertDeleteCertificateFromStore(added);  // frees `added`
+  int roots = 0;
+  int trusted = 0;
+  for (PCCERT_CONTEXT c = ::CertEnumCertificatesInStore(store, nullptr); c != nullptr;
+       c = ::CertEnumCertificatesInStore(store, c)) {
+    const unsigned char* der = c->pbCertEncoded;
+    X509Ptr root(d2i_X509(nullptr, &der, static_cast<long>(c->cbCertEncoded)), &X509_free);
+    if (!root) continue;
+    ++roots;
+    trusted += trusts(*tls, root.get()) ? 1 : 0;
+  }
   ::CertCloseStore(store, 0);
-  EXPECT_TRUE(trusted);
-  EXPECT_FALSE(systemTrustsReceiver()) << "still trusted once removed from the store";
+  EXPECT_GT(roots, 0);
+  EXPECT_EQ(trusted, roots);
+}
+
+TEST(SystemCas, AReceiverSignedByARootOutsideTheStoreIsNotTrusted) {
+  const auto tls = systemContext();
+  const auto root = parse(kRoot);
+  const auto receiver = parse(kReceiver);
+  ASSERT_TRUE(root && receiver);
+  EXPECT_FALSE(trusts(*tls, receiver.get()));
+  EXPECT_FALSE(trusts(*tls, root.get()));
+  // The same check takes the receiver once its root is trusted: it can tell them apart.
+  ASSERT_EQ(X509_STORE_add_cert(SSL_CTX_get_cert_store(tls->native_handle()), root.get()), 1);
+  EXPECT_TRUE(trusts(*tls, receiver.get()));
 }
 
 }  // namespace
