@@ -49,6 +49,20 @@ std::string objectName(std::string_view kind, const JavaObjectRef& object) {
 
 std::string quoted(const std::string& name) { return "\"" + name + "\""; }
 
+/// Whether `dump` shows thread `tid` parked to take a java.util.concurrent lock that no thread
+/// holds: mostly the moment between the lock's release and its next waiter's wake-up (an idle
+/// pool's worker at its queue's lock), which a waiter that ran since has most likely ended by
+/// taking it.
+bool parkedOnUnheldLock(const JavaDump& dump, std::int32_t tid) {
+  for (const auto& t : dump.threads) {
+    if (t.tid != tid) continue;
+    return t.wait == JavaWaitKind::kPark && t.waits_on &&
+           lockKindOf(t.waits_on->class_name) != nullptr &&
+           holderOf(dump, t.waits_on->address) == nullptr;
+  }
+  return false;
+}
+
 /// The wait a lock (monitor or java.util.concurrent lock) makes, owned by `holder` when the dump
 /// names one.
 WaitObject lockWait(Pid pid, std::string_view kind, ObjectType type, const JavaObjectRef& object,
@@ -170,7 +184,8 @@ std::vector<std::int32_t> JvmDumpState::covered(const std::vector<JavaWaiter>& w
     const bool only_retried = w.monitor == it->second.monitor &&
                               cpu <= runs * static_cast<std::uint64_t>(
                                                 std::chrono::nanoseconds(policy.retry_cpu).count());
-    if (runs == 0 || only_retried) out.push_back(w.tid);
+    // Only retries of a lock someone holds: one no thread held was most likely taken since.
+    if (runs == 0 || (only_retried && !parkedOnUnheldLock(*dump_, w.tid))) out.push_back(w.tid);
   }
   return out;
 }

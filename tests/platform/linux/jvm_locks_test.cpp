@@ -152,6 +152,22 @@ TEST(JvmDumpState, AMonitorEntryThatOnlyRetriedIsStillCovered) {
   EXPECT_TRUE(state.covered({waiter(2, 12, 1'000'080, true)}, policy).empty());
 }
 
+// An idle pool's worker caught by a dump between its queue lock's release and its own wake-up
+// waits on a lock nobody holds; it then takes the lock and parks on the queue's condition with
+// little CPU. Counted as still covered, the old dump kept saying "taking a ReentrantLock" and
+// a hang opened 5 s later.
+TEST(JvmDumpState, AWaiterOnALockNobodyHeldIsNoLongerCoveredOnceItRan) {
+  const JvmDumpPolicy policy{.min_wait = 1000ms, .min_interval = 10s, .retry_cpu = 200us};
+  JvmDumpState state;
+  const auto t0 = Clock::time_point{} + 1h;
+  // "rw" (0x68) parks on a ReentrantReadWriteLock no thread of the dump holds.
+  state.recordDump(std::make_shared<const JavaDump>(parseJavaThreadDump(kDump)),
+                   {waiter(0x68, 10, 1'000'000)}, t0, 5ms);
+  EXPECT_EQ(state.covered({waiter(0x68, 10, 1'000'000)}, policy),
+            (std::vector<std::int32_t>{0x68}));
+  EXPECT_TRUE(state.covered({waiter(0x68, 11, 1'000'080)}, policy).empty());
+}
+
 TEST(JvmDumpState, ARefusingJvmIsNotAskedAgainAFailingOneAfterTheInterval) {
   const JvmDumpPolicy policy{.min_wait = 0ms, .min_interval = 10s, .retry_cpu = 200us};
   const auto t0 = Clock::time_point{} + 1h;
