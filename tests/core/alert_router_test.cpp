@@ -99,7 +99,8 @@ TEST(AlertRouter, OpeningsResumedAtStartReachEachSinksResumeInOrderAndAreNoDeliv
                                      "resumed: deadlock 2"};
   EXPECT_EQ(journal->await(3), all);
   EXPECT_TRUE(router.flush(10s));
-  const auto& stats = statsOf(router.stats(), "journald");
+  const auto all_stats = router.stats();
+  const auto& stats = statsOf(all_stats, "journald");
   EXPECT_EQ(stats.delivered, 1U);
   EXPECT_EQ(stats.failed, 0U);
 }
