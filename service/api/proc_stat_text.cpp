@@ -51,17 +51,4 @@ std::optional<SelfStat> parseSelfStat(std::string_view text) {
   return SelfStat{*utime, *stime, *threads, *start, *vsize, static_cast<std::uint64_t>(*rss)};
 }
 
-std::optional<std::int64_t> parseBootTime(std::string_view proc_stat) {
-  constexpr std::string_view kKey = "btime ";
-  std::size_t at = 0;
-  while (at < proc_stat.size()) {
-    auto line = proc_stat.substr(at, proc_stat.find('\n', at) - at);
-    at += line.size() + 1;
-    if (line.substr(0, kKey.size()) != kKey) continue;
-    line.remove_prefix(kKey.size());
-    return number<std::int64_t>(line);
-  }
-  return std::nullopt;
-}
-
 }  // namespace wctmon::api

@@ -6,7 +6,8 @@
 
 namespace wctmon::api {
 
-/// The fields of /proc/self/stat that the process_* metrics use (proc(5)).
+/// The fields of /proc/self/stat that the process_* metrics use (proc(5)); the boot time they
+/// add to its start is os/proc_stat.h's.
 struct SelfStat {
   /// User and system time, in clock ticks (sysconf(_SC_CLK_TCK)).
   std::uint64_t utime_ticks = 0;
@@ -21,8 +22,5 @@ struct SelfStat {
 
 /// Parses a /proc/PID/stat line; the command name may hold spaces and parentheses.
 [[nodiscard]] std::optional<SelfStat> parseSelfStat(std::string_view text);
-
-/// The boot time of /proc/stat's "btime" line, in seconds since the Unix epoch.
-[[nodiscard]] std::optional<std::int64_t> parseBootTime(std::string_view proc_stat);
 
 }  // namespace wctmon::api

@@ -8,6 +8,7 @@
 
 #include "api/proc_stat_text.h"
 #include "api/process_figures.h"
+#include "os/proc_stat.h"
 
 namespace wctmon::api {
 

@@ -1,4 +1,4 @@
-// The fields of /proc/self/stat and the boot time of /proc/stat behind the process_* metrics,
+// The fields of /proc/self/stat behind the process_* metrics,
 // from canned text as the kernel writes it.
 #include "api/proc_stat_text.h"
 
@@ -43,15 +43,6 @@ TEST(ProcStatText, ACutOrDamagedLineIsNothing) {
       "1 (x) R 1 1 1 0 -1 0 0 0 0 0 x5 6 0 0 20 0 3 0 99 1000 7 0 0 0 0 0 0 0 0 0 0"));
   EXPECT_FALSE(parseSelfStat(
       "1 (x) R 1 1 1 0 -1 0 0 0 0 0 5 6 0 0 20 0 3 0 99 1000 -7 0 0 0 0 0 0 0 0 0 0"));
-}
-
-TEST(ProcStatText, TheBootTimeIsTheBtimeLine) {
-  EXPECT_EQ(parseBootTime("cpu  1 2 3 4\ncpu0 1 2 3 4\nintr 77 0 1\nctxt 99\nbtime 1767225600\n"
-                          "processes 4321\n"),
-            1767225600);
-  EXPECT_EQ(parseBootTime("btime 42"), 42);  // the last line, without its newline
-  EXPECT_FALSE(parseBootTime("cpu  1 2 3 4\nbtimes 5\n"));
-  EXPECT_FALSE(parseBootTime("btime soon\n"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "os/proc_stat.h"
 #include "platform/linux/proc_text.h"
 
 namespace wctmon::linux_platform {

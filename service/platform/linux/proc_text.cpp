@@ -267,23 +267,6 @@ std::optional<StatFields> parseStat(std::string_view text) {
   return out;
 }
 
-std::optional<std::int64_t> parseBootTime(std::string_view proc_stat) {
-  for (std::size_t at = 0; at < proc_stat.size();) {
-    const auto end = std::min(proc_stat.find('\n', at), proc_stat.size());
-    const auto line = proc_stat.substr(at, end - at);
-    if (line.rfind("btime ", 0) == 0) {
-      std::int64_t seconds = 0;
-      const auto digits = line.substr(6);
-      const auto [stop, ec] =
-          std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
-      if (ec != std::errc() || stop == digits.data()) return std::nullopt;
-      return seconds;
-    }
-    at = end + 1;
-  }
-  return std::nullopt;
-}
-
 std::optional<int> parseStatProcessor(std::string_view text) {
   const auto close = text.rfind(')');
   if (close == std::string_view::npos) return std::nullopt;

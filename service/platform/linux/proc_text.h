@@ -38,9 +38,6 @@ struct StatFields {
 /// Parses a stat line; the command name may hold spaces and parentheses.
 [[nodiscard]] std::optional<StatFields> parseStat(std::string_view text);
 
-/// The boot time of /proc/stat (its `btime` line), in seconds since the epoch.
-[[nodiscard]] std::optional<std::int64_t> parseBootTime(std::string_view proc_stat);
-
 /// Field 39 of a stat line: the CPU the thread runs on, or last ran on.
 [[nodiscard]] std::optional<int> parseStatProcessor(std::string_view text);
 

@@ -7,18 +7,6 @@
 namespace wctmon::linux_platform {
 namespace {
 
-TEST(ProcText, BootTimeIsTheBtimeLineOfProcStat) {
-  // After the CPUs and the interrupts, which grow with the machine.
-  EXPECT_EQ(parseBootTime("cpu  1 2 3 4\ncpu0 1 2 3 4\nintr 123 0 0 1\nctxt 99\n"
-                          "btime 1764150000\nprocesses 4242\n"),
-            1764150000);
-  EXPECT_EQ(parseBootTime("btime 7"), 7);
-  EXPECT_FALSE(parseBootTime("cpu 1 2\nprocesses 3\n").has_value());
-  EXPECT_FALSE(parseBootTime("btime x\n").has_value());
-  // Only a line that starts with it.
-  EXPECT_FALSE(parseBootTime("xbtime 5\n").has_value());
-}
-
 TEST(ProcText, StatWithSpacesAndParenthesesInTheName) {
   const auto s = parseStat(
       "1234 (a b) (c)) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 3 0 98765 1000 100 "
