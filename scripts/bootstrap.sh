@@ -17,6 +17,8 @@ packages=(
   lintian                   # the Debian package is checked to policy (tests/packaging/lintian.sh)
   man-db file               # man -l renders the man pages; CPack's dbgsym split reads file(1)
   libgtest-dev
+  libbenchmark-dev          # Google Benchmark: scripts/bench's micro-benchmarks (wctmon-match-bench)
+  libre2-dev                # the targets' command-line expressions (RE2; gRPC's own dependency)
   libdw-dev libelf-dev      # libdw's pkg-config file requires libelf
   libsqlite3-dev libsystemd-dev
   libssl-dev                # HTTPS liveness probes (Asio's TLS) and the dumps' SHA-256

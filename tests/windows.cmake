@@ -103,6 +103,7 @@ gtest_discover_tests(wctmon_windows_service_tests DISCOVERY_MODE PRE_TEST DISCOV
 add_executable(wctmon_windows_core_tests
   core/alert_rate_limiter_test.cpp
   core/analyzer_test.cpp
+  core/cmdline_pattern_test.cpp
   core/glob_test.cpp
   core/hung_window_tracker_test.cpp
   core/incident_tracker_test.cpp

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <system_error>
 
+#include "core/cmdline_pattern.h"
 #include "core/listen_address.h"
 #include "core/probe_config_json.h"
 #include "core/strict_json.h"
@@ -222,11 +222,11 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
   // A selector that is present but wrong has its own error; "needs a selector" would be noise.
   const bool selector_given = j.contains("exe") || j.contains("cmdline") || j.contains("pid");
   if (r.string("cmdline", cmdline)) {
-    try {
-      std::regex compiled(cmdline, std::regex::ECMAScript);
+    if (auto compiled = CmdlinePattern::compile(cmdline); compiled) {
       target.cmdline = cmdline;
-    } catch (const std::regex_error& e) {
-      r.fail(r.child("cmdline"), std::string("not a valid regular expression: ") + e.what());
+    } else {
+      r.fail(r.child("cmdline"), "not a valid regular expression (RE2 syntax): " +
+                                     compiled.error().message);
     }
   }
   std::int64_t pid = 0;

@@ -53,7 +53,8 @@ struct TargetConfig {
   std::string name;
   /// Executable name (comm or basename of exe) or a glob over it.
   std::optional<std::string> exe;
-  /// ECMAScript regular expression searched in the command line (arguments joined by spaces).
+  /// Regular expression (RE2 syntax) searched in the command line (arguments joined by spaces),
+  /// in its first 32 KiB.
   std::optional<std::string> cmdline;
   std::optional<Pid> pid;
   /// Every process of the system.

@@ -1,13 +1,19 @@
 #include "core/target_matcher.h"
 
+#include <algorithm>
+
 #include "core/glob.h"
 
 namespace wctmon {
 
 TargetMatcher::TargetMatcher(std::vector<TargetConfig> targets) : targets_(std::move(targets)) {
   for (const auto& t : targets_) {
-    cmdline_.push_back(t.cmdline ? std::make_unique<std::regex>(*t.cmdline, std::regex::ECMAScript)
-                                 : nullptr);
+    std::unique_ptr<CmdlinePattern> pattern;
+    if (t.cmdline) {
+      auto compiled = CmdlinePattern::compile(*t.cmdline);
+      if (compiled) pattern = std::make_unique<CmdlinePattern>(std::move(compiled).value());
+    }
+    cmdline_.push_back(std::move(pattern));
   }
 }
 
@@ -17,17 +23,15 @@ const TargetConfig* TargetMatcher::match(const ProcessInfo& process) const {
     if (t.all) return &t;
     if (t.pid && *t.pid != process.identity.pid) continue;
     if (t.exe && !globMatch(*t.exe, process.comm) && !globMatch(*t.exe, process.exe_name)) continue;
-    if (cmdline_[i] && !std::regex_search(process.cmdline, *cmdline_[i])) continue;
+    if (t.cmdline && (!cmdline_[i] || !cmdline_[i]->search(process.cmdline))) continue;
     return &t;
   }
   return nullptr;
 }
 
 bool TargetMatcher::needsCmdline() const {
-  for (const auto& r : cmdline_) {
-    if (r) return true;
-  }
-  return false;
+  return std::any_of(targets_.begin(), targets_.end(),
+                     [](const TargetConfig& t) { return t.cmdline.has_value(); });
 }
 
 const TargetConfig* TargetMatchMemo::match(const std::shared_ptr<const TargetMatcher>& matcher,

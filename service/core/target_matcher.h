@@ -2,16 +2,17 @@
 
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <vector>
 
+#include "core/cmdline_pattern.h"
 #include "core/config.h"
 #include "model/process_info.h"
 
 namespace wctmon {
 
-/// Decides which targets watch a process. Regular expressions are compiled once.
+/// Decides which targets watch a process. Command-line expressions are compiled once; one that
+/// does not compile (the configuration refuses it first) selects nothing.
 class TargetMatcher {
  public:
   explicit TargetMatcher(std::vector<TargetConfig> targets);
@@ -26,7 +27,7 @@ class TargetMatcher {
 
  private:
   std::vector<TargetConfig> targets_;
-  std::vector<std::unique_ptr<std::regex>> cmdline_;
+  std::vector<std::unique_ptr<CmdlinePattern>> cmdline_;
 };
 
 /// The targets' verdicts on the processes of the last discovery: a process seen again under the

@@ -106,6 +106,12 @@ class Service {
   Service& operator=(const Service&) = delete;
 
   [[nodiscard]] bool started() const { return started_; }
+  /// Whether the service is still running (not ended, by a signal or otherwise).
+  [[nodiscard]] bool running() {
+    int status = 0;
+    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+    return pid_ > 0;
+  }
   [[nodiscard]] const std::string& tag() const { return tag_; }
   [[nodiscard]] std::string log() const { return (dir_ / "service.log").string(); }
   [[nodiscard]] std::string logText() const { return readFile(log()); }
@@ -465,6 +471,30 @@ TEST(ServiceIncidents, APostgresDeadlockIsOneIncidentAndTheServerIsAskedOnce) {
   }
   EXPECT_GE(asks, 1U) << log;
   EXPECT_LE(asks, 2U) << log;
+}
+
+// Before RE2, a process whose command line was "java " and 28,000-40,000 more characters
+// overflowed the stack of the thread matching it against "java.*-Dapp=foo" (SIGSEGV: any local
+// user could end the service), and "(a+)+$" against 41 characters froze every sample.
+TEST(ServiceIncidents, NoCommandLineAndNoExpressionCrashesOrFreezesTheService) {
+  Service service(R"([{"name": "java-app", "cmdline": "java.*-Dapp=foo"},
+                      {"name": "nested", "cmdline": "(a+)+$"},
+                      {"name": "fixtures", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  const auto idle = [](const std::string& arg0) {
+    return std::make_unique<FixtureProcess>(
+        std::vector<std::string>{
+            "bash", "-c", R"(echo "{\"pid\":$$,\"threads\":{},\"processes\":{}}"; sleep 600)",
+            arg0},
+        20s);
+  };
+  const auto long_line = idle("java " + std::string(40000, 'x'));
+  const auto nested = idle(std::string(41, 'a') + "!");
+  // Sampling goes on: a deadlock that forms meanwhile is stored within seconds.
+  FixtureProcess abba("mutex-abba", "", service.tag());
+  EXPECT_TRUE(waitFor([&] { return !service.deadlocksOf(abba.pid()).empty(); }, 15s))
+      << service.logText();
+  EXPECT_TRUE(service.running()) << service.logText();
 }
 
 TEST(ServiceIncidents, IdleRuntimesAndTheServiceWatchingItselfOpenNoIncident) {
