@@ -307,8 +307,12 @@ Metrics::~Metrics() = default;
 Status Metrics::start(const std::string& listen) {
   page_ = std::make_unique<Page>(registry_, figures_);
   try {
-    server_ = std::make_unique<CivetServer>(
-        std::vector<std::string>{"listening_ports", listen, "num_threads", "1"});
+    // Anyone who can reach the address may connect: a worker per connection, so a few idle
+    // ones must not hold every worker (one worker failed every scrape behind 2 of them), and a
+    // connection that sends no request is closed within a scrape's timeout.
+    server_ = std::make_unique<CivetServer>(std::vector<std::string>{
+        "listening_ports", listen, "num_threads", std::to_string(kWorkers), "request_timeout_ms",
+        std::to_string(kRequestTimeout.count()), "enable_keep_alive", "no"});
   } catch (const std::exception& e) {
     return Error{ErrorCode::kIo,
                  "cannot serve metrics at " + listen + " (metrics.listen): " + e.what()};

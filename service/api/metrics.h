@@ -30,6 +30,11 @@ namespace wctmon::api {
 /// decision lock.
 class Metrics {
  public:
+  /// Connections served at once; a connection that sends no whole request within
+  /// kRequestTimeout is closed (a scrape times out at 10 s by default).
+  static constexpr int kWorkers = 8;
+  static constexpr std::chrono::milliseconds kRequestTimeout{3000};
+
   struct Dependencies {
     Monitor& monitor;
     /// The open incidents.

@@ -78,9 +78,22 @@ Error invalid(std::string message) {
 Result<IncidentPage> incidentPageOf(const v1::ListIncidentsRequest& request) {
   IncidentPage page;
   auto& query = page.query;
-  if (request.state() == v1::INCIDENT_STATE_OPEN) query.state = IncidentState::kOpen;
-  if (request.state() == v1::INCIDENT_STATE_RESOLVED) query.state = IncidentState::kResolved;
-  query.kind = wire::fromProto(request.kind());
+  // A value this service does not know (a newer client's) is refused, not taken for "any".
+  if (request.state() == v1::INCIDENT_STATE_OPEN) {
+    query.state = IncidentState::kOpen;
+  } else if (request.state() == v1::INCIDENT_STATE_RESOLVED) {
+    query.state = IncidentState::kResolved;
+  } else if (request.state() != v1::INCIDENT_STATE_UNSPECIFIED) {
+    return invalid("state must be INCIDENT_STATE_OPEN, INCIDENT_STATE_RESOLVED or unset (got " +
+                   std::to_string(request.state()) + ")");
+  }
+  if (request.kind() != v1::INCIDENT_KIND_UNSPECIFIED) {
+    query.kind = wire::fromProto(request.kind());
+    if (!query.kind) {
+      return invalid("kind " + std::to_string(request.kind()) +
+                     " is no incident kind this service knows");
+    }
+  }
   if (request.pid() != 0) query.pid = Pid{request.pid()};
   if (!request.target().empty()) query.target = request.target();
   if (request.has_since()) {

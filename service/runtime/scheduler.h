@@ -62,8 +62,11 @@ class BasicScheduler {
     std::chrono::milliseconds deadline{0};
     std::chrono::milliseconds health_interval{1000};
     std::chrono::milliseconds shutdown_grace{3000};
-    /// Called every retention_interval (the store's retention); none when empty.
+    /// Called retention_first after the start, then every retention_interval (the store's
+    /// retention); none when empty. The first pass comes soon: a service restarted more often
+    /// than the interval would otherwise never prune.
     std::function<void()> retention;
+    std::chrono::milliseconds retention_first{std::chrono::minutes(1)};
     std::chrono::milliseconds retention_interval{std::chrono::hours(1)};
     /// Called from the health timer; `healthy` is false when every worker is stuck.
     std::function<void(bool healthy, const SchedulerStats&)> on_health;
@@ -133,7 +136,7 @@ class BasicScheduler {
   /// How long platform work runs before its worker counts as stuck: the sample deadline, or 1 s
   /// without one. Called with mutex_ held.
   [[nodiscard]] std::chrono::milliseconds stuckAfter() const;
-  void scheduleRetention();
+  void scheduleRetention(std::chrono::milliseconds after);
 
   Monitor& monitor_;
   WorkerPool& pool_;

@@ -38,7 +38,7 @@ void BasicScheduler<TimerClock>::start() {
   pool_.start();
   scheduleDiscovery(std::chrono::milliseconds(0));
   scheduleHealth();
-  scheduleRetention();
+  scheduleRetention(options_.retention_first);
   if (options_.watch_health_check) health_watch_ = std::thread([this] { watchHealthCheck(); });
 }
 
@@ -333,13 +333,13 @@ void BasicScheduler<TimerClock>::checkHealth() {
 }
 
 template <typename TimerClock>
-void BasicScheduler<TimerClock>::scheduleRetention() {
+void BasicScheduler<TimerClock>::scheduleRetention(std::chrono::milliseconds after) {
   if (stopping_ || !options_.retention) return;
-  retention_timer_.expires_after(options_.retention_interval);
+  retention_timer_.expires_after(after);
   retention_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
     options_.retention();
-    scheduleRetention();
+    scheduleRetention(options_.retention_interval);
   });
 }
 

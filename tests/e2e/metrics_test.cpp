@@ -23,6 +23,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "support/api_service.h"
 #include "support/subprocess.h"
@@ -190,6 +191,38 @@ TEST(Metrics, TheEndpointServesEveryFigureByPrometheusConventions) {
   EXPECT_NEAR(resident, static_cast<double>(testing::residentBytesOf(service.pid())), resident / 2);
   // Nothing else is served there.
   EXPECT_EQ(httpGet("http://" + service.metricsAddress() + "/"), "");
+}
+
+/// `n` connections to `address` ("host:port") that send nothing.
+std::vector<int> idleConnections(const std::string& address, int n) {
+  const auto colon = address.rfind(':');
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+  ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &to.sin_addr);
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to), 0);
+    out.push_back(fd);
+  }
+  return out;
+}
+
+// Anyone who can reach the endpoint can connect: with one worker, 2 idle connections failed
+// every scrape. Connections beyond the workers wait; one that sends nothing is closed.
+TEST(Metrics, IdleConnectionsBeyondItsWorkersDelayAScrapeByNoMoreThanTheirReadDeadline) {
+  ApiService service;
+  ASSERT_FALSE(service.metricsAddress().empty()) << readFile(service.log());
+  const auto idle = idleConnections(service.metricsAddress(), 12);
+  for (int scrape = 0; scrape < 5; ++scrape) {
+    // Prometheus gives a scrape 10 s by default.
+    EXPECT_NE(httpGet("http://" + service.metricsAddress() + "/metrics", 10)
+                  .find("# TYPE wctmon_incidents_open gauge"),
+              std::string::npos)
+        << "scrape " << scrape;
+  }
+  for (const int fd : idle) ::close(fd);
 }
 
 TEST(Metrics, AnAddressInUseIsRefusedAtStartNamingIt) {

@@ -297,6 +297,26 @@ TEST(Scheduler, ProcessesThatExitAreDroppedAndNewOnesPickedUp) {
   EXPECT_TRUE(scheduler.stop());
 }
 
+// It ran first an hour after the start: a service restarted more often never pruned its store.
+TEST(Scheduler, RetentionRunsSoonAfterTheStartThenEveryInterval) {
+  Watching w({}, {processInfo(10, "a")});
+  auto& [pool, source, catalog, clock, units, monitor] = w;
+  TestScheduler::Options options;
+  int passes = 0;
+  options.retention = [&passes] { ++passes; };
+  options.retention_first = 100ms;
+  options.retention_interval = 1s;
+  TestScheduler scheduler(monitor, pool, options);
+  scheduler.start();
+  pass(pool, 90ms);
+  EXPECT_EQ(passes, 0);
+  pass(pool, 20ms);
+  EXPECT_EQ(passes, 1);
+  pass(pool, 2s);
+  EXPECT_EQ(passes, 3);
+  scheduler.stop();
+}
+
 TEST(Scheduler, StopSaysWhenASampleStuckInThePlatformIsLeftBehind) {
   Watching w({10}, {processInfo(10, "a")});
   auto& [pool, source, catalog, clock, units, monitor] = w;

@@ -173,12 +173,12 @@ std::size_t residentBytesOf(pid_t pid, std::string_view field) {
   return 0;
 }
 
-std::string httpGet(const std::string& url) {
-  const auto r = runCommand(
-      {"/usr/bin/python3", "-c",
-       "import sys, urllib.request\n"
-       "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())",
-       url});
+std::string httpGet(const std::string& url, int timeout_seconds) {
+  const auto r = runCommand({"/usr/bin/python3", "-c",
+                             "import sys, urllib.request\n"
+                             "sys.stdout.write(urllib.request.urlopen(sys.argv[1], "
+                             "timeout=int(sys.argv[2])).read().decode())",
+                             url, std::to_string(timeout_seconds)});
   return r.exit_code == 0 ? r.out : "";
 }
 

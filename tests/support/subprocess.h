@@ -79,7 +79,7 @@ std::size_t descriptorsOf(pid_t pid);
 std::size_t residentBytesOf(pid_t pid, std::string_view field = "VmRSS");
 
 /// The body of an HTTP GET of `url`, or "" when it fails.
-std::string httpGet(const std::string& url);
+std::string httpGet(const std::string& url, int timeout_seconds = 5);
 
 /// The state letter of each thread of `pid` (/proc/PID/task/TID/stat), by tid.
 std::map<int, char> threadStates(pid_t pid);
