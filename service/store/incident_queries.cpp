@@ -119,8 +119,11 @@ Result<IncidentListing> IncidentStore::list(const IncidentQuery& query) {
   }
   if (query.target) sql += " AND target = ?6";
   if (query.since) sql += " AND opened_at_ns >= ?7";
-  if (query.after) sql += " AND (opened_at_ns < ?8 OR (opened_at_ns = ?8 AND id < ?9))";
-  sql += " ORDER BY opened_at_ns DESC, id DESC";
+  // Newest first by id, the order incidents were made in: their opening times follow the wall
+  // clock, which may be stepped back (an incident "from the future" would stay on top of every
+  // page and hide the current ones).
+  if (query.after) sql += " AND id < ?9";
+  sql += " ORDER BY id DESC";
   if (query.limit > 0) sql += " LIMIT " + std::to_string(query.limit);
   Statement s(db_, sql.c_str());
   if (!s.ok()) return sqlError("cannot list incidents");
@@ -133,10 +136,7 @@ Result<IncidentListing> IncidentStore::list(const IncidentQuery& query) {
   if (query.pid) s.bind(5, static_cast<std::int64_t>(query.pid->value));
   if (query.target) s.bind(6, *query.target);
   if (query.since) s.bind(7, toNs(*query.since));
-  if (query.after) {
-    s.bind(8, toNs(query.after->opened_at));
-    s.bind(9, query.after->id);
-  }
+  if (query.after) s.bind(9, query.after->id);
   IncidentListing out;
   std::string first_reason;
   int rc;

@@ -56,9 +56,8 @@ class FakeIncidentRepository final : public IncidentRepository {
     for (const auto& [id, i] : incidents_) {
       if (query.matches(i)) matching.push_back(i);
     }
-    std::sort(matching.begin(), matching.end(), [](const Incident& a, const Incident& b) {
-      return a.opened_at != b.opened_at ? a.opened_at > b.opened_at : a.id > b.id;
-    });
+    std::sort(matching.begin(), matching.end(),
+              [](const Incident& a, const Incident& b) { return a.id > b.id; });
     if (query.limit > 0 && matching.size() > query.limit) matching.resize(query.limit);
     IncidentListing out;
     for (auto& i : matching) {

@@ -202,6 +202,27 @@ TEST(IncidentStore, ListsNewestFirstWithFilters) {
   EXPECT_EQ(one[0].process_name, "proc4");
 }
 
+// Listed by opening time, an incident opened before the wall clock was set back an hour stayed
+// on top of every page and hid the ones opened since.
+TEST(IncidentStore, ListsInTheOrderIncidentsWereMadeWhateverTheWallClockSaid) {
+  StateDir dir;
+  auto store = std::move(IncidentStore::open(dir.file())).value();
+  ASSERT_TRUE(store->insert(makeIncident(1, IncidentState::kOpen, kT0 + 1h)).ok());
+  ASSERT_TRUE(store->insert(makeIncident(2, IncidentState::kOpen, kT0)).ok());
+  ASSERT_TRUE(store->insert(makeIncident(3, IncidentState::kOpen, kT0 + 1s)).ok());
+  IncidentQuery first;
+  first.limit = 2;
+  const auto page = store->list(first)->incidents;
+  ASSERT_EQ(page.size(), 2U);
+  EXPECT_EQ(page[0].process.pid, Pid{3});
+  EXPECT_EQ(page[1].process.pid, Pid{2});
+  IncidentQuery next;
+  next.after = IncidentQuery::Position{page[1].opened_at, page[1].id};
+  const auto rest = store->list(next)->incidents;
+  ASSERT_EQ(rest.size(), 1U);
+  EXPECT_EQ(rest[0].process.pid, Pid{1});
+}
+
 TEST(IncidentStore, ADeadlockAcrossProcessesIsListedByAnyOfItsPids) {
   StateDir dir;
   auto store = std::move(IncidentStore::open(dir.file())).value();

@@ -23,14 +23,15 @@ struct IncidentQuery {
   std::optional<std::string> target;
   /// Opened at or after this time.
   std::optional<Incident::TimePoint> since;
-  /// Where the previous page ended: only incidents listed after this one (older, or as old with
-  /// a lower id). Incidents opened since are never on later pages.
+  /// Where the previous page ended: only incidents listed after this one (made before it: a
+  /// lower id). Incidents opened since are never on later pages.
   struct Position {
     Incident::TimePoint opened_at;
     std::int64_t id = 0;
   };
   std::optional<Position> after;
-  /// Most recent first, at most this many; 0 = all.
+  /// The most recently made first (by id, not by the wall clock's opening time), at most this
+  /// many; 0 = all.
   std::size_t limit = 0;
 
   /// The incidents in `state` (any when unset) of `process` (any when unset), at most `limit`.
@@ -49,8 +50,7 @@ struct IncidentQuery {
     return (!state || incident.state == *state) && (!process || incident.process == *process) &&
            (!kind || incident.kind == *kind) && (!pid || incident.process.pid == *pid) &&
            (!target || incident.target == *target) && (!since || incident.opened_at >= *since) &&
-           (!after || incident.opened_at < after->opened_at ||
-            (incident.opened_at == after->opened_at && incident.id < after->id));
+           (!after || incident.id < after->id);
   }
 };
 
