@@ -129,7 +129,8 @@ void addTargets(CommandLine& c) {
   auto* add = c.targets_add =
       c.targets->add_subcommand("add", "Add a runtime target (or replace the one of that name)");
   auto* exe = add->add_option("--exe", t.exe, "Executable name or glob")->type_name("NAME");
-  auto* cmdline = add->add_option("--cmdline", t.cmdline, "Regular expression (RE2) searched in the command line")
+  auto* cmdline = add->add_option("--cmdline", t.cmdline,
+                                  "Regular expression (RE2) searched in the command line")
                       ->type_name("REGEX");
   auto* pid = add->add_option("--pid", t.pid, "One process")
                   ->type_name("PID")

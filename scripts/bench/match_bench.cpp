@@ -16,10 +16,14 @@
 namespace {
 
 /// "java " and `n` more characters, with no "-Dapp=foo" in them.
-std::string javaLine(std::int64_t n) { return "java " + std::string(static_cast<std::size_t>(n), 'x'); }
+std::string javaLine(std::int64_t n) {
+  return "java " + std::string(static_cast<std::size_t>(n), 'x');
+}
 
 /// `n` 'a's and a character that makes "(a+)+$" fail.
-std::string nestedLine(std::int64_t n) { return std::string(static_cast<std::size_t>(n), 'a') + "!"; }
+std::string nestedLine(std::int64_t n) {
+  return std::string(static_cast<std::size_t>(n), 'a') + "!";
+}
 
 void re2Java(benchmark::State& state) {
   const auto pattern = wctmon::CmdlinePattern::compile("java.*-Dapp=foo").value();

@@ -225,8 +225,8 @@ void readTarget(const json& j, const std::string& pointer, const Config& default
     if (auto compiled = CmdlinePattern::compile(cmdline); compiled) {
       target.cmdline = cmdline;
     } else {
-      r.fail(r.child("cmdline"), "not a valid regular expression (RE2 syntax): " +
-                                     compiled.error().message);
+      r.fail(r.child("cmdline"),
+             "not a valid regular expression (RE2 syntax): " + compiled.error().message);
     }
   }
   std::int64_t pid = 0;
