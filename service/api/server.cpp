@@ -197,6 +197,15 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
                                                address->unix_path.string() +
                                                " (api.listen): stop it, or listen elsewhere");
       }
+      // Only a socket is removed: a file, a directory or a link at that path is someone's (a
+      // mistyped api.listen must not delete it).
+      const auto found = std::filesystem::symlink_status(address->unix_path, ec);
+      if (std::filesystem::exists(found) && !std::filesystem::is_socket(found)) {
+        return makeError(ErrorCode::kInvalidArgument,
+                         "api.listen: " + address->unix_path.string() +
+                             " is there and is not a socket: it is left as it is; name a path "
+                             "for the API socket that is free or a socket");
+      }
       std::filesystem::remove(address->unix_path, ec);
       server->sockets_.push_back(address->unix_path);
     }
@@ -283,8 +292,14 @@ void ApiServer::stop(std::chrono::milliseconds deadline) {
   // would otherwise stay behind, though nothing answers on it.
   for (const auto& socket : sockets_) {
     std::error_code ignored;
-    std::filesystem::remove(socket, ignored);
-    std::filesystem::remove(tokenFilesOf(socket), ignored);
+    // Whatever was put in their place since is not the service's to delete.
+    if (std::filesystem::is_socket(std::filesystem::symlink_status(socket, ignored))) {
+      std::filesystem::remove(socket, ignored);
+    }
+    const auto published = tokenFilesOf(socket);
+    if (std::filesystem::is_regular_file(std::filesystem::symlink_status(published, ignored))) {
+      std::filesystem::remove(published, ignored);
+    }
   }
   sockets_.clear();
 }

@@ -283,6 +283,28 @@ TEST(ApiSecurity, AStartThatFailsOnATakenPortLeavesNoSocketFileBehind) {
   EXPECT_FALSE(std::filesystem::exists(dir / "api.sock")) << "a socket file nothing answers on";
 }
 
+// A path of api.listen that names a file, a directory or a link was deleted without a word.
+TEST(ApiSecurity, ASocketPathThatIsNoSocketIsRefusedAndLeftAsItIs) {
+  TempDir dir("api-not-a-socket");
+  std::ofstream(dir / "precious") << "an operator's file";
+  std::filesystem::create_symlink(dir / "precious", dir / "link");
+  for (const auto& planted : {std::string("file"), std::string("link")}) {
+    SCOPED_TRACE(planted);
+    if (planted == "file") std::ofstream(dir / "api.sock") << "not a socket";
+    if (planted == "link") std::filesystem::create_symlink(dir / "precious", dir / "api.sock");
+    const auto run = runCommand(
+        {"timeout", "20", wctmonPath(), "run", "--config", writeConfig(dir, "127.0.0.1:0")});
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_NE(run.exit_code, 124) << "it started:\n" << run.err << run.out;
+    EXPECT_NE(run.err.find("is there and is not a socket"), std::string::npos) << run.err;
+    const auto kept = std::filesystem::symlink_status(dir / "api.sock");
+    EXPECT_EQ(kept.type(), planted == "file" ? std::filesystem::file_type::regular
+                                             : std::filesystem::file_type::symlink);
+    EXPECT_EQ(readFile(dir / "precious"), "an operator's file");
+    std::filesystem::remove(dir / "api.sock");
+  }
+}
+
 /// The pid of the service that runs with the configuration file `config`.
 pid_t servicePid(const std::string& config) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
