@@ -36,4 +36,12 @@ enum class SecretReaders {
                                                   std::string_view content,
                                                   SecretReaders readers = SecretReaders::kNobody);
 
+/// The most a secret file may hold: a token is 64 characters.
+inline constexpr std::size_t kMaxSecretBytes = 4096;
+
+/// What the secret file `file` holds: a regular file (not followed through a link), at most
+/// kMaxSecretBytes; on POSIX also the service's account's own, which no one else may change and
+/// not every user may read (a file planted by another user, or readable by all, is refused).
+[[nodiscard]] Result<std::string> readSecretFile(const std::filesystem::path& file);
+
 }  // namespace wctmon::api

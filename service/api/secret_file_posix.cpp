@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +41,54 @@ Result<SecretFile> createSecretFile(const std::filesystem::path& file, std::stri
     return makeError(ErrorCode::kIo, "cannot write it: " + std::string(std::strerror(err)));
   }
   return SecretFile::kCreated;
+}
+
+Result<std::string> readSecretFile(const std::filesystem::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return makeError(ErrorCode::kIo, errno == ELOOP
+                                         ? std::string("it is a symbolic link, not a file")
+                                         : "cannot read it: " + std::string(std::strerror(errno)));
+  }
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } closing{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    return makeError(ErrorCode::kIo, "cannot read it: " + std::string(std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) return makeError(ErrorCode::kIo, "it is not a regular file");
+  if (st.st_uid != ::geteuid()) {
+    return makeError(ErrorCode::kIo, "it belongs to user " + std::to_string(st.st_uid) +
+                                         ", not to the service's account (" +
+                                         std::to_string(::geteuid()) + ")");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH | S_IROTH)) != 0) {
+    return makeError(ErrorCode::kIo, "its mode " + std::to_string((st.st_mode >> 6) & 7) +
+                                         std::to_string((st.st_mode >> 3) & 7) +
+                                         std::to_string(st.st_mode & 7) +
+                                         " lets others read or change it (0600 or 0640)");
+  }
+  if (static_cast<std::size_t>(st.st_size) > kMaxSecretBytes) {
+    return makeError(ErrorCode::kIo, "it holds " + std::to_string(st.st_size) +
+                                         " bytes, more than a token (" +
+                                         std::to_string(kMaxSecretBytes) + " at most)");
+  }
+  std::string content(kMaxSecretBytes + 1, '\0');
+  std::size_t got = 0;
+  while (got < content.size()) {
+    const auto n = ::read(fd, content.data() + got, content.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return makeError(ErrorCode::kIo, "cannot read it: " + std::string(std::strerror(errno)));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got > kMaxSecretBytes) return makeError(ErrorCode::kIo, "it grew past a token's size");
+  content.resize(got);
+  return content;
 }
 
 }  // namespace wctmon::api

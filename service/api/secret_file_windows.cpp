@@ -3,6 +3,8 @@
 #include <bcrypt.h>
 #include <sddl.h>
 
+#include <fstream>
+
 #include "api/secret_file.h"
 
 namespace wctmon::api {
@@ -72,6 +74,31 @@ Result<SecretFile> createSecretFile(const std::filesystem::path& file, std::stri
     return makeError(ErrorCode::kIo, "cannot write it: " + errorText(write_error));
   }
   return SecretFile::kCreated;
+}
+
+Result<std::string> readSecretFile(const std::filesystem::path& file) {
+  // The state directory's access list (SYSTEM and Administrators) keeps others from planting or
+  // changing files in it; what is checked here is what the file itself is.
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(file, ec);
+  if (ec) return makeError(ErrorCode::kIo, "cannot read it: " + ec.message());
+  if (std::filesystem::is_symlink(status)) {
+    return makeError(ErrorCode::kIo, "it is a symbolic link, not a file");
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return makeError(ErrorCode::kIo, "it is not a regular file");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return makeError(ErrorCode::kIo, "cannot read it");
+  std::string content(kMaxSecretBytes + 1, '\0');
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  const auto got = static_cast<std::size_t>(in.gcount());
+  if (got > kMaxSecretBytes) {
+    return makeError(ErrorCode::kIo, "it holds more than a token (" +
+                                         std::to_string(kMaxSecretBytes) + " bytes at most)");
+  }
+  content.resize(got);
+  return content;
 }
 
 }  // namespace wctmon::api

@@ -1,10 +1,5 @@
 #include "api/tokens.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "api/secret_file.h"
 
 namespace wctmon::api {
@@ -29,11 +24,6 @@ std::string_view trim(std::string_view text) {
   while (!text.empty() && space(text.front())) text.remove_prefix(1);
   while (!text.empty() && space(text.back())) text.remove_suffix(1);
   return text;
-}
-
-Error fileError(const std::filesystem::path& file, const std::string& what, int err) {
-  return makeError(ErrorCode::kIo,
-                   "API token file " + file.string() + ": " + what + ": " + std::strerror(err));
 }
 
 /// A new token: 256 random bits from the system, in hex.
@@ -63,12 +53,14 @@ Result<std::string> readOrMakeToken(const std::filesystem::path& file, SecretRea
                      "API token file " + file.string() + ": " + made.error().message);
   }
   if (*made == SecretFile::kCreated) return fresh;
-  std::ifstream in(file);
-  if (!in) return fileError(file, "cannot read it", errno);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string content = text.str();
-  const auto token = trim(content);
+  auto content = readSecretFile(file);
+  if (!content) {
+    return makeError(ErrorCode::kIo, "API token file " + file.string() + ": " +
+                                         content.error().message +
+                                         ": it is not used; fix it, or delete it to have a new "
+                                         "one made");
+  }
+  const auto token = trim(*content);
   if (token.empty()) {
     return makeError(ErrorCode::kInvalidArgument, "API token file " + file.string() +
                                                       " is empty: write a token in it, or "

@@ -28,11 +28,17 @@ TEST(Tokens, AMissingFileIsMadeWithARandomTokenOnlyItsOwnerCanRead) {
   EXPECT_NE(*readOrMakeToken(dir / "reader.token"), *made);
 }
 
+/// A token file as an operator writes one: theirs (the service's account here), mode 0600.
+void writeToken(const std::filesystem::path& file, const std::string& content) {
+  std::ofstream(file) << content;
+  std::filesystem::permissions(file, std::filesystem::perms(0600));
+}
+
 TEST(Tokens, AWrittenTokenIsReadWithoutItsWhitespaceAndAnEmptyFileIsRefused) {
   testing::TempDir dir("tokens");
-  std::ofstream(dir / "mine.token") << "  s3cret-value\n";
+  writeToken(dir / "mine.token", "  s3cret-value\n");
   EXPECT_EQ(*readOrMakeToken(dir / "mine.token"), "s3cret-value");
-  std::ofstream(dir / "empty.token") << "\n";
+  writeToken(dir / "empty.token", "\n");
   const auto empty = readOrMakeToken(dir / "empty.token");
   ASSERT_FALSE(empty);
   EXPECT_NE(empty.error().message.find("empty.token is empty"), std::string::npos);
@@ -45,8 +51,8 @@ TEST(Tokens, AWrittenTokenIsReadWithoutItsWhitespaceAndAnEmptyFileIsRefused) {
 
 TEST(Tokens, OneTokenForBothRolesIsRefused) {
   testing::TempDir dir("tokens");
-  std::ofstream(dir / "a.token") << "same\n";
-  std::ofstream(dir / "r.token") << "same\n";
+  writeToken(dir / "a.token", "same\n");
+  writeToken(dir / "r.token", "same\n");
   const auto loaded = Tokens::load(dir / "a.token", dir / "r.token");
   ASSERT_FALSE(loaded);
   EXPECT_NE(loaded.error().message.find("hold the same token"), std::string::npos);

@@ -15,6 +15,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -302,6 +303,52 @@ TEST(ApiSecurity, ASocketPathThatIsNoSocketIsRefusedAndLeftAsItIs) {
                                              : std::filesystem::file_type::symlink);
     EXPECT_EQ(readFile(dir / "precious"), "an operator's file");
     std::filesystem::remove(dir / "api.sock");
+  }
+}
+
+// Token files were read as they were: through a link to /dev/zero until memory ran out, and a
+// file another user planted in the state directory was taken as the admin token.
+TEST(ApiSecurity, ATokenFileThatIsALinkAnotherUsersOrReadableByAllIsRefused) {
+  struct Case {
+    std::string what;
+    std::function<void(const std::filesystem::path&)> plant;
+    std::string said;
+  };
+  const std::vector<Case> cases{
+      {"a link to /dev/zero",
+       [](const auto& token) { std::filesystem::create_symlink("/dev/zero", token); },
+       "is a symbolic link"},
+      {"another user's",
+       [](const auto& token) {
+         std::ofstream(token) << std::string(64, 'a') << "\n";
+         std::filesystem::permissions(token, std::filesystem::perms(0600));
+         ASSERT_EQ(::chown(token.c_str(), 65534, 65534), 0);
+       },
+       "belongs to user 65534"},
+      {"readable by all",
+       [](const auto& token) {
+         std::ofstream(token) << std::string(64, 'b') << "\n";
+         std::filesystem::permissions(token, std::filesystem::perms(0644));
+       },
+       "lets others read or change it"},
+      {"a megabyte",
+       [](const auto& token) {
+         std::ofstream(token) << std::string(1 << 20, 'c');
+         std::filesystem::permissions(token, std::filesystem::perms(0600));
+       },
+       "more than a token"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    TempDir dir("api-token");
+    std::filesystem::create_directories(dir / "state");
+    c.plant(dir / "state" / "api-admin.token");
+    const auto run = runCommand(
+        {"timeout", "20", wctmonPath(), "run", "--config", writeConfig(dir, "127.0.0.1:0")});
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_NE(run.exit_code, 124) << "it started:\n" << run.err << run.out;
+    EXPECT_NE(run.err.find("api-admin.token: "), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find(c.said), std::string::npos) << run.err;
   }
 }
 
