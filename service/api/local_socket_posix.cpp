@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "api/local_socket.h"
@@ -55,12 +56,31 @@ std::optional<LocalGroup> findLocalGroup(const std::string& name) {
 }
 
 Status restrictSocket(const std::filesystem::path& path, const std::optional<LocalGroup>& group) {
+  // Through a descriptor of the socket itself, looked at without following a link: a link or a
+  // hard link to another file put at its name meanwhile is refused, never given the socket's mode.
+  const int fd = ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return systemError("open", path);
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } closing{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return systemError("read", path);
+  if (!S_ISSOCK(st.st_mode)) {
+    return makeError(ErrorCode::kAccessDenied,
+                     "the API socket " + path.string() + " was replaced by another file");
+  }
   // The group first: until the mode is set the socket has the umask's (0700 under the unit's
   // UMask=0077), which lets nobody else in meanwhile.
-  if (group && ::chown(path.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(group->id)) != 0) {
+  if (group && ::fchownat(fd, "", static_cast<uid_t>(-1), static_cast<gid_t>(group->id),
+                          AT_EMPTY_PATH) != 0) {
     return systemError("give to group " + group->name + " the API socket", path);
   }
-  if (::chmod(path.c_str(), 0660) != 0) return systemError("set the mode of the API socket", path);
+  // fchmod does not take a descriptor opened O_PATH; its name under /proc/self/fd is that file.
+  const auto by_descriptor = "/proc/self/fd/" + std::to_string(fd);
+  if (::chmod(by_descriptor.c_str(), 0660) != 0) {
+    return systemError("set the mode of the API socket", path);
+  }
   return std::monostate{};
 }
 

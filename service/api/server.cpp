@@ -14,6 +14,7 @@
 #include "api/connection_front.h"
 #include "api/local_socket.h"
 #include "core/listen_address.h"
+#include "os/owned_files.h"
 
 namespace wctmon::api {
 namespace {
@@ -189,6 +190,13 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const Config::Api& config,
       if (ec) {
         return makeError(ErrorCode::kIo, "cannot make the directory of the API socket " +
                                              address->unix_path.string() + ": " + ec.message());
+      }
+      // Whoever may write in it may put a link where the socket is made, and have the service
+      // give its own mode to another file.
+      if (auto why = checkOwnedDirectory(address->unix_path.parent_path()); !why.empty()) {
+        return makeError(ErrorCode::kInvalidArgument,
+                         "api.listen: the directory " + address->unix_path.parent_path().string() +
+                             " of the API socket: " + why);
       }
       // A socket left by a service that did not stop cleanly would refuse the bind; one that a
       // running service answers on is that service's, and stays.

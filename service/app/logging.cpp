@@ -7,7 +7,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
 
+#include "os/owned_files.h"
 #include "os/system_dirs.h"
 #include "wire/terminal_text.h"
 
@@ -72,6 +76,34 @@ class InertFormatter final : public spdlog::formatter {
   spdlog::pattern_formatter pattern_;
 };
 
+/// What keeps each log file (the first, and each made by a rotation) the service's own: the
+/// directories between the state directory and the file the service's (no link among them, and
+/// nobody else writes in them), the file made 0600 without following a link at its name, or found
+/// a regular file of the service's with no other name; and the file spdlog then opens is that
+/// one. Throws spdlog_ex otherwise, as spdlog does when it cannot open a file.
+spdlog::file_event_handlers privateFileHandlers(const std::filesystem::path& state_dir) {
+  auto checked = std::make_shared<std::optional<FileIdentity>>();
+  spdlog::file_event_handlers handlers;
+  handlers.before_open = [state_dir, checked](const spdlog::filename_t& name) {
+    const std::filesystem::path file(name);
+    for (auto dir = file.parent_path(); dir != state_dir && dir.has_relative_path();
+         dir = dir.parent_path()) {
+      if (auto why = checkOwnedDirectory(dir); !why.empty()) {
+        throw spdlog::spdlog_ex("the directory " + dir.string() + " of the log: " + why);
+      }
+    }
+    auto owned = prepareOwnedFile(file, 0600);
+    if (!owned.why_not.empty()) throw spdlog::spdlog_ex("the log " + name + ": " + owned.why_not);
+    *checked = owned.identity;
+  };
+  handlers.after_open = [checked](const spdlog::filename_t& name, std::FILE* opened) {
+    if (openFileIdentity(fileno(opened)) != *checked) {
+      throw spdlog::spdlog_ex("the log " + name + " was replaced while it was opened");
+    }
+  };
+  return handlers;
+}
+
 /// The sinks `log` asks for; throws spdlog_ex when the file cannot be opened. Under systemd,
 /// standard error is the journal: its lines are the journal's own (priority, no timestamp) and
 /// there is no file unless one is configured.
@@ -87,7 +119,7 @@ std::vector<spdlog::sink_ptr> makeSinks(const std::filesystem::path& state_dir,
     const std::filesystem::path file =
         std::filesystem::path(name).is_absolute() ? std::filesystem::path(name) : state_dir / name;
     sinks.push_back(std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
-        file.string(), log.max_file_bytes, log.max_files));
+        file.string(), log.max_file_bytes, log.max_files, false, privateFileHandlers(state_dir)));
     sinks.back()->set_formatter(std::make_unique<InertFormatter>(false));
   }
   // The distributing sink hands each message to these as it is; each formats it itself.

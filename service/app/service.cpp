@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 
+#include "api/local_socket.h"
 #include "api/metrics.h"
 #include "api/server.h"
 #include "app/config_keys.h"
@@ -15,6 +16,7 @@
 #include "core/dump_keeper.h"
 #include "core/monitor.h"
 #include "core/on_demand_analysis.h"
+#include "os/owned_files.h"
 #include "platform/platform_factory.h"
 #include "platform/service_factory.h"
 #include "runtime/http_alert_sinks.h"
@@ -245,14 +247,16 @@ void sendServiceAlert(AlertSink& sink, AlertKind kind, AlertSeverity severity, s
   (void)sink.send(a);
 }
 
-/// Creates the state directory, naming a file in the way (mkdir over a file says "File
-/// exists", which hides what is wrong).
-Status createStateDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (!ec) return std::monostate{};
-  std::string reason = ec.message();
-  for (auto p = dir; p.has_relative_path(); p = p.parent_path()) {
+/// Makes the state directory, or checks the one there: the service's own (or root's), which no
+/// other user may write in; the group api.group's when there is one, whose members read the
+/// reader token in it (0750), the account's alone otherwise (0700). A file in the way is named
+/// (mkdir over a file says "File exists", which hides what is wrong).
+Status prepareStateDir(const std::filesystem::path& dir, const Config::Api& api) {
+  const auto group = api::findLocalGroup(api.group);
+  std::string reason = prepareOwnedDirectory(
+      dir, group ? 0750 : 0700, group ? std::optional<unsigned>(group->id) : std::nullopt);
+  if (reason.empty()) return std::monostate{};
+  for (auto p = dir.parent_path(); p.has_relative_path(); p = p.parent_path()) {
     std::error_code ignored;
     const auto status = std::filesystem::status(p, ignored);
     if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
@@ -261,7 +265,7 @@ Status createStateDir(const std::filesystem::path& dir) {
     }
   }
   return makeError(ErrorCode::kIo,
-                   "cannot create the state directory " + dir.string() + ": " + reason);
+                   "the state directory " + dir.string() + " (state_dir): " + reason);
 }
 
 /// The log keys whose change re-opens the log's sinks (all of them but the level).
@@ -302,7 +306,8 @@ Status Service::start(const std::filesystem::path& config_path) {
     auto r = std::make_unique<Running>();
     r->config = std::move(parsed).value();
     const Config& config = r->config;
-    if (auto made = createStateDir(config.state_dir); !made) return failed(made.error());
+    if (auto made = prepareStateDir(config.state_dir, config.api); !made)
+      return failed(made.error());
     auto owned = StateLock::acquire(config.state_dir);
     if (!owned) return failed(owned.error());
     r->lock = std::move(owned).value();

@@ -5,6 +5,7 @@
 
 #include "model/calendar.h"
 #include "os/durable_file.h"
+#include "os/owned_files.h"
 #include "store/held_file.h"
 #include "store/incident_rows.h"
 #include "store/sqlite_statement.h"
@@ -39,9 +40,18 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
   if (std::filesystem::symlink_status(file, ec).type() == std::filesystem::file_type::not_found) {
     if (auto created = create(file); !created) return created.error();
   }
+  // Registers and stacks of other users' processes are in it: the account's alone (a store made
+  // 0644 by an older version is narrowed), and never another file through a link or a second name.
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::string part = file.string() + suffix;
+    if (auto why = checkOwnedFile(part, 0600); !why.empty()) {
+      return makeError(ErrorCode::kAccessDenied, "the incident store " + part + ": " + why);
+    }
+  }
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(sqlitePath(file).c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  const int rc = sqlite3_open_v2(
+      sqlitePath(file).c_str(), &db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = sqliteReason(db, rc);
     sqlite3_close(db);

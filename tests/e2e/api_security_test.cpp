@@ -306,6 +306,28 @@ TEST(ApiSecurity, ASocketPathThatIsNoSocketIsRefusedAndLeftAsItIs) {
   }
 }
 
+// In a directory others may write in (/tmp, say), someone may replace the socket between its bind
+// and its chmod with a link to a root-only file, and the service gave that file the socket's mode
+// 0660 (a race won 5 times in 5).
+TEST(ApiSecurity, ASocketDirectoryOthersMayWriteInIsRefusedAtStart) {
+  TempDir dir("api-shared-dir");
+  const auto shared = dir / "shared";
+  std::filesystem::create_directories(shared);
+  std::filesystem::permissions(shared, std::filesystem::perms(01777));
+  const auto config = (dir / "wctmon.json").string();
+  std::ofstream(config) << R"({"state_dir": ")" << (dir / "state").string()
+                        << R"(", "metrics": {"enabled": false}, "api": {"listen": ["unix:)"
+                        << (shared / "api.sock").string()
+                        << R"("]}, "alerts": {"sink": "none"}, "targets": []})";
+  const auto run = runCommand({"timeout", "20", wctmonPath(), "run", "--config", config});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("api.listen: the directory " + shared.string() +
+                         " of the API socket: its mode 1777 lets other users write in it"),
+            std::string::npos)
+      << run.err;
+  EXPECT_TRUE(std::filesystem::is_empty(shared));
+}
+
 // Token files were read as they were: through a link to /dev/zero until memory ran out, and a
 // file another user planted in the state directory was taken as the admin token.
 TEST(ApiSecurity, ATokenFileThatIsALinkAnotherUsersOrReadableByAllIsRefused) {

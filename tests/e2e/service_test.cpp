@@ -1,6 +1,7 @@
 // The monitoring service end to end: `wctmon run` on a temporary config and state directory,
 // real fixtures that deadlock or hang, incidents read back with `wctmon incidents --json`.
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -791,6 +793,153 @@ TEST(Service, AStateDirectoryItCannotWriteIsOneClearErrorAtStart) {
   EXPECT_EQ(r.err, "wctmon: the state directory " + (dir / "state").string() +
                        " is not writable by the service: cannot create " +
                        (dir / "state" / "wctmon.lock").string() + ": Permission denied\n");
+}
+
+/// The permission bits of `path` itself (a link not followed).
+unsigned modeOf(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return 077777;
+  return st.st_mode & 07777;
+}
+
+/// The mode of a state directory made or narrowed by the service: 0750 when the group wctmon of
+/// api.group (by default) is there, whose members read the reader token in it; 0700 otherwise.
+unsigned stateDirMode() { return ::getgrnam("wctmon") != nullptr ? 0750U : 0700U; }
+
+/// `wctmon run` on `dir`'s config for `seconds`, then SIGTERM, under the umask `umask`; its
+/// standard error.
+std::string runFor(const ServiceDir& dir, int seconds, const std::string& umask = "077") {
+  const auto r =
+      runCommand({"sh", "-c",
+                  "umask " + umask + " && exec timeout -s TERM " + std::to_string(seconds) + " " +
+                      wctmonPath() + " run --config " + dir.config()});
+  return r.err;
+}
+
+// Under umask 000 the state directory was made 0777 and the store 0666; made 0755 and 0644 under
+// the usual 022, any local user read the registers and stacks of root's processes.
+TEST(Service, ItsStateIsItsAccountsAloneWhateverTheUmaskItIsStartedWith) {
+  ServiceDir dir;
+  const auto said = runFor(dir, 3, "000");
+  const auto state = stateOf(dir);
+  ASSERT_TRUE(std::filesystem::exists(state / "incidents.db")) << said;
+  EXPECT_EQ(modeOf(state), stateDirMode());
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(state)) {
+    SCOPED_TRACE(entry.path().string());
+    const unsigned mode = modeOf(entry.path());
+    EXPECT_EQ(mode & 0027U, 0U) << std::oct << mode;  // nobody else writes, others not even read
+    if (entry.path().filename() != "api-reader.token") {
+      EXPECT_EQ(mode & 0077U, 0U) << std::oct << mode;
+    }
+    ++files;
+  }
+  for (const char* name : {"incidents.db", "wctmon.log", "api-admin.token", "wctmon.lock"}) {
+    EXPECT_EQ(modeOf(state / name), 0600U) << name;
+  }
+  EXPECT_GE(files, 5U);
+}
+
+// What an older version made readable by all is narrowed, not left: a state directory 0755, a
+// store and a log 0644.
+TEST(Service, AStoreAndALogReadableByAllAreMadeTheAccountsAloneAtStart) {
+  ServiceDir dir;
+  (void)runFor(dir, 2);
+  const auto state = stateOf(dir);
+  ASSERT_TRUE(std::filesystem::exists(state / "incidents.db"));
+  for (const char* name : {"incidents.db", "wctmon.log"}) {
+    std::filesystem::permissions(state / name, std::filesystem::perms(0644));
+  }
+  std::filesystem::permissions(state, std::filesystem::perms(0755));
+  const auto said = runFor(dir, 2);
+  EXPECT_EQ(modeOf(state), stateDirMode()) << said;
+  EXPECT_EQ(modeOf(state / "incidents.db"), 0600U) << said;
+  EXPECT_EQ(modeOf(state / "wctmon.log"), 0600U) << said;
+}
+
+// A state directory others may write in is one they may plant files in (a store, a log, a
+// token); one that is another user's is that user's to plant in. Both were used without a word.
+TEST(Service, AStateDirectoryOthersMayWriteInOrAnotherUserOwnsIsRefusedWithOneClearLine) {
+  struct Case {
+    std::string what;
+    std::function<void(const std::filesystem::path&)> make;
+    std::string said;
+  };
+  const std::vector<Case> cases{
+      {"writable by all",
+       [](const auto& state) { std::filesystem::permissions(state, std::filesystem::perms(0777)); },
+       "its mode 0777 lets other users write in it"},
+      {"writable by its group",
+       [](const auto& state) { std::filesystem::permissions(state, std::filesystem::perms(0770)); },
+       "its mode 0770 lets other users write in it"},
+      {"another user's",
+       [](const auto& state) { ASSERT_EQ(::chown(state.c_str(), 65534, 65534), 0); },
+       "it belongs to user 65534, not to the service's account (0) or root"},
+      {"a link to a directory",
+       [](const auto& state) {
+         std::filesystem::create_directories(state.parent_path() / "elsewhere");
+         std::filesystem::create_directory_symlink(state.parent_path() / "elsewhere", state);
+       },
+       "it is a symbolic link"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    ServiceDir dir;
+    const auto state = stateOf(dir);
+    if (c.what.find("link") == std::string::npos) std::filesystem::create_directories(state);
+    c.make(state);
+    const auto r = runCommand({"timeout", "20", wctmonPath(), "run", "--config", dir.config()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(
+        r.err.rfind("wctmon: the state directory " + state.string() + " (state_dir): " + c.said, 0),
+        0U)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(state / "incidents.db"));
+    EXPECT_FALSE(std::filesystem::exists(state / "wctmon.lock"));
+  }
+}
+
+// A link in place of the store or the log was followed: the log was appended to whatever file it
+// named, as root. A second name (a hard link) of another file is that file.
+TEST(Service, ALinkOrASecondNameInPlaceOfTheStoreOrTheLogIsRefusedAndItsFileLeftAsItIs) {
+  struct Case {
+    std::string file;
+    bool hard;
+    std::string said;
+  };
+  const std::vector<Case> cases{
+      {"incidents.db", false, "the incident store STATE/incidents.db: it is a symbolic link"},
+      {"incidents.db", true, "the incident store STATE/incidents.db: it has 2 names (hard links)"},
+      {"incidents.db-wal", false,
+       "the incident store STATE/incidents.db-wal: it is a symbolic link"},
+      {"wctmon.log", false,
+       "cannot set up logging: the log STATE/wctmon.log: it is a symbolic link"},
+      {"wctmon.log", true, "cannot set up logging: the log STATE/wctmon.log: it has 2 names"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file + (c.hard ? " (hard link)" : " (link)"));
+    ServiceDir dir;
+    const auto state = stateOf(dir);
+    std::filesystem::create_directories(state);
+    std::filesystem::permissions(state, std::filesystem::perms(0700));
+    const auto precious = state / "precious";
+    std::ofstream(precious) << "an operator's file";
+    std::filesystem::permissions(precious, std::filesystem::perms(0600));
+    if (c.hard) {
+      std::filesystem::create_hard_link(precious, state / c.file);
+    } else {
+      std::filesystem::create_symlink(precious, state / c.file);
+    }
+    const auto r = runCommand({"timeout", "20", wctmonPath(), "run", "--config", dir.config()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    auto said = c.said;
+    said.replace(said.find("STATE"), 5, state.string());
+    EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+    std::ifstream in(precious);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "an operator's file");
+    EXPECT_EQ(modeOf(precious), 0600U);
+  }
 }
 
 TEST(Service, ASignalInItsFirstMillisecondsIsHandledNotItsDeath) {

@@ -80,7 +80,7 @@ else
   caps=$(sed -n 's/^AmbientCapabilities=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
   [[ $user == wctmon && $group == wctmon && -n $caps ]] || fail "the unit's account: $user:$group ($caps)"
   install -d -m 0755 -o "$user" -g "$group" /run/wctmon
-  install -d -m 0711 -o "$user" -g "$group" /var/lib/wctmon
+  install -d -m 0750 -o "$user" -g "$group" /var/lib/wctmon
   setpriv --reuid "$user" --regid "$group" --init-groups --inh-caps "$caps" \
     --ambient-caps "$caps" --bounding-set "-all,$caps" --no-new-privs \
     sh -c 'umask 0077; exec /usr/bin/wctmon run --config /etc/wctmon/wctmon.json' \

@@ -1,4 +1,5 @@
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "platform/linux/hot_spot_sampler.h"
 #include "platform/linux/journald_alert_sink.h"
@@ -32,6 +33,10 @@ std::unique_ptr<SystemAlertSink> makeAlertSink() {
 }
 
 void prepareServiceProcess() {
+  // What the service makes is its own unless it says otherwise (the socket, the reader token):
+  // incidents, registers and stacks of other users' processes are in its files. Set here too, not
+  // only by the unit's UMask=, for a service started by hand under a careless umask.
+  ::umask(077);
   // The sampler keeps a descriptor per watched thread open, within a budget taken from the
   // soft limit: raise it to the hard one.
   constexpr rlim_t kWanted = 65536;
