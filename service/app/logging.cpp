@@ -78,9 +78,10 @@ class InertFormatter final : public spdlog::formatter {
 
 /// What keeps each log file (the first, and each made by a rotation) the service's own: the
 /// directories between the state directory and the file the service's (no link among them, and
-/// nobody else writes in them), the file made 0600 without following a link at its name, or found
-/// a regular file of the service's with no other name; and the file spdlog then opens is that
-/// one. Throws spdlog_ex otherwise, as spdlog does when it cannot open a file.
+/// nobody else writes in them), the file made 0640 (0600 under the service's umask) without
+/// following a link at its name, or found a regular file of the service's with no other name and
+/// narrowed to 0640; and the file spdlog then opens is that one. Throws spdlog_ex otherwise, as
+/// spdlog does when it cannot open a file.
 spdlog::file_event_handlers privateFileHandlers(const std::filesystem::path& state_dir) {
   auto checked = std::make_shared<std::optional<FileIdentity>>();
   spdlog::file_event_handlers handlers;
@@ -92,7 +93,7 @@ spdlog::file_event_handlers privateFileHandlers(const std::filesystem::path& sta
         throw spdlog::spdlog_ex("the directory " + dir.string() + " of the log: " + why);
       }
     }
-    auto owned = prepareOwnedFile(file, 0600);
+    auto owned = prepareOwnedFile(file, 0640);
     if (!owned.why_not.empty()) throw spdlog::spdlog_ex("the log " + name + ": " + owned.why_not);
     *checked = owned.identity;
   };

@@ -256,7 +256,7 @@ Status prepareStateDir(const std::filesystem::path& dir, const Config::Api& api)
   std::string reason = prepareOwnedDirectory(
       dir, group ? 0750 : 0700, group ? std::optional<unsigned>(group->id) : std::nullopt);
   if (reason.empty()) return std::monostate{};
-  for (auto p = dir.parent_path(); p.has_relative_path(); p = p.parent_path()) {
+  for (auto p = dir; p.has_relative_path(); p = p.parent_path()) {
     std::error_code ignored;
     const auto status = std::filesystem::status(p, ignored);
     if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {

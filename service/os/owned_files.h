@@ -34,10 +34,10 @@ struct FileIdentity {
   friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
 };
 
-/// Makes the file `file` with the mode `mode` (0600, 0640) if it is not there, without following
-/// a link at its name, and checks the one it finds: a regular file, of one name (not a hard link
-/// to another file), the service's account's; a looser mode than `mode` is narrowed. Its
-/// identity on success, so that whoever opens it next can tell it is still that file.
+/// Makes the file `file` with the mode `mode` (0640, say) less the umask if it is not there,
+/// without following a link at its name, and checks the one it finds: a regular file, of one name
+/// (not a hard link to another file), the service's account's; bits beyond `mode` are taken away.
+/// Its identity on success, so that whoever opens it next can tell it is still that file.
 struct OwnedFile {
   std::optional<FileIdentity> identity;
   std::string why_not;

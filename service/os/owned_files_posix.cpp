@@ -66,13 +66,11 @@ std::string narrow(int fd, const struct stat& st, unsigned mode) {
 std::string checkFile(const std::filesystem::path& file, unsigned mode, bool create,
                       std::optional<FileIdentity>& identity) {
   if (create) {
-    // Made here, with no link followed, and given exactly `mode` whatever the umask.
+    // Made here, with no link followed, with `mode` less the umask.
     UniqueFd made(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
     if (made.valid()) {
       struct stat st {};
-      if (::fchmod(made.get(), mode) != 0 || ::fstat(made.get(), &st) != 0) {
-        return errnoText("it cannot be made private");
-      }
+      if (::fstat(made.get(), &st) != 0) return errnoText("it cannot be read");
       identity = FileIdentity{static_cast<std::uint64_t>(st.st_dev),
                               static_cast<std::uint64_t>(st.st_ino)};
       return {};

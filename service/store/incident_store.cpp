@@ -40,11 +40,12 @@ Result<std::unique_ptr<IncidentStore>> IncidentStore::open(const std::filesystem
   if (std::filesystem::symlink_status(file, ec).type() == std::filesystem::file_type::not_found) {
     if (auto created = create(file); !created) return created.error();
   }
-  // Registers and stacks of other users' processes are in it: the account's alone (a store made
-  // 0644 by an older version is narrowed), and never another file through a link or a second name.
+  // Registers and stacks of other users' processes are in it: the account's, readable by its group
+  // at most when an administrator says so (0640; the service makes it 0600, and narrows a store
+  // made 0644 by an older version), and never another file through a link or a second name.
   for (const char* suffix : {"", "-wal", "-shm"}) {
     const std::string part = file.string() + suffix;
-    if (auto why = checkOwnedFile(part, 0600); !why.empty()) {
+    if (auto why = checkOwnedFile(part, 0640); !why.empty()) {
       return makeError(ErrorCode::kAccessDenied, "the incident store " + part + ": " + why);
     }
   }

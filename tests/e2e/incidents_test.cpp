@@ -144,8 +144,8 @@ TEST(Incidents, TheServiceNamesAStateDirectoryThatIsAFile) {
   std::ofstream(dir.state()) << "not a directory";
   const auto r = runCommand({wctmonPath(), "run", "--config", dir.config()});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "wctmon: cannot create the state directory " + dir.state().string() + ": " +
-                       dir.state().string() + " is a file, not a directory\n");
+  EXPECT_EQ(r.err, "wctmon: the state directory " + dir.state().string() +
+                       " (state_dir): " + dir.state().string() + " is a file, not a directory\n");
 }
 
 TEST(Incidents, ReadingTheStoreLeavesNothingBehindAndWorksInAReadOnlyDirectory) {
@@ -163,7 +163,10 @@ TEST(Incidents, ReadingTheStoreLeavesNothingBehindAndWorksInAReadOnlyDirectory) 
   EXPECT_EQ(dir.incidents({"--json"}).out, "{\n  \"incidents\": []\n}\n");
   EXPECT_EQ(dir.stateFiles(), files);
 
-  // An unprivileged user, for whom the state directory is read-only (root ignores the bits).
+  // An unprivileged user, for whom the state directory is read-only (root ignores the bits), let
+  // read the store as a member of its group.
+  ASSERT_EQ(::chown(dir.store().c_str(), static_cast<uid_t>(-1), 65534), 0);
+  std::filesystem::permissions(dir.store(), std::filesystem::perms(0640));
   std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
   std::filesystem::permissions(dir.state(), std::filesystem::perms(0555));
   std::filesystem::permissions(dir.config(), std::filesystem::perms(0644));

@@ -515,9 +515,11 @@ TEST(IncidentStore, AReadOnlyStateDirectoryCanBeReadWithOrWithoutTheWriter) {
     auto writer = std::move(IncidentStore::open(dir.file())).value();
     ASSERT_TRUE(writer->insert(makeIncident(1, IncidentState::kOpen, kT0)).ok());
   }
-  // Root ignores permission bits: the reader runs as nobody, for whom the directory is read-only.
+  // Root ignores permission bits: the reader runs as nobody, for whom the directory is read-only,
+  // let read the store as a member of its group (0640 at most: the writer narrows anything more).
   std::filesystem::permissions(state, std::filesystem::perms(0555));
-  std::filesystem::permissions(dir.file(), std::filesystem::perms(0644));
+  ASSERT_EQ(::chown(dir.file().c_str(), static_cast<uid_t>(-1), 65534), 0);
+  std::filesystem::permissions(dir.file(), std::filesystem::perms(0640));
   const auto count = [&] {
     auto reader = IncidentStore::openReadOnly(dir.file());
     if (!reader) {
@@ -1141,7 +1143,7 @@ TEST(IncidentStore, AStoreThatIsNotDamagedIsNeverMovedAside) {
     EXPECT_EQ(storeFiles(dir), std::set<std::string>{"incidents.db"});
   }
   {
-    // A file the service may not open (it runs as nobody here).
+    // A file the service may not open (it runs as nobody here): another user's.
     StateDir dir;
     fillStore(dir);
     std::filesystem::permissions(dir.path(), std::filesystem::perms(0777));
@@ -1151,7 +1153,8 @@ TEST(IncidentStore, AStoreThatIsNotDamagedIsNeverMovedAside) {
         asNobody([&] {
           const auto opened = IncidentStore::openOrMoveAside(file, kT0);
           if (opened.ok()) return 1;
-          if (opened.error().message.find("unable to open database file") == std::string::npos) {
+          if (opened.error().message.find("it belongs to user 0, not to the service's account") ==
+              std::string::npos) {
             return 2;
           }
           return 0;
