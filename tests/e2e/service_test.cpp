@@ -233,6 +233,78 @@ TEST(Service, CatchesADeadlockWithinTwoIntervalsAndResolvesItWhenTheProcessDies)
   EXPECT_EQ(service.kill(SIGTERM), 0);
 }
 
+/// The evidence-bearing deadlock incident of `pid`, once there is one; null after 15 s.
+nlohmann::json capturedDeadlockOf(const ServiceDir& dir, int pid) {
+  nlohmann::json out;
+  waitFor([&] {
+    const auto found = incidentsOf(dir, pid, "INCIDENT_KIND_DEADLOCK");
+    if (found.empty() || found[0].value("evidence", nlohmann::json()).empty()) return false;
+    out = found[0];
+    return true;
+  });
+  return out;
+}
+
+/// The thread ids of `incident`'s threads.
+std::set<int> tidsOf(const nlohmann::json& incident) {
+  std::set<int> out;
+  for (const auto& t : incident["threads"]) out.insert(t["tid"].get<int>());
+  return out;
+}
+
+// In a PID namespace (a container) the lock owners in memory are the namespace's thread ids: they
+// were read as the host's processes 2 and 3 (kthreadd), and the deadlock was never found.
+TEST(Service, ADeadlockInsideAPidNamespaceIsFoundWithTheHostsThreadIds) {
+  ServiceDir dir;
+  Service service(dir);
+  FixtureProcess fx({"unshare", "--pid", "--fork", "--mount-proc", testing::fixturePath(),
+                     "mutex-abba", dir.tag()},
+                    20s);
+  // The report's ids are the namespace's: the fixture is its process 1.
+  ASSERT_EQ(fx.report()["pid"], 1) << fx.report().dump();
+  const auto children = readFile("/proc/" + std::to_string(fx.pid()) + "/task/" +
+                                 std::to_string(fx.pid()) + "/children");
+  const int pid = std::stoi(children);
+  const auto incident = capturedDeadlockOf(dir, pid);
+  ASSERT_FALSE(incident.is_null()) << readFile(dir.log());
+  const auto tids = tidsOf(incident);
+  ASSERT_EQ(tids.size(), 2U) << incident.dump();
+  for (const int tid : tids) {
+    EXPECT_TRUE(
+        std::filesystem::exists("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid)))
+        << tid << " is no thread of " << pid << ": " << incident.dump();
+  }
+  EXPECT_FALSE(tids.contains(fx.tid("a")) && tids.contains(fx.tid("b"))) << incident.dump();
+  EXPECT_TRUE(incident["evidence"][0]["captured"].get<bool>()) << incident["evidence"].dump();
+  EXPECT_EQ(service.kill(SIGTERM), 0);
+}
+
+// Any process may write any thread id into a lock of its own: a forged process-shared owner made
+// the service record a deadlock blaming another user's innocent cat, stop it and store its
+// registers. A thread of another process owns a lock only if that process maps its memory.
+TEST(Service, AForgedLockOwnerNeverBlamesNorStopsAnotherProcess) {
+  ServiceDir dir;
+  Service service(dir);
+  auto fx = dir.fixture("forged-owner");
+  const int victim = fx->child("victim");
+  const int waiter = fx->tid("waiter");
+  // The waiter waits for good on a lock nobody here can unlock: a hang once past the threshold.
+  ASSERT_TRUE(waitFor([&] { return !incidentsOf(dir, fx->pid(), "INCIDENT_KIND_HANG").empty(); }))
+      << readFile(dir.log());
+  for (const auto& i : incidents(dir)) {
+    EXPECT_NE(i["kind"], "INCIDENT_KIND_DEADLOCK") << i.dump();
+    EXPECT_NE(i["pid"], victim) << i.dump();
+    for (const auto& t : i["threads"]) EXPECT_NE(t["tid"], victim) << i.dump();
+    for (const auto& e : i.value("evidence", nlohmann::json::array())) {
+      EXPECT_NE(e.value("tid", 0), victim) << i.dump();
+    }
+  }
+  const auto hang = incidentsOf(dir, fx->pid(), "INCIDENT_KIND_HANG")[0];
+  EXPECT_TRUE(tidsOf(hang).contains(waiter)) << hang.dump();
+  EXPECT_NE(hang.dump().find("no evidence of an owner"), std::string::npos) << hang.dump();
+  EXPECT_EQ(service.kill(SIGTERM), 0);
+}
+
 TEST(Service, AThreadStuckPastTheThresholdIsAHang) {
   ServiceDir dir;
   Service service(dir);

@@ -147,6 +147,12 @@ class FuzzedProcess final : public WaitLookup, public FdHolders {
     if (!in_.flag()) return std::nullopt;
     return Pid{in_.take<std::int32_t>()};
   }
+  std::optional<std::int32_t> hostTid(std::int32_t tid) override {
+    if (!in_.flag()) return tid;
+    if (!in_.flag()) return std::nullopt;
+    return in_.take<std::int32_t>();
+  }
+  bool sharesMemoryAt(Pid /*other*/, std::uint64_t /*uaddr*/) override { return in_.flag(); }
   const std::vector<LockEntry>& locks() override {
     if (!locks_) locks_ = parseLocks(in_.text(1024));
     return *locks_;

@@ -64,6 +64,11 @@ class CoreWaitLookup final : public WaitLookup {
   [[nodiscard]] std::optional<Pid> processOfThread(std::int32_t tid) override {
     return hasThread(tid) ? std::optional(pid_) : std::nullopt;
   }
+  /// A core numbers its threads as the process did; no other process is in it.
+  [[nodiscard]] std::optional<std::int32_t> hostTid(std::int32_t tid) override { return tid; }
+  [[nodiscard]] bool sharesMemoryAt(Pid /*other*/, std::uint64_t /*uaddr*/) override {
+    return false;
+  }
   [[nodiscard]] const std::vector<LockEntry>& locks() override { return no_locks_; }
   [[nodiscard]] FdHolders& fdHolders() override { return no_holders_; }
   [[nodiscard]] std::optional<std::uint64_t> unixPeer(std::uint64_t /*inode*/) override {

@@ -23,24 +23,37 @@ constexpr std::size_t kRefineBytes = 512;
 
 }  // namespace
 
-bool FutexWaits::isLive(std::int32_t tid, bool process_shared) {
-  if (lookup_.hasThread(tid)) return true;
-  return process_shared && lookup_.processOfThread(tid).has_value();
+bool FutexWaits::isLive(std::int32_t tid, bool process_shared, std::uint64_t uaddr) {
+  const auto host = lookup_.hostTid(tid);
+  if (!host) return false;
+  if (lookup_.hasThread(*host)) return true;
+  if (!process_shared) return false;
+  // Any process may write any number into its own lock: a thread of another process holds it
+  // only if that process maps the lock's memory. Otherwise the word is no evidence, and an
+  // innocent process is neither blamed nor stopped for its registers.
+  const auto owner = lookup_.processOfThread(*host);
+  return owner && lookup_.sharesMemoryAt(*owner, uaddr);
 }
 
 ThreadRef FutexWaits::ownerRef(std::int32_t tid) {
-  if (lookup_.hasThread(tid)) return ThreadRef{pid_, Tid{tid}};
-  const auto owner_pid = lookup_.processOfThread(tid);
-  return ThreadRef{owner_pid.value_or(Pid{tid}), Tid{tid}};
+  const auto host = lookup_.hostTid(tid).value_or(tid);
+  if (lookup_.hasThread(host)) return ThreadRef{pid_, Tid{host}};
+  const auto owner_pid = lookup_.processOfThread(host);
+  return ThreadRef{owner_pid.value_or(Pid{host}), Tid{host}};
 }
 
 /// Why a private lock's owner cannot unlock it: gone, or a thread of another process, which
 /// is what a child that forked while another thread held the lock sees.
-std::string FutexWaits::missingOwner(std::int32_t owner_tid) {
-  const auto owner_pid = lookup_.processOfThread(owner_tid);
-  const auto tid = std::to_string(owner_tid);
+std::string FutexWaits::missingOwner(std::int32_t owner_tid, bool process_shared) {
+  const auto host = lookup_.hostTid(owner_tid);
+  const auto owner_pid = host ? lookup_.processOfThread(*host) : std::nullopt;
+  const auto tid = std::to_string(host.value_or(owner_tid));
   if (!owner_pid || *owner_pid == pid_) return ", owner thread " + tid + " has exited";
   const auto where = std::to_string(owner_pid->value);
+  if (process_shared) {
+    return ", its word names thread " + tid + " of process " + where +
+           ", which does not map this lock's memory: no evidence of an owner";
+  }
   const auto self = lookup_.processStat(pid_);
   if (self && Pid{self->ppid} == *owner_pid) {
     return ", inherited locked through fork(): its owner, thread " + tid +
@@ -148,9 +161,6 @@ void FutexWaits::classify(const std::vector<TaskReading*>& waiters) {
   std::vector<FutexWindow> windows;
   const auto access = lookup_.readFutexWindows(uaddrs, windows);
 
-  const TidValidator validator = [this](std::int32_t tid, bool shared) {
-    return isLive(tid, shared);
-  };
   if (access == MemoryAccess::kOk) {
     // The call site of most waits is found on the stack (glibc's futex helper is none): the
     // stacks' first bytes are read together.
@@ -177,6 +187,9 @@ void FutexWaits::classify(const std::vector<TaskReading*>& waiters) {
     }
     const auto index = static_cast<std::size_t>(
         std::lower_bound(uaddrs.begin(), uaddrs.end(), uaddr) - uaddrs.begin());
+    const TidValidator validator = [this, uaddr](std::int32_t tid, bool shared) {
+      return isLive(tid, shared, uaddr);
+    };
     auto w = futexWait(*thread, windows[index], validator);
     w.timeout = futexTimeout(sc);
     thread->sample.wait = std::move(w);
@@ -308,7 +321,8 @@ WaitObject FutexWaits::lockWait(std::uint64_t uaddr, const FutexDecode& decoded)
       break;
     case FutexWaitKind::kJoin:
       w.type = ObjectType::kThreadWait;
-      w.name = "thread " + std::to_string(decoded.owner_tid);
+      w.name = "thread " +
+               std::to_string(lookup_.hostTid(decoded.owner_tid).value_or(decoded.owner_tid));
       break;
     case FutexWaitKind::kUnknown:
       w.type = ObjectType::kFutex;
@@ -319,7 +333,7 @@ WaitObject FutexWaits::lockWait(std::uint64_t uaddr, const FutexDecode& decoded)
   } else if (decoded.owner_gone) {
     w.status = ObjectStatus::kAbandoned;
     if (decoded.owner_tid > 0 && decoded.kind == FutexWaitKind::kMutex) {
-      w.detail += missingOwner(decoded.owner_tid);
+      w.detail += missingOwner(decoded.owner_tid, decoded.process_shared);
     }
   } else {
     w.status = ObjectStatus::kOwned;

@@ -37,9 +37,9 @@ class FutexWaits {
   void classify(const std::vector<TaskReading*>& waiters);
 
  private:
-  bool isLive(std::int32_t tid, bool process_shared);
+  bool isLive(std::int32_t tid, bool process_shared, std::uint64_t uaddr);
   ThreadRef ownerRef(std::int32_t tid);
-  std::string missingOwner(std::int32_t owner_tid);
+  std::string missingOwner(std::int32_t owner_tid, bool process_shared);
   const CallSite* callSiteOf(const SyscallState& sc);
   std::optional<std::pair<std::uint64_t, FutexDecode>> refusedPiMutex(const SyscallState& sc,
                                                                       std::int32_t self_tid,

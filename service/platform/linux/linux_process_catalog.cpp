@@ -11,11 +11,21 @@
 
 #include "os/proc_stat.h"
 #include "platform/linux/proc_text.h"
+#include "platform/linux/task_reader.h"
 
 namespace wctmon::linux_platform {
 namespace {
 
 constexpr std::uint32_t kPfKthread = 0x00200000;
+
+/// Whether process `pid`, of stat `stat`, has exited: a zombie whose main thread alone is left.
+/// One whose main thread ended while its other threads run is alive.
+bool hasExited(const StatFields& stat, std::int32_t pid) {
+  if (stat.state != RunState::kZombie) return false;
+  const UniqueFd task(::open(("/proc/" + std::to_string(pid) + "/task").c_str(),
+                             O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  return !task.valid() || zombieHasExited(task.get());
+}
 
 }  // namespace
 
@@ -35,7 +45,7 @@ std::optional<ProcessInfo> LinuxProcessCatalog::get(Pid pid, bool with_cmdline) 
   if (n <= 0) return std::nullopt;
   auto stat = parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n)));
   // A zombie has exited: nothing of it runs or waits (its parent has yet to collect it).
-  if (!stat || (stat->flags & kPfKthread) != 0 || stat->state == RunState::kZombie) {
+  if (!stat || (stat->flags & kPfKthread) != 0 || hasExited(*stat, pid.value)) {
     return std::nullopt;
   }
   ProcessInfo info;
@@ -91,7 +101,7 @@ std::vector<ProcessInfo> LinuxProcessCatalog::list(bool with_cmdline) {
       // exec keeps the pid and the start time but sets a new comm: a process whose comm
       // changed is read again (executable, command line), which costs nothing more than the
       // stat already read. An exec that keeps the comm is caught by the periodic refresh.
-      if (stat && stat->state == RunState::kZombie) continue;
+      if (stat && hasExited(*stat, pid.value)) continue;
       if (stat && stat->start_time == it->second.identity.start_time &&
           stat->comm == it->second.comm) {
         out.push_back(it->second);

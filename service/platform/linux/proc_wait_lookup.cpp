@@ -42,6 +42,122 @@ std::optional<Pid> SampleContext::processOfThread(std::int32_t tid) {
   return out;
 }
 
+std::uint64_t SampleContext::ownPidNamespace() {
+  if (!own_namespace_) {
+    struct stat st {};
+    own_namespace_ = ::stat("/proc/self/ns/pid", &st) == 0 ? st.st_ino : 0;
+  }
+  return *own_namespace_;
+}
+
+std::uint64_t SampleContext::pidNamespaceOf(Pid pid) {
+  if (auto it = namespace_of_.find(pid.value); it != namespace_of_.end()) return it->second;
+  struct stat st {};
+  const std::uint64_t ns =
+      ::stat(procPath(pid, "ns/pid").c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+  namespace_of_.emplace(pid.value, ns);
+  return ns;
+}
+
+void SampleContext::readNamespaceThreads(Namespace& ns, Pid pid) {
+  if (!ns.processes_read.emplace(pid.value, true).second) return;
+  UniqueFd task_fd(::open(procPath(pid, "task").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!task_fd.valid()) return;
+  for (const auto host : listTasks(task_fd.get())) {
+    std::array<char, 4096> buf{};
+    const long n = readSmallFile(task_fd.get(), (std::to_string(host) + "/status").c_str(), buf);
+    if (n <= 0) continue;
+    const auto status = std::string_view(buf.data(), static_cast<std::size_t>(n));
+    // NSpid lists the thread's number in each namespace from the service's down to its own.
+    if (const auto inner = numberAt(statusValue(status, "NSpid"), -1)) {
+      ns.host_of.emplace(static_cast<std::int32_t>(*inner), host);
+    }
+  }
+}
+
+std::optional<std::int32_t> SampleContext::hostTid(std::uint64_t ns_id, Pid pid, std::int32_t tid) {
+  auto& ns = namespaces_[ns_id];
+  const auto found = [&]() -> std::optional<std::int32_t> {
+    if (auto it = ns.host_of.find(tid); it != ns.host_of.end()) return it->second;
+    return std::nullopt;
+  };
+  readNamespaceThreads(ns, pid);
+  if (auto host = found()) return host;
+  if (!ns.all_read) {
+    // A process-shared lock's owner may be another process of the namespace (a container's).
+    ns.all_read = true;
+    const UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    // /proc lists processes as task directories list threads: by number.
+    for (const auto other : proc.valid() ? listTasks(proc.get()) : std::vector<std::int32_t>{}) {
+      if (pidNamespaceOf(Pid{other}) == ns_id) readNamespaceThreads(ns, Pid{other});
+    }
+  }
+  return found();
+}
+
+std::optional<std::int32_t> ProcWaitLookup::hostTid(std::int32_t tid) {
+  if (tid <= 0) return std::nullopt;
+  const auto ns = context_.pidNamespaceOf(pid_);
+  if (ns == 0 || ns == context_.ownPidNamespace()) return tid;
+  return context_.hostTid(ns, pid_, tid);
+}
+
+namespace {
+
+/// The shared mapping of the maps text `maps` that holds `uaddr`, and where in its file (or
+/// shared memory) that address is.
+struct SharedPlace {
+  std::uint64_t inode = 0;
+  std::string path;
+  std::uint64_t offset = 0;
+};
+
+std::optional<SharedPlace> sharedPlaceOf(std::string_view maps, std::uint64_t uaddr) {
+  while (!maps.empty()) {
+    const auto end = maps.find('\n');
+    const auto line = maps.substr(0, end);
+    maps = end == std::string_view::npos ? std::string_view() : maps.substr(end + 1);
+    const auto range = parseMapsLine(line);
+    if (!range || uaddr < range->begin || uaddr >= range->end) continue;
+    if (!range->shared || range->inode == 0) return std::nullopt;
+    return SharedPlace{range->inode, std::string(range->path),
+                       range->offset + (uaddr - range->begin)};
+  }
+  return std::nullopt;
+}
+
+/// Whether the maps text `maps` maps the place `place`.
+bool mapsPlace(std::string_view maps, const SharedPlace& place) {
+  while (!maps.empty()) {
+    const auto end = maps.find('\n');
+    const auto line = maps.substr(0, end);
+    maps = end == std::string_view::npos ? std::string_view() : maps.substr(end + 1);
+    const auto range = parseMapsLine(line);
+    if (range && range->shared && range->inode == place.inode && range->path == place.path &&
+        place.offset >= range->offset &&
+        place.offset < range->offset + (range->end - range->begin)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string readMaps(Pid pid) {
+  const UniqueFd fd(::open(procPath(pid, "maps").c_str(), O_RDONLY | O_CLOEXEC));
+  return fd.valid() ? readAll(fd.get(), std::size_t{64} << 20) : std::string();
+}
+
+}  // namespace
+
+bool ProcWaitLookup::sharesMemoryAt(Pid other, std::uint64_t uaddr) {
+  if (other == pid_) return true;
+  // A lock two processes share lives in memory both map shared: a file, or shared anonymous or
+  // System V memory, each with an inode. A word in private memory names no other process's
+  // thread, whatever it says.
+  const auto place = sharedPlaceOf(readMaps(pid_), uaddr);
+  return place && mapsPlace(readMaps(other), *place);
+}
+
 std::size_t ProcWaitLookup::readStack(std::uint64_t sp, std::span<std::byte> out) {
   const auto it = std::lower_bound(stacks_.begin(), stacks_.end(), sp,
                                    [](const auto& s, std::uint64_t v) { return s.first < v; });

@@ -22,11 +22,30 @@ class SampleContext {
   [[nodiscard]] const std::vector<LockEntry>& locks();
   /// The process a thread id belongs to, from /proc/TID/status; nullopt when no such thread.
   [[nodiscard]] std::optional<Pid> processOfThread(std::int32_t tid);
+  /// The PID namespace of process `pid` (the inode of /proc/PID/ns/pid); 0 when it cannot be read.
+  [[nodiscard]] std::uint64_t pidNamespaceOf(Pid pid);
+  /// The service's own PID namespace.
+  [[nodiscard]] std::uint64_t ownPidNamespace();
+  /// The thread that has the number `tid` in the PID namespace `ns`, which process `pid` is in,
+  /// as the service numbers it: from the NSpid of the threads of `pid` first, then of every
+  /// process of that namespace (read once per sample, and only when asked).
+  [[nodiscard]] std::optional<std::int32_t> hostTid(std::uint64_t ns, Pid pid, std::int32_t tid);
 
  private:
+  /// What is known of one PID namespace: its threads' numbers there and here.
+  struct Namespace {
+    std::unordered_map<std::int32_t, std::int32_t> host_of;
+    std::unordered_map<std::int32_t, bool> processes_read;
+    bool all_read = false;
+  };
+  void readNamespaceThreads(Namespace& ns, Pid pid);
+
   FdHolderIndex fds_;
   std::optional<std::vector<LockEntry>> locks_;
   std::unordered_map<std::int32_t, std::optional<Pid>> tgid_cache_;
+  std::optional<std::uint64_t> own_namespace_;
+  std::unordered_map<std::int32_t, std::uint64_t> namespace_of_;
+  std::unordered_map<std::uint64_t, Namespace> namespaces_;
 };
 
 /// The lookups of a wait classification answered from /proc, process memory and sock_diag, for
@@ -64,6 +83,8 @@ class ProcWaitLookup final : public WaitLookup {
   [[nodiscard]] std::optional<Pid> processOfThread(std::int32_t tid) override {
     return context_.processOfThread(tid);
   }
+  [[nodiscard]] std::optional<std::int32_t> hostTid(std::int32_t tid) override;
+  [[nodiscard]] bool sharesMemoryAt(Pid other, std::uint64_t uaddr) override;
   [[nodiscard]] const std::vector<LockEntry>& locks() override { return context_.locks(); }
   [[nodiscard]] FdHolders& fdHolders() override { return context_.fds(); }
   [[nodiscard]] std::optional<std::uint64_t> unixPeer(std::uint64_t inode) override;

@@ -48,9 +48,11 @@ Result<ProcessSample> ProcessReader::read(Pid pid, std::span<const Tid> only) {
   if (!proc_fd) return proc_fd.error();
   auto header = readProcessHeader(proc_fd->get(), pid);
   if (!header) return header.error();
-  if (header->state == RunState::kZombie) return zombieProcess(pid, header->name, header->ppid);
   UniqueFd task_fd(::openat(proc_fd->get(), "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!task_fd.valid()) return noSuchProcess(pid);
+  if (header->state == RunState::kZombie && zombieHasExited(task_fd.get())) {
+    return zombieProcess(pid, header->name, header->ppid);
+  }
   TaskList tasks(task_fd.get());
 
   std::vector<TaskReading> threads;

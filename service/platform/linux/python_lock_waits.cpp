@@ -121,8 +121,10 @@ std::optional<std::int32_t> PythonLockWaits::tidOfPthread(std::uint64_t thread,
   }
   std::memcpy(&self_word, self.data(), sizeof(self_word));
   std::memcpy(&tid, tid_bytes.data(), sizeof(tid));
-  if (self_word != thread || tid <= 0 || !lookup_.hasThread(tid)) return std::nullopt;
-  return tid;
+  if (self_word != thread || tid <= 0) return std::nullopt;
+  const auto host = lookup_.hostTid(tid);
+  if (!host || !lookup_.hasThread(*host)) return std::nullopt;
+  return *host;
 }
 
 const PythonState* PythonLockWaits::pythonState() {

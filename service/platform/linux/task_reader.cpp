@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -271,6 +272,13 @@ Error noSuchProcess(Pid pid) {
 Error exitedDuringRead(Pid pid) {
   return makeError(ErrorCode::kNoSuchProcess,
                    "process " + std::to_string(pid.value) + " exited during the read");
+}
+
+bool zombieHasExited(int task_fd) {
+  // The task directory's link count is 2 + the number of threads, the zombie main thread among
+  // them until the last thread ends.
+  struct stat task {};
+  return ::fstat(task_fd, &task) != 0 || task.st_nlink <= 3;
 }
 
 Error zombieProcess(Pid pid, const std::string& name, std::int32_t ppid) {

@@ -91,6 +91,11 @@ class TaskList {
 /// parent: nothing of it runs or waits any more. kNoSuchProcess, as an exited process is.
 [[nodiscard]] Error zombieProcess(Pid pid, const std::string& name, std::int32_t ppid);
 
+/// Whether the process of the task directory `task_fd` (/proc/PID/task), whose stat says zombie,
+/// has really exited: its main thread alone is left. One whose main thread ended (pthread_exit)
+/// while other threads run shows the main thread's zombie state too, and is alive.
+[[nodiscard]] bool zombieHasExited(int task_fd);
+
 /// A process as its own stat file shows it.
 struct ProcessHeader {
   std::string name;

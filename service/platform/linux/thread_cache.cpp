@@ -53,7 +53,7 @@ Result<int> ThreadCache::begin(Pid pid) {
       close();
       return noSuchProcess(pid);
     }
-    if (stat->state == RunState::kZombie) {
+    if (stat->state == RunState::kZombie && zombieHasExited(task_fd_.get())) {
       close();
       return zombieProcess(pid, stat->comm, stat->ppid);
     }

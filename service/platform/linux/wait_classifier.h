@@ -92,6 +92,15 @@ class WaitLookup {
   [[nodiscard]] virtual std::optional<std::int32_t> semaphoreLastPid(int semid, int num) = 0;
   /// The process thread `tid` belongs to (the Tgid of its status); nullopt when no such thread.
   [[nodiscard]] virtual std::optional<Pid> processOfThread(std::int32_t tid) = 0;
+  /// The thread the process calls `tid` (in its memory: a lock's owner, a joined thread), as the
+  /// service numbers threads: the same number when the process shares the service's PID
+  /// namespace; else the thread of the process's namespace that has that number there (its
+  /// NSpid), in this process or another of that namespace. nullopt when there is none.
+  [[nodiscard]] virtual std::optional<std::int32_t> hostTid(std::int32_t tid) = 0;
+  /// Whether process `other` maps the memory the process has at `uaddr` (the same file, or the
+  /// same shared anonymous memory, at the same offset): whether a thread of it may hold a
+  /// process-shared lock there at all.
+  [[nodiscard]] virtual bool sharesMemoryAt(Pid other, std::uint64_t uaddr) = 0;
   /// Every file lock and lock waiter of the system (/proc/locks).
   [[nodiscard]] virtual const std::vector<LockEntry>& locks() = 0;
   /// Which processes hold a pipe, socket or file, or a lock on a file.

@@ -179,6 +179,19 @@ class FakeProcess final : public WaitLookup, public FdHolders {
     const auto tgid = parseStatusField(status[tid], "Tgid");
     return tgid ? std::optional(Pid{static_cast<std::int32_t>(*tgid)}) : std::nullopt;
   }
+  /// The process's PID namespace, as NSpid would tell it: its number there -> the service's.
+  /// Empty: the process shares the service's namespace.
+  std::map<std::int32_t, std::int32_t> namespace_tids;
+  std::optional<std::int32_t> hostTid(std::int32_t tid) override {
+    if (namespace_tids.empty()) return tid;
+    const auto it = namespace_tids.find(tid);
+    return it == namespace_tids.end() ? std::nullopt : std::optional(it->second);
+  }
+  /// The processes that map the memory of the process's locks; unset: every process does.
+  std::optional<std::set<std::int32_t>> sharing;
+  bool sharesMemoryAt(Pid other, std::uint64_t /*uaddr*/) override {
+    return other == kPid || !sharing || sharing->contains(other.value);
+  }
   const std::vector<LockEntry>& locks() override {
     locks_ = parseLocks(proc_locks);
     return locks_;
