@@ -279,6 +279,18 @@ TEST(Service, ADeadlockInsideAPidNamespaceIsFoundWithTheHostsThreadIds) {
   EXPECT_EQ(service.kill(SIGTERM), 0);
 }
 
+// A process whose main thread has ended lives on in its other threads; its stat shows the main
+// thread's zombie state, and it was taken for an exited process: its deadlock never seen.
+TEST(Service, ADeadlockInAProcessWhoseMainThreadEndedIsFound) {
+  ServiceDir dir;
+  Service service(dir);
+  auto fx = dir.fixture("abba-main-exits");
+  const auto incident = capturedDeadlockOf(dir, fx->pid());
+  ASSERT_FALSE(incident.is_null()) << readFile(dir.log());
+  EXPECT_EQ(tidsOf(incident), (std::set<int>{fx->tid("a"), fx->tid("b")})) << incident.dump();
+  EXPECT_EQ(service.kill(SIGTERM), 0);
+}
+
 // Any process may write any thread id into a lock of its own: a forged process-shared owner made
 // the service record a deadlock blaming another user's innocent cat, stop it and store its
 // registers. A thread of another process owns a lock only if that process maps its memory.

@@ -27,6 +27,7 @@
 #include "platform/linux/demangle.h"
 #include "platform/linux/module_sites_store.h"
 #include "platform/linux/proc_text.h"
+#include "platform/linux/task_reader.h"
 
 namespace wctmon::linux_platform {
 namespace {
@@ -472,7 +473,7 @@ void CodeMap::sortMappings() {
 
 CodeMap CodeMap::read(Pid pid) {
   CodeMap out;
-  const auto base = "/proc/" + std::to_string(pid.value);
+  const auto base = "/proc/" + std::to_string(liveTaskOf(pid).value);
   UniqueFd maps(::open((base + "/maps").c_str(), O_RDONLY | O_CLOEXEC));
   if (!maps.valid()) return out;
   auto mappings = queryListedMappings(base, maps.get());

@@ -57,8 +57,11 @@ std::optional<ProcessInfo> LinuxProcessCatalog::get(Pid pid, bool with_cmdline) 
         std::chrono::milliseconds(static_cast<std::int64_t>(stat->start_time) * 1000 /
                                   ticks_per_second_));
   }
+  // A process whose main thread has ended shows its program and command line through another.
+  const std::string files =
+      stat->state == RunState::kZombie ? "/proc/" + std::to_string(liveTaskOf(pid).value) : dir;
   std::array<char, 4096> exe{};
-  const ssize_t len = ::readlink((dir + "/exe").c_str(), exe.data(), exe.size() - 1);
+  const ssize_t len = ::readlink((files + "/exe").c_str(), exe.data(), exe.size() - 1);
   if (len > 0) {
     std::string_view path(exe.data(), static_cast<std::size_t>(len));
     if (path.ends_with(" (deleted)")) path.remove_suffix(10);
@@ -66,7 +69,7 @@ std::optional<ProcessInfo> LinuxProcessCatalog::get(Pid pid, bool with_cmdline) 
   }
   if (with_cmdline) {
     std::vector<char> args(64 * 1024);
-    const long m = readSmallFile(AT_FDCWD, (dir + "/cmdline").c_str(), args);
+    const long m = readSmallFile(AT_FDCWD, (files + "/cmdline").c_str(), args);
     if (m > 0) {
       info.cmdline.assign(args.data(), static_cast<std::size_t>(m));
       while (!info.cmdline.empty() && info.cmdline.back() == '\0') info.cmdline.pop_back();

@@ -6,10 +6,26 @@
 #include <array>
 #include <cerrno>
 
+#include "platform/linux/task_reader.h"
+
 namespace wctmon::linux_platform {
 namespace {
 
 constexpr std::size_t kMaxIov = 1024;  // IOV_MAX
+
+/// process_vm_readv of process `pid`; when it is not found (ESRCH), once more through a live
+/// thread of it: a process whose main thread has ended has no memory by its pid any more.
+ssize_t readVm(Pid pid, const iovec* local, std::size_t local_count, const iovec* remote,
+               std::size_t remote_count) {
+  const ssize_t n = ::process_vm_readv(pid.value, local, local_count, remote, remote_count, 0);
+  if (n >= 0 || errno != ESRCH) return n;
+  const Pid live = liveTaskOf(pid);
+  if (live == pid) {
+    errno = ESRCH;
+    return -1;
+  }
+  return ::process_vm_readv(live.value, local, local_count, remote, remote_count, 0);
+}
 
 MemoryAccess accessFromErrno(int err) {
   switch (err) {
@@ -28,7 +44,7 @@ long readRange(Pid pid, std::uint64_t uaddr, FutexWindow& window, std::size_t be
                std::size_t end) {
   iovec local{window.bytes.data() + begin, end - begin};
   iovec remote{reinterpret_cast<void*>(uaddr - kFutexWindowBefore + begin), end - begin};
-  const ssize_t n = ::process_vm_readv(pid.value, &local, 1, &remote, 1, 0);
+  const ssize_t n = readVm(pid, &local, 1, &remote, 1);
   return n < 0 ? -errno : n;
 }
 
@@ -61,7 +77,7 @@ MemoryAccess readFutexWindows(Pid pid, std::span<const std::uint64_t> uaddrs,
   std::size_t i = 0;
   while (i < uaddrs.size()) {
     const std::size_t count = std::min(kMaxIov, uaddrs.size() - i);
-    const ssize_t n = ::process_vm_readv(pid.value, &local[i], count, &remote[i], count, 0);
+    const ssize_t n = readVm(pid, &local[i], count, &remote[i], count);
     if (n < 0 && (errno == EPERM || errno == EACCES || errno == ESRCH)) {
       return accessFromErrno(errno);
     }
@@ -84,7 +100,7 @@ MemoryAccess readFutexWindows(Pid pid, std::span<const std::uint64_t> uaddrs,
 MemoryAccess readMemory(Pid pid, std::uint64_t addr, std::span<std::byte> out) {
   iovec local{out.data(), out.size()};
   iovec remote{reinterpret_cast<void*>(addr), out.size()};
-  const ssize_t n = ::process_vm_readv(pid.value, &local, 1, &remote, 1, 0);
+  const ssize_t n = readVm(pid, &local, 1, &remote, 1);
   if (n < 0) return accessFromErrno(errno);
   return static_cast<std::size_t>(n) == out.size() ? MemoryAccess::kOk : MemoryAccess::kFault;
 }
@@ -104,7 +120,7 @@ std::size_t readAvailable(Pid pid, std::uint64_t addr, std::span<std::byte> out)
     ++pieces;
     at += size;
   }
-  const ssize_t n = ::process_vm_readv(pid.value, local.data(), pieces, remote.data(), pieces, 0);
+  const ssize_t n = readVm(pid, local.data(), pieces, remote.data(), pieces);
   return n < 0 ? 0 : static_cast<std::size_t>(n);
 }
 
@@ -142,8 +158,7 @@ std::vector<std::size_t> readAvailableBatch(Pid pid, std::span<const std::uint64
         at += size;
       }
     }
-    const ssize_t n =
-        ::process_vm_readv(pid.value, local.data(), local.size(), remote.data(), remote.size(), 0);
+    const ssize_t n = readVm(pid, local.data(), local.size(), remote.data(), remote.size());
     auto left = n < 0 ? std::size_t{0} : static_cast<std::size_t>(n);
     std::size_t failed = last;
     for (std::size_t i = 0; i < local.size(); ++i) {

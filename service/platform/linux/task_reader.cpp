@@ -281,6 +281,23 @@ bool zombieHasExited(int task_fd) {
   return ::fstat(task_fd, &task) != 0 || task.st_nlink <= 3;
 }
 
+Pid liveTaskOf(Pid pid) {
+  const auto stat = readProcessStat(pid);
+  if (!stat || stat->state != RunState::kZombie) return pid;
+  const UniqueFd task_fd(::open(("/proc/" + std::to_string(pid.value) + "/task").c_str(),
+                                O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!task_fd.valid()) return pid;
+  for (const auto tid : listTasks(task_fd.get())) {
+    if (tid == pid.value) continue;
+    std::array<char, 1024> buf{};
+    const long n = readSmallFile(task_fd.get(), (std::to_string(tid) + "/stat").c_str(), buf);
+    const auto thread =
+        n > 0 ? parseStat(std::string_view(buf.data(), static_cast<std::size_t>(n))) : std::nullopt;
+    if (thread && thread->state != RunState::kZombie) return Pid{tid};
+  }
+  return pid;
+}
+
 Error zombieProcess(Pid pid, const std::string& name, std::int32_t ppid) {
   return makeError(ErrorCode::kNoSuchProcess,
                    "process " + std::to_string(pid.value) + " (" + name +

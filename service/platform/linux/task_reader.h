@@ -96,6 +96,11 @@ class TaskList {
 /// while other threads run shows the main thread's zombie state too, and is alive.
 [[nodiscard]] bool zombieHasExited(int task_fd);
 
+/// The id to read process `pid`'s memory and process-wide files (maps, cmdline, exe, root, fd)
+/// through: `pid` itself, or, once its main thread has ended while others run, one of those,
+/// whose /proc/TID shows the same memory and files (the main thread's show none any more).
+[[nodiscard]] Pid liveTaskOf(Pid pid);
+
 /// A process as its own stat file shows it.
 struct ProcessHeader {
   std::string name;
