@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include <cstddef>
+#include <set>
 #include <vector>
 
 #include "model/format.h"
@@ -52,6 +53,46 @@ TEST_F(FutexWaitsTest, AProcessSharedMutexOwnerIsFoundInAnotherProcessByItsStatu
   const auto w = waitOf(futex(kArena + 0x100, 0, 2));  // shared: no private flag
   EXPECT_EQ(w.status, ObjectStatus::kOwned);
   EXPECT_EQ(w.owner_threads, (std::vector<ThreadRef>{{Pid{7000}, Tid{7001}}}));
+}
+
+TEST_F(FutexWaitsTest, AProcessSharedOwnerOfAProcessThatDoesNotMapTheLockIsNoOwner) {
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutex_t m;
+  pthread_mutex_init(&m, &attr);
+  m.__data.__lock = 2;
+  m.__data.__owner = 7001;  // written by hand: process 7000 maps nothing of this one
+  process_.place(kArena + 0x100, m);
+  process_.status[7001] = "Name:\tcat\nTgid:\t7000\nPid:\t7001\n";
+  process_.sharing = std::set<std::int32_t>{};
+  const auto w = waitOf(futex(kArena + 0x100, 0, 2));
+  EXPECT_EQ(w.status, ObjectStatus::kAbandoned);
+  EXPECT_TRUE(w.owner_threads.empty());
+  EXPECT_NE(w.detail.str().find("its word names thread 7001 of process 7000, which does not map "
+                                "this lock's memory: no evidence of an owner"),
+            std::string::npos)
+      << w.detail.str();
+  process_.sharing = std::set<std::int32_t>{7000};
+  EXPECT_EQ(waitOf(futex(kArena + 0x100, 0, 2)).owner_threads,
+            (std::vector<ThreadRef>{{Pid{7000}, Tid{7001}}}));
+}
+
+TEST_F(FutexWaitsTest, AnOwnerInAPidNamespaceIsNamedByTheServicesThreadId) {
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  m.__data.__lock = 2;
+  m.__data.__owner = 3;  // the namespace's number of thread kOwner
+  process_.place(kArena + 0x100, m);
+  process_.namespace_tids = {{1, kPid.value}, {3, kOwner}};
+  const auto w = waitOf(futex(kArena + 0x100, kFutexWaitPrivate, 2));
+  EXPECT_EQ(w.status, ObjectStatus::kOwned);
+  EXPECT_EQ(w.owner_threads, (std::vector<ThreadRef>{{kPid, Tid{kOwner}}}));
+
+  m.__data.__owner = 4;  // no thread of the namespace has that number
+  process_.place(kArena + 0x100, m);
+  const auto gone = waitOf(futex(kArena + 0x100, kFutexWaitPrivate, 2));
+  EXPECT_EQ(gone.status, ObjectStatus::kAbandoned);
+  EXPECT_TRUE(gone.owner_threads.empty());
 }
 
 TEST_F(FutexWaitsTest, AMutexWhoseOwnerExitedIsAbandoned) {
