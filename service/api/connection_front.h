@@ -28,7 +28,9 @@ namespace wctmon::api {
 ///    more than 100 a second after that;
 ///  - that has not sent the HTTP/2 preface within 10 s, or is the oldest such one when 1,024
 ///    connections are open; when every one has spoken, the one idle the longest, if idle for
-///    10 s, makes room; else the new one is closed (api/connection_admission.h).
+///    10 s, makes room; else the new one is closed (api/connection_admission.h). One peer (an
+///    address, whatever its port; a local user on a Unix socket) holds at most 256 of them, and
+///    makes room among its own: it cannot keep everyone else out.
 /// All connections together pass gRPC at most 1,000 cancellations a second (after 1,000 at
 /// once): past that, a connection that cancels waits, and one that would wait more than 2 s is
 /// closed. Each closing is counted by reason and logged at most once in 10 s.
@@ -37,6 +39,7 @@ namespace wctmon::api {
 class ConnectionFront {
  public:
   static constexpr std::size_t kMaxConnections = 1024;
+  static constexpr std::size_t kMaxConnectionsPerPeer = 256;
   static constexpr std::chrono::seconds kPrefaceTimeout{10};
   static constexpr double kResetsAtOnce = 300;
   static constexpr double kResetsPerSecond = 100;

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/error.hpp>
@@ -18,6 +19,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <list>
@@ -134,6 +136,29 @@ std::string clientOf(int fd, const std::string& listener) {
   return listener;
 }
 
+/// Who a connection is from, as the admission rule counts connections: its address without the
+/// port (TCP), or its user (a Unix socket).
+std::uint64_t peerKey(int fd) {
+  sockaddr_storage name{};
+  socklen_t length = sizeof(name);
+  std::string key;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&name), &length) == 0 &&
+      name.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(name);
+    key.assign("4").append(reinterpret_cast<const char*>(&in.sin_addr), sizeof(in.sin_addr));
+  } else if (name.ss_family == AF_INET6) {
+    const auto& in = reinterpret_cast<const sockaddr_in6&>(name);
+    key.assign("6").append(reinterpret_cast<const char*>(&in.sin6_addr), sizeof(in.sin6_addr));
+  } else {
+    ucred credentials{};
+    socklen_t size = sizeof(credentials);
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0) {
+      key = "u" + std::to_string(credentials.uid);
+    }
+  }
+  return std::hash<std::string>{}(key);
+}
+
 /// Why a connection was closed: its client left, or was at fault (counted, logged).
 enum class Closing { kGone, kNotHttp2, kRapidReset, kNoPreface, kIdle, kOverLimit, kCount };
 constexpr std::array<const char*, static_cast<std::size_t>(Closing::kCount)> kClosingReasons{
@@ -150,7 +175,7 @@ class PosixFront;
 /// thread only.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(PosixFront& front, std::string peer, std::string grpc_peer);
+  Connection(PosixFront& front, std::string peer, std::string grpc_peer, std::uint64_t peer_key);
 
   /// Takes the client's descriptor and our end of the pair; on an error takes neither.
   boost::system::error_code attach(int client, int inner);
@@ -161,6 +186,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   [[nodiscard]] std::chrono::steady_clock::time_point lastActive() const { return last_active_; }
   [[nodiscard]] const std::string& peer() const { return peer_; }
   [[nodiscard]] const std::string& grpcPeer() const { return grpc_peer_; }
+  /// Who it is from, as the admission rule counts (peerKey).
+  [[nodiscard]] std::uint64_t peerKey() const { return peer_key_; }
   [[nodiscard]] const Http2Guard& guard() const { return guard_; }
 
   std::list<std::shared_ptr<Connection>>::iterator position;
@@ -182,6 +209,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::byte> down_ = std::vector<std::byte>(16 * 1024);
   std::string peer_;
   std::string grpc_peer_;
+  std::uint64_t peer_key_;
   std::chrono::steady_clock::time_point last_active_ = std::chrono::steady_clock::now();
   bool client_ended_ = false;
   bool inner_ended_ = false;
@@ -338,16 +366,22 @@ class PosixFront final : public ConnectionFront {
     const int on = 1;
     ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     const auto peer = clientOf(client.get(), listener);
-    if (admission_.full(open_.size())) {
+    const auto peer_key = peerKey(client.get());
+    const auto peer_count = static_cast<std::size_t>(std::count_if(
+        open_.begin(), open_.end(), [&](const auto& c) { return c->peerKey() == peer_key; }));
+    if (admission_.full(open_.size(), peer_count)) {
       // Room is made as the admission rule says (api/connection_admission.h).
       room_.clear();
-      for (const auto& c : open_) room_.push_back({c->spoke(), c->lastActive()});
-      const auto decision = admission_.admit(room_, std::chrono::steady_clock::now());
+      for (const auto& c : open_) room_.push_back({c->spoke(), c->lastActive(), c->peerKey()});
+      const auto decision = admission_.admit(room_, std::chrono::steady_clock::now(), peer_key);
       if (decision.action == ConnectionAdmission::Action::kRefuse) {
         ++closings_[static_cast<std::size_t>(Closing::kOverLimit)];
         if (const auto others = log_.admit()) {
-          spdlog::warn("API connection from {} refused: {} connections are open{}", peer,
-                       kMaxConnections, LogThrottle::heldBack(*others, "more such lines held"));
+          spdlog::warn("API connection from {} refused: {}{}", peer,
+                       peer_count >= kMaxConnectionsPerPeer
+                           ? std::to_string(peer_count) + " connections of its peer are open"
+                           : std::to_string(kMaxConnections) + " connections are open",
+                       LogThrottle::heldBack(*others, "more such lines held"));
         }
         return;
       }
@@ -372,7 +406,7 @@ class PosixFront final : public ConnectionFront {
     std::shared_ptr<Connection> connection;
     std::string why;
     try {
-      connection = std::make_shared<Connection>(*this, peer, grpc_peer);
+      connection = std::make_shared<Connection>(*this, peer, grpc_peer, peer_key);
       if (const auto ec = connection->attach(client.get(), ours.get())) why = ec.message();
     } catch (const std::exception& e) {  // no memory
       why = e.what();
@@ -403,7 +437,7 @@ class PosixFront final : public ConnectionFront {
   grpc::Server* server_ = nullptr;
   RefillingBudget shared_resets_{kAllResetsAtOnce, kAllResetsPerSecond};
   std::list<std::shared_ptr<Connection>> open_;  // the oldest first; the front's thread only
-  ConnectionAdmission admission_{kMaxConnections, kPrefaceTimeout};
+  ConnectionAdmission admission_{kMaxConnections, kMaxConnectionsPerPeer, kPrefaceTimeout};
   std::vector<ConnectionAdmission::OpenConnection> room_;  // what it is told of open_
   mutable std::mutex mutex_;
   std::map<std::string, std::string> peers_;  // gRPC's name ("fd:N") -> the client's
@@ -412,7 +446,8 @@ class PosixFront final : public ConnectionFront {
   LogThrottle log_{std::chrono::seconds(10)};
 };
 
-Connection::Connection(PosixFront& front, std::string peer, std::string grpc_peer)
+Connection::Connection(PosixFront& front, std::string peer, std::string grpc_peer,
+                       std::uint64_t peer_key)
     : front_(front),
       client_(front.context()),
       inner_(front.context()),
@@ -420,7 +455,8 @@ Connection::Connection(PosixFront& front, std::string peer, std::string grpc_pee
       pacing_(front.context()),
       guard_(ConnectionFront::kResetsAtOnce, ConnectionFront::kResetsPerSecond),
       peer_(std::move(peer)),
-      grpc_peer_(std::move(grpc_peer)) {}
+      grpc_peer_(std::move(grpc_peer)),
+      peer_key_(peer_key) {}
 
 boost::system::error_code Connection::attach(int client, int inner) {
   boost::system::error_code ec;

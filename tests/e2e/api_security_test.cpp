@@ -6,7 +6,9 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -304,6 +306,61 @@ TEST(ApiSecurity, ASocketPathThatIsNoSocketIsRefusedAndLeftAsItIs) {
     EXPECT_EQ(readFile(dir / "precious"), "an operator's file");
     std::filesystem::remove(dir / "api.sock");
   }
+}
+
+/// A TCP connection from `source` (a loopback address) to `target` ("127.0.0.1:PORT") that has
+/// sent the HTTP/2 preface and an empty SETTINGS frame: a client that spoke. -1 on failure.
+int spokenConnection(const std::string& source, const std::string& target) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(std::stoi(target.substr(target.rfind(':') + 1))));
+  ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  static const std::string kHello =
+      std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + std::string("\0\0\0\4\0\0\0\0\0", 9);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0 ||
+      ::write(fd, kHello.data(), kHello.size()) != static_cast<ssize_t>(kHello.size())) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// Whether the server answered `fd` with HTTP/2 (its SETTINGS frame) within 5 s, rather than
+/// closing it.
+bool answeredWithHttp2(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 5000) != 1) return false;
+  char frame[9];
+  return ::recv(fd, frame, sizeof(frame), MSG_PEEK) == 9 && frame[3] == 4;  // type 4: SETTINGS
+}
+
+// 1,100 connections from one address, each having spoken HTTP/2 a moment ago, filled all 1,024
+// places: no other client could connect until they went idle.
+TEST(ApiSecurity, OneAddressHoldsAQuarterOfTheConnectionsAndAnotherStillGetsIn) {
+  rlimit limit{4096, 4096};
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);
+  ApiService service;
+  ASSERT_FALSE(service.tcpTarget().empty());
+  std::vector<int> flood;
+  for (int i = 0; i < 1100; ++i) {
+    const int fd = spokenConnection("127.0.0.2", service.tcpTarget());
+    if (fd >= 0) flood.push_back(fd);
+  }
+  ASSERT_EQ(flood.size(), 1100U);
+  const int other = spokenConnection("127.0.0.1", service.tcpTarget());
+  ASSERT_GE(other, 0);
+  EXPECT_TRUE(answeredWithHttp2(other));
+  // The flooder's connections beyond its 256 were closed at once.
+  std::size_t answered = 0;
+  for (const int fd : flood) answered += answeredWithHttp2(fd) ? 1 : 0;
+  EXPECT_EQ(answered, 256U);
+  for (const int fd : flood) ::close(fd);
+  ::close(other);
 }
 
 // In a directory others may write in (/tmp, say), someone may replace the socket between its bind
