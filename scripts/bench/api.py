@@ -57,7 +57,7 @@ class ApiService:
                 "state_dir": state,
                 "sampling": {"interval_ms": interval_ms},
                 "alerts": {"sink": "none"},
-                "log": {"level": "info", "console": False, "file": log},
+                "log": {"level": "info", "console": False, "file": os.path.basename(log)},
                 "metrics": {"listen": "127.0.0.1:0"},
                 "api": {"listen": ["unix:" + self.socket, "127.0.0.1:0"]},
                 "targets": [{"name": "bench", "cmdline": tag}],
