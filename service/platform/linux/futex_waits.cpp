@@ -125,7 +125,7 @@ const CallSite* FutexWaits::callSiteOf(const SyscallState& sc) {
 /// another live thread, and pointed to by a register of the parked thread (pthread_mutex_lock
 /// keeps it there) or by a word of its stack.
 std::optional<std::pair<std::uint64_t, FutexDecode>> FutexWaits::refusedPiMutex(
-    const SyscallState& sc, std::int32_t self_tid, const TidValidator& valid) {
+    const SyscallState& sc, std::int32_t self_tid) {
   std::vector<std::uint64_t> candidates = lookup_.parkedThreadRegisters(self_tid, sc.args[0]);
   std::array<std::byte, kStackScanBytes> stack{};
   const auto n = lookup_.readStack(sc.sp, stack);
@@ -143,6 +143,10 @@ std::optional<std::pair<std::uint64_t, FutexDecode>> FutexWaits::refusedPiMutex(
       }
       std::array<std::byte, kMutexHeadSize> head{};
       if (lookup_.readMemory(mutex, head) != MemoryAccess::kOk) continue;
+      // The owner is checked against the mutex's memory, not the word the thread is parked on.
+      const TidValidator valid = [this, mutex](std::int32_t tid, bool shared) {
+        return isLive(tid, shared, mutex);
+      };
       if (auto d = decodePriorityInheritanceMutex(head, self_tid, valid)) {
         return std::pair{mutex, std::move(*d)};
       }
@@ -228,7 +232,7 @@ WaitObject FutexWaits::futexWait(const TaskReading& thread, const FutexWindow& w
   if (parked_on_stack && (site == nullptr || is(CallSiteRole::kMutexLock))) {
     // glibc parks a thread like this, for good, when the kernel refuses a priority-inheritance
     // lock with EDEADLK: the lock it wanted is still on its stack.
-    if (auto refused = refusedPiMutex(sc, self, validator)) {
+    if (auto refused = refusedPiMutex(sc, self)) {
       auto& [mutex, decoded] = *refused;
       decoded.detail +=
           "; the kernel refused this lock with EDEADLK (a deadlock) and glibc parks the thread "

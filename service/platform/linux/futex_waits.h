@@ -42,8 +42,7 @@ class FutexWaits {
   std::string missingOwner(std::int32_t owner_tid, bool process_shared);
   const CallSite* callSiteOf(const SyscallState& sc);
   std::optional<std::pair<std::uint64_t, FutexDecode>> refusedPiMutex(const SyscallState& sc,
-                                                                      std::int32_t self_tid,
-                                                                      const TidValidator& valid);
+                                                                      std::int32_t self_tid);
   WaitObject futexWait(const TaskReading& thread, const FutexWindow& window,
                        const TidValidator& validator);
   WaitObject lockWait(std::uint64_t uaddr, const FutexDecode& decoded);
