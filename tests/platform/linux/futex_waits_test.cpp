@@ -40,7 +40,9 @@ TEST_F(FutexWaitsTest, AContendedMutexIsOwnedByTheThreadInItsOwnerField) {
   EXPECT_FALSE(w.timeout.has_value());
 }
 
-TEST_F(FutexWaitsTest, AProcessSharedMutexOwnerIsFoundInAnotherProcessByItsStatus) {
+/// A process-shared mutex, locked with waiters, whose word names thread 7001 of process 7000 as
+/// its owner.
+pthread_mutex_t sharedMutexOfThread7001() {
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
@@ -48,7 +50,11 @@ TEST_F(FutexWaitsTest, AProcessSharedMutexOwnerIsFoundInAnotherProcessByItsStatu
   pthread_mutex_init(&m, &attr);
   m.__data.__lock = 2;
   m.__data.__owner = 7001;
-  process_.place(kArena + 0x100, m);
+  return m;
+}
+
+TEST_F(FutexWaitsTest, AProcessSharedMutexOwnerIsFoundInAnotherProcessByItsStatus) {
+  process_.place(kArena + 0x100, sharedMutexOfThread7001());
   process_.status[7001] = "Name:\tother\nTgid:\t7000\nPid:\t7001\n";
   const auto w = waitOf(futex(kArena + 0x100, 0, 2));  // shared: no private flag
   EXPECT_EQ(w.status, ObjectStatus::kOwned);
@@ -56,14 +62,8 @@ TEST_F(FutexWaitsTest, AProcessSharedMutexOwnerIsFoundInAnotherProcessByItsStatu
 }
 
 TEST_F(FutexWaitsTest, AProcessSharedOwnerOfAProcessThatDoesNotMapTheLockIsNoOwner) {
-  pthread_mutexattr_t attr;
-  pthread_mutexattr_init(&attr);
-  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-  pthread_mutex_t m;
-  pthread_mutex_init(&m, &attr);
-  m.__data.__lock = 2;
-  m.__data.__owner = 7001;  // written by hand: process 7000 maps nothing of this one
-  process_.place(kArena + 0x100, m);
+  // The word written by hand: process 7000 maps nothing of this one.
+  process_.place(kArena + 0x100, sharedMutexOfThread7001());
   process_.status[7001] = "Name:\tcat\nTgid:\t7000\nPid:\t7001\n";
   process_.sharing = std::set<std::int32_t>{};
   const auto w = waitOf(futex(kArena + 0x100, 0, 2));
