@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
+#include <string>
 
 namespace wctmon {
 
@@ -125,7 +127,16 @@ void IncidentEffects::apply(IncidentChange& change) {
   // one and unwinds their stacks (a few hundred milliseconds), a dump reads all of the process's
   // memory (seconds), and the incident must not wait for either.
   if (change.capture) {
-    incident.evidence = deps_.inspector->capture(evidenceThreads(incident));
+    const auto threads = evidenceThreads(incident);
+    const auto taken = std::min(threads.size(), kMaxCapturedThreads);
+    incident.evidence = deps_.inspector->capture(std::span<const ThreadRef>(threads.data(), taken));
+    for (std::size_t i = taken; i < threads.size(); ++i) {
+      ThreadCapture named;
+      named.thread = threads[i];
+      named.error = "not captured: the evidence of an incident is taken from its first " +
+                    std::to_string(kMaxCapturedThreads) + " threads";
+      incident.evidence.push_back(std::move(named));
+    }
     attachRuntimeStacks(incident.evidence, change.runtime_stacks);
     ++captures_;
   }

@@ -35,6 +35,11 @@ struct IncidentChange {
   std::vector<RuntimeStackOf> runtime_stacks{};
 };
 
+/// The most threads of one incident whose evidence is captured: each is stopped and unwound in
+/// turn (up to about 0.1 s each), so that a deadlock of thousands of threads would hold the
+/// threads and the service's memory for minutes. The rest are named in the evidence, not taken.
+inline constexpr std::size_t kMaxCapturedThreads = 32;
+
 /// The threads whose evidence an incident carries: a deadlock's cycle; a hang's thread and the
 /// threads its chains lead to (the owners it waits on), each once.
 [[nodiscard]] std::vector<ThreadRef> evidenceThreads(const Incident& incident);

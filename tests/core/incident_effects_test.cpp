@@ -68,6 +68,27 @@ TEST_F(IncidentEffectsTest, AnOpeningIsRecordedThenCapturedAndAlertedWithItsEvid
   EXPECT_EQ(effects.counters().captures, 1U);
 }
 
+// A ring of 5,000 threads was captured whole: nine minutes of stops and unwinds, the service's
+// memory past 1.8 GB, nothing else written meanwhile.
+TEST_F(IncidentEffectsTest, ThreadsPastTheFirst32OfALargeDeadlockAreNamedNotCaptured) {
+  auto effects = make();
+  auto ring = deadlock(1);
+  ring.threads.clear();
+  for (int i = 0; i < 5000; ++i) ring.threads.push_back(T(10, 100 + i));
+  effects.push({change(IncidentEvent::Type::kOpened, ring, /*capture=*/true)});
+  ASSERT_EQ(inspector_.requested.size(), kMaxCapturedThreads);
+  EXPECT_EQ(inspector_.requested.back(), T(10, 100 + static_cast<int>(kMaxCapturedThreads) - 1));
+  const auto stored = store_.get(1)->value();
+  ASSERT_EQ(stored.evidence.size(), 5000U);
+  EXPECT_TRUE(stored.evidence[kMaxCapturedThreads - 1].captured);
+  EXPECT_FALSE(stored.evidence[kMaxCapturedThreads].captured);
+  EXPECT_EQ(stored.evidence[4999].thread, T(10, 5099));
+  EXPECT_EQ(stored.evidence[4999].error,
+            "not captured: the evidence of an incident is taken from its first 32 threads");
+  // Not a failed capture: the threads it took were taken.
+  ASSERT_EQ(alerts_.sent.size(), 1U);
+}
+
 TEST_F(IncidentEffectsTest, ACaptureThatTookNothingIsAlertedToo) {
   inspector_.fail_with = "ptrace: Operation not permitted";
   auto effects = make();
