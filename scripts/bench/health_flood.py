@@ -24,7 +24,7 @@ import grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from api import ApiService  # noqa: E402
-from service import proc_status, stop  # noqa: E402
+from service import RssPeak, proc_status, stop  # noqa: E402
 
 WATCH = "/grpc.health.v1.Health/Watch"
 
@@ -70,16 +70,7 @@ def round_once(args):
             time.sleep(1)
             before_rss = proc_status(pid, "VmRSS")
             before_status = status_ms(args.build, service)
-            peak = [before_rss]
-            done = threading.Event()
-
-            def sample():
-                while not done.is_set():
-                    peak[0] = max(peak[0], proc_status(pid, "VmRSS"))
-                    time.sleep(0.05)
-
-            sampler = threading.Thread(target=sample)
-            sampler.start()
+            peak = RssPeak(pid, every=0.05)
             during = []
 
             def probe():
@@ -93,15 +84,14 @@ def round_once(args):
             took = time.monotonic() - start
             prober.join()
             time.sleep(1)
-            done.set()
-            sampler.join()
+            peak_rss = peak.stop()
             after_rss = proc_status(pid, "VmRSS")
             alive = service.proc.poll() is None
         finally:
             stop(service.proc)
     return {"served": outcomes["served"], "refused": outcomes["refused"],
             "other": outcomes["other"], "seconds": took, "rss_before_mb": before_rss / 1024,
-            "rss_peak_mb": peak[0] / 1024, "rss_after_mb": after_rss / 1024,
+            "rss_peak_mb": peak_rss / 1024, "rss_after_mb": after_rss / 1024,
             "status_before_ms": before_status, "status_during_ms": during[0] if during else None,
             "alive": alive}
 

@@ -19,12 +19,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from api import ApiService, kill_all, start_fixtures  # noqa: E402
-from service import proc_status  # noqa: E402
+from service import RssPeak, proc_status  # noqa: E402
 
 
 def stored(build, state):
@@ -58,16 +57,7 @@ def round_once(args):
             pid = service.pid
             time.sleep(1)
             before = proc_status(pid, "VmRSS")
-            peak = [before]
-            done = threading.Event()
-
-            def sample():
-                while not done.is_set():
-                    peak[0] = max(peak[0], proc_status(pid, "VmRSS"))
-                    time.sleep(0.1)
-
-            sampler = threading.Thread(target=sample)
-            sampler.start()
+            peak = RssPeak(pid)
             start = time.monotonic()
             ring = start_fixtures(fixture, "ring", 1, args.threads, tag)
             fixtures += ring
@@ -92,8 +82,7 @@ def round_once(args):
             remaining = args.seconds - (time.monotonic() - start)
             if remaining > 0:
                 time.sleep(remaining)
-            done.set()
-            sampler.join()
+            peak_rss = peak.stop()
             end = proc_status(pid, "VmRSS")
             kinds = {}
             for i in stored(args.build, state):
@@ -105,7 +94,7 @@ def round_once(args):
             service.stop()
     return {"ring_formed_s": ring_formed, "ring_stored_s": ring_stored,
             "other_stored_s": other_stored, "rss_before_mb": before / 1024,
-            "rss_peak_mb": peak[0] / 1024, "rss_end_mb": end / 1024, "ring_incidents": kinds,
+            "rss_peak_mb": peak_rss / 1024, "rss_end_mb": end / 1024, "ring_incidents": kinds,
             "alive": alive}
 
 

@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
@@ -119,6 +120,29 @@ def proc_status(pid, key):
             if line.startswith(key + ":"):
                 return int(line.split()[1])
     return 0
+
+
+class RssPeak:
+    """The highest VmRSS of process `pid` from now until stop(), sampled every `every` seconds
+    on a thread of its own."""
+
+    def __init__(self, pid, every=0.1):
+        self.pid = pid
+        self.peak = proc_status(pid, "VmRSS")
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, args=(every,), daemon=True)
+        self._thread.start()
+
+    def _sample(self, every):
+        while not self._done.is_set():
+            self.peak = max(self.peak, proc_status(self.pid, "VmRSS"))
+            time.sleep(every)
+
+    def stop(self):
+        """The peak, in KiB."""
+        self._done.set()
+        self._thread.join()
+        return self.peak
 
 
 def measure_steady(args, wctmon, tag):
