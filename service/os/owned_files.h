@@ -17,7 +17,8 @@ namespace wctmon {
 /// and writable by nobody else (a directory others may write is one they may plant files in).
 /// When the directory is the account's, read and search permission beyond `mode` are taken away
 /// (a state directory made 0755 by an older version, or under umask 000) and it is given to the
-/// group `group` if one is named (the group whose members `mode` lets in). On Windows: a
+/// group `group` if one is named (the group whose members `mode` lets in; when the account may
+/// not give it to that group, the group bits of `mode` are dropped). On Windows: a
 /// directory, not a link or junction.
 [[nodiscard]] std::string prepareOwnedDirectory(const std::filesystem::path& dir, unsigned mode,
                                                 std::optional<unsigned> group = std::nullopt);

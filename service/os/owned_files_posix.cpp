@@ -124,8 +124,10 @@ std::string prepareOwnedDirectory(const std::filesystem::path& dir, unsigned mod
     if (auto why = whyNotTrusted(st, true); !why.empty()) return why;
   }
   if (st.st_uid != ::geteuid()) return {};
+  // An account that may not give it to the group (not one of its members) keeps it to itself:
+  // `mode`'s group bits would let in the directory's group, which is another.
   if (group && st.st_gid != *group && ::fchown(fd.get(), static_cast<uid_t>(-1), *group) != 0) {
-    return errnoText("it cannot be given to group " + std::to_string(*group));
+    mode &= 0700;
   }
   // mkdir's mode passed through the umask: the one asked for is the one meant.
   if (made)
