@@ -37,7 +37,8 @@ struct FileIdentity {
 
 /// Makes the file `file` with the mode `mode` (0640, say) less the umask if it is not there,
 /// without following a link at its name, and checks the one it finds: a regular file, of one name
-/// (not a hard link to another file), the service's account's; bits beyond `mode` are taken away.
+/// (not a hard link to another file), the service's account's or root's, writable by nobody else;
+/// bits beyond `mode` are taken away when it is the account's.
 /// Its identity on success, so that whoever opens it next can tell it is still that file.
 struct OwnedFile {
   std::optional<FileIdentity> identity;

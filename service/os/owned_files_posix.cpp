@@ -26,7 +26,7 @@ std::string errnoText(std::string_view what) {
 }
 
 /// Why a file or directory found there is not one the service may trust: another user's (root
-/// excepted for a directory), or one others may write.
+/// excepted when `root_may_own`), or one others may write.
 std::string whyNotTrusted(const struct stat& st, bool root_may_own) {
   const uid_t self = ::geteuid();
   if (st.st_uid != self && !(root_may_own && st.st_uid == 0)) {
@@ -92,7 +92,9 @@ std::string checkFile(const std::filesystem::path& file, unsigned mode, bool cre
     return "it has " + std::to_string(st.st_nlink) +
            " names (hard links): it may be another file than the service's";
   }
-  if (auto why = whyNotTrusted(st, false); !why.empty()) return why;
+  // Root's is trusted as the directory is (root may write anything anyway): a store's log left by
+  // root reading it (wctmon incidents) while the service was stopped must not keep it down.
+  if (auto why = whyNotTrusted(st, true); !why.empty()) return why;
   if ((st.st_mode & kPermissionBits & ~mode) != 0) {
     UniqueFd open_file(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat again {};
