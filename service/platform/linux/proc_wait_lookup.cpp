@@ -142,20 +142,22 @@ bool mapsPlace(std::string_view maps, const SharedPlace& place) {
   return false;
 }
 
-std::string readMaps(Pid pid) {
-  const UniqueFd fd(::open(procPath(pid, "maps").c_str(), O_RDONLY | O_CLOEXEC));
-  return fd.valid() ? readAll(fd.get(), std::size_t{64} << 20) : std::string();
-}
-
 }  // namespace
+
+const std::string& SampleContext::mapsOf(Pid pid) {
+  if (auto it = maps_.find(pid.value); it != maps_.end()) return it->second;
+  const UniqueFd fd(::open(procPath(liveTaskOf(pid), "maps").c_str(), O_RDONLY | O_CLOEXEC));
+  return maps_.emplace(pid.value, fd.valid() ? readAll(fd.get(), std::size_t{64} << 20) : "")
+      .first->second;
+}
 
 bool ProcWaitLookup::sharesMemoryAt(Pid other, std::uint64_t uaddr) {
   if (other == pid_) return true;
   // A lock two processes share lives in memory both map shared: a file, or shared anonymous or
   // System V memory, each with an inode. A word in private memory names no other process's
   // thread, whatever it says.
-  const auto place = sharedPlaceOf(readMaps(pid_), uaddr);
-  return place && mapsPlace(readMaps(other), *place);
+  const auto place = sharedPlaceOf(context_.mapsOf(pid_), uaddr);
+  return place && mapsPlace(context_.mapsOf(other), *place);
 }
 
 std::size_t ProcWaitLookup::readStack(std::uint64_t sp, std::span<std::byte> out) {

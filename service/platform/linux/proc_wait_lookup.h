@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -30,6 +31,8 @@ class SampleContext {
   /// as the service numbers it: from the NSpid of the threads of `pid` first, then of every
   /// process of that namespace (read once per sample, and only when asked).
   [[nodiscard]] std::optional<std::int32_t> hostTid(std::uint64_t ns, Pid pid, std::int32_t tid);
+  /// The maps of process `pid` (/proc/PID/maps), read once per sample; empty when unreadable.
+  [[nodiscard]] const std::string& mapsOf(Pid pid);
 
  private:
   /// What is known of one PID namespace: its threads' numbers there and here.
@@ -46,6 +49,7 @@ class SampleContext {
   std::optional<std::uint64_t> own_namespace_;
   std::unordered_map<std::int32_t, std::uint64_t> namespace_of_;
   std::unordered_map<std::uint64_t, Namespace> namespaces_;
+  std::unordered_map<std::int32_t, std::string> maps_;
 };
 
 /// The lookups of a wait classification answered from /proc, process memory and sock_diag, for
