@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -110,53 +111,46 @@ Result<int> bindListener(const ListenAddress& address, std::string& shown) {
   return fd.release();
 }
 
-/// The client of an accepted connection, named as gRPC names its peers ("ipv4:ADDR:PORT"), with
-/// the process and user for a Unix socket.
-std::string clientOf(int fd, const std::string& listener) {
+/// Who is at the other end of an accepted connection.
+struct Peer {
+  /// Named as gRPC names its peers ("ipv4:ADDR:PORT"), with the process and user for a Unix
+  /// socket.
+  std::string shown;
+  /// As the admission rule counts connections: its address without the port (TCP), or its user
+  /// (a Unix socket).
+  std::uint64_t key = 0;
+};
+
+Peer peerAt(int fd, const std::string& listener) {
+  const auto keyed = [](std::string shown, std::string_view key) {
+    return Peer{std::move(shown), std::hash<std::string_view>{}(key)};
+  };
   sockaddr_storage name{};
   socklen_t length = sizeof(name);
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&name), &length) != 0) return listener;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&name), &length) != 0) {
+    return keyed(listener, "");
+  }
   char text[INET6_ADDRSTRLEN] = {};
   if (name.ss_family == AF_INET) {
     const auto& in = reinterpret_cast<const sockaddr_in&>(name);
     ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof(text));
-    return std::string("ipv4:") + text + ":" + std::to_string(ntohs(in.sin_port));
+    return keyed(std::string("ipv4:") + text + ":" + std::to_string(ntohs(in.sin_port)),
+                 std::string("4") + text);
   }
   if (name.ss_family == AF_INET6) {
     const auto& in = reinterpret_cast<const sockaddr_in6&>(name);
     ::inet_ntop(AF_INET6, &in.sin6_addr, text, sizeof(text));
-    return std::string("ipv6:[") + text + "]:" + std::to_string(ntohs(in.sin6_port));
+    return keyed(std::string("ipv6:[") + text + "]:" + std::to_string(ntohs(in.sin6_port)),
+                 std::string("6") + text);
   }
   ucred credentials{};
   socklen_t size = sizeof(credentials);
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0) {
-    return listener + " pid " + std::to_string(credentials.pid) + " uid " +
-           std::to_string(credentials.uid);
+    return keyed(listener + " pid " + std::to_string(credentials.pid) + " uid " +
+                     std::to_string(credentials.uid),
+                 "u" + std::to_string(credentials.uid));
   }
-  return listener;
-}
-
-/// Who a connection is from, as the admission rule counts connections: its address without the
-/// port (TCP), or its user (a Unix socket).
-std::uint64_t peerKey(int fd) {
-  sockaddr_storage name{};
-  socklen_t length = sizeof(name);
-  std::string key;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&name), &length) == 0 &&
-      name.ss_family == AF_INET) {
-    const auto& in = reinterpret_cast<const sockaddr_in&>(name);
-    key.assign("4").append(reinterpret_cast<const char*>(&in.sin_addr), sizeof(in.sin_addr));
-  } else if (name.ss_family == AF_INET6) {
-    const auto& in = reinterpret_cast<const sockaddr_in6&>(name);
-    key.assign("6").append(reinterpret_cast<const char*>(&in.sin6_addr), sizeof(in.sin6_addr));
-  } else {
-    ucred credentials{};
-    socklen_t size = sizeof(credentials);
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0) {
-      key = "u" + std::to_string(credentials.uid);
-    }
-  }
-  return std::hash<std::string>{}(key);
+  return keyed(listener, "");
 }
 
 /// Why a connection was closed: its client left, or was at fault (counted, logged).
@@ -186,7 +180,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   [[nodiscard]] std::chrono::steady_clock::time_point lastActive() const { return last_active_; }
   [[nodiscard]] const std::string& peer() const { return peer_; }
   [[nodiscard]] const std::string& grpcPeer() const { return grpc_peer_; }
-  /// Who it is from, as the admission rule counts (peerKey).
+  /// Who it is from, as the admission rule counts (Peer::key).
   [[nodiscard]] std::uint64_t peerKey() const { return peer_key_; }
   [[nodiscard]] const Http2Guard& guard() const { return guard_; }
 
@@ -365,8 +359,7 @@ class PosixFront final : public ConnectionFront {
     // acknowledgement (a 40 ms stall per answer otherwise). Not a TCP socket: no harm.
     const int on = 1;
     ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-    const auto peer = clientOf(client.get(), listener);
-    const auto peer_key = peerKey(client.get());
+    const auto [peer, peer_key] = peerAt(client.get(), listener);
     const auto peer_count = static_cast<std::size_t>(std::count_if(
         open_.begin(), open_.end(), [&](const auto& c) { return c->peerKey() == peer_key; }));
     if (admission_.full(open_.size(), peer_count)) {

@@ -428,15 +428,10 @@ std::vector<FileMapping> parseExecutableMappings(int maps_fd) {
 /// Calls `each` with every executable mapping of a file that the maps text `maps` lists.
 template <typename Each>
 void forEachExecutableFile(std::string_view maps, Each each) {
-  while (!maps.empty()) {
-    const auto eol = maps.find('\n');
-    const auto line = maps.substr(0, eol);
-    maps = eol == std::string_view::npos ? std::string_view() : maps.substr(eol + 1);
-    const auto range = parseMapsLine(line);
-    if (range && range->executable && range->inode != 0 && range->path.starts_with('/')) {
-      each(*range);
-    }
-  }
+  forEachMapsRange(maps, [&](const MapsRange& range) {
+    if (range.executable && range.inode != 0 && range.path.starts_with('/')) each(range);
+    return true;
+  });
 }
 
 }  // namespace

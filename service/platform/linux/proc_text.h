@@ -132,6 +132,17 @@ struct MapsRange {
 /// else. The path is a view into `line`.
 [[nodiscard]] std::optional<MapsRange> parseMapsLine(std::string_view line);
 
+/// Calls `each` with every range the maps text `maps` lists, in order, until it returns false.
+template <typename Each>
+void forEachMapsRange(std::string_view maps, Each each) {
+  while (!maps.empty()) {
+    const auto eol = maps.find('\n');
+    const auto line = maps.substr(0, eol);
+    maps = eol == std::string_view::npos ? std::string_view() : maps.substr(eol + 1);
+    if (const auto range = parseMapsLine(line); range && !each(*range)) return;
+  }
+}
+
 /// The title a process gave itself by rewriting its command line (`text`, what
 /// /proc/PID/cmdline reads): setproctitle's "program: what it does" (PostgreSQL, nginx, sshd),
 /// or one argument with spaces where an argument list was. Empty for an ordinary argument list.

@@ -60,7 +60,7 @@ std::uint64_t SampleContext::pidNamespaceOf(Pid pid) {
 }
 
 void SampleContext::readNamespaceThreads(Namespace& ns, Pid pid) {
-  if (!ns.processes_read.emplace(pid.value, true).second) return;
+  if (!ns.processes_read.insert(pid.value).second) return;
   UniqueFd task_fd(::open(procPath(pid, "task").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!task_fd.valid()) return;
   for (const auto host : listTasks(task_fd.get())) {
@@ -113,33 +113,26 @@ struct SharedPlace {
 };
 
 std::optional<SharedPlace> sharedPlaceOf(std::string_view maps, std::uint64_t uaddr) {
-  while (!maps.empty()) {
-    const auto end = maps.find('\n');
-    const auto line = maps.substr(0, end);
-    maps = end == std::string_view::npos ? std::string_view() : maps.substr(end + 1);
-    const auto range = parseMapsLine(line);
-    if (!range || uaddr < range->begin || uaddr >= range->end) continue;
-    if (!range->shared || range->inode == 0) return std::nullopt;
-    return SharedPlace{range->inode, std::string(range->path),
-                       range->offset + (uaddr - range->begin)};
-  }
-  return std::nullopt;
+  std::optional<SharedPlace> out;
+  forEachMapsRange(maps, [&](const MapsRange& range) {
+    if (uaddr < range.begin || uaddr >= range.end) return true;
+    if (range.shared && range.inode != 0) {
+      out = SharedPlace{range.inode, std::string(range.path), range.offset + (uaddr - range.begin)};
+    }
+    return false;
+  });
+  return out;
 }
 
 /// Whether the maps text `maps` maps the place `place`.
 bool mapsPlace(std::string_view maps, const SharedPlace& place) {
-  while (!maps.empty()) {
-    const auto end = maps.find('\n');
-    const auto line = maps.substr(0, end);
-    maps = end == std::string_view::npos ? std::string_view() : maps.substr(end + 1);
-    const auto range = parseMapsLine(line);
-    if (range && range->shared && range->inode == place.inode && range->path == place.path &&
-        place.offset >= range->offset &&
-        place.offset < range->offset + (range->end - range->begin)) {
-      return true;
-    }
-  }
-  return false;
+  bool found = false;
+  forEachMapsRange(maps, [&](const MapsRange& range) {
+    found = range.shared && range.inode == place.inode && range.path == place.path &&
+            place.offset >= range.offset && place.offset < range.offset + (range.end - range.begin);
+    return !found;
+  });
+  return found;
 }
 
 }  // namespace

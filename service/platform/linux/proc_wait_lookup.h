@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "model/ids.h"
@@ -38,7 +39,7 @@ class SampleContext {
   /// What is known of one PID namespace: its threads' numbers there and here.
   struct Namespace {
     std::unordered_map<std::int32_t, std::int32_t> host_of;
-    std::unordered_map<std::int32_t, bool> processes_read;
+    std::unordered_set<std::int32_t> processes_read;
     bool all_read = false;
   };
   void readNamespaceThreads(Namespace& ns, Pid pid);
