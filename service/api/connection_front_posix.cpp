@@ -359,7 +359,9 @@ class PosixFront final : public ConnectionFront {
     // acknowledgement (a 40 ms stall per answer otherwise). Not a TCP socket: no harm.
     const int on = 1;
     ::setsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-    const auto [peer, peer_key] = peerAt(client.get(), listener);
+    const Peer who = peerAt(client.get(), listener);
+    const std::string& peer = who.shown;
+    const std::uint64_t peer_key = who.key;
     const auto peer_count = static_cast<std::size_t>(std::count_if(
         open_.begin(), open_.end(), [&](const auto& c) { return c->peerKey() == peer_key; }));
     if (admission_.full(open_.size(), peer_count)) {
