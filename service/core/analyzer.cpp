@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/bounded_capture.h"
 #include "core/completion.h"
 
 namespace wctmon {
@@ -157,7 +158,7 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
     if (endIfCancelled()) return;
     if (options_.capture && inspector_ != nullptr && !graph_.deadlocks.empty()) {
       const auto threads = cycleThreads(graph_.deadlocks);
-      result.captures = inspector_->capture(threads);
+      result.captures = captureBounded(*inspector_, threads, SystemClock{});
       for (const auto& p : snapshot_.processes) {
         attachRuntimeStacks(result.captures, runtimeStacksOf(threads, p.threads));
       }

@@ -26,7 +26,8 @@ struct AnalyzeOptions {
   /// A timed wait closes a cycle only when it has more than this left (the service passes the
   /// target's hang threshold).
   std::chrono::milliseconds timed_wait_bound = kDefaultTimedWaitBound;
-  /// Capture register contexts and stacks of the threads in each confirmed cycle.
+  /// Capture register contexts and stacks of the threads in each confirmed cycle (the first
+  /// kMaxCapturedThreads of them, within kCaptureTimeBudget; the rest are named).
   bool capture = false;
   /// How many re-reads a cycle may take to be confirmed before it is dropped as unconfirmed.
   int confirm_attempts = 4;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "core/incident_building.h"
 #include "core/incident_tracker.h"
@@ -18,7 +19,6 @@ using incident_building::cycleOf;
 using incident_building::deadlockProcesses;
 using incident_building::deadlockSignature;
 using incident_building::findProcess;
-using incident_building::findSample;
 using incident_building::isMember;
 using incident_building::isStopped;
 using incident_building::isWithin;
@@ -32,6 +32,9 @@ using incident_building::sameCycle;
 using incident_building::setProcesses;
 using incident_building::unionOf;
 using incident_building::valuesOf;
+
+/// How many threads of a cycle its summary names.
+constexpr std::size_t kNamedCycleThreads = 16;
 
 }  // namespace
 
@@ -63,8 +66,14 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
         const auto* p = findProcess(incident.processes, identity.pid);
         members.push_back(p != nullptr ? *p : IncidentProcess{identity, "?"});
       }
+      // A ring of thousands of threads is named by its first ones: the rest are in its threads.
       std::string names;
-      for (const auto& t : threads) names += (names.empty() ? "" : ", ") + nameOf(o, t);
+      const auto named = std::min(threads.size(), kNamedCycleThreads);
+      for (std::size_t i = 0; i < named; ++i) {
+        names += (names.empty() ? "" : ", ") + nameOf(o, threads[i]);
+      }
+      if (named < threads.size())
+        names += " and " + std::to_string(threads.size() - named) + " more";
       incident.summary = "deadlock of " + countOf(threads.size(), "thread") + " in " +
                          processesText(members) + ": " + names;
       events.push_back({IncidentEvent::Type::kOpened, incident});
@@ -114,7 +123,12 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
   for (auto it = deadlocks_.begin(); it != deadlocks_.end();) {
     const auto& cycle = it->first;
     OpenDeadlock& open = it->second;
-    if (seen.contains(cycle)) {
+    // A sample that ran while threads of the cycle were stopped for its evidence (a capture
+    // stops each thread in turn, and its wait restarts after) says nothing about it.
+    const bool disturbed = std::any_of(cycle.begin(), cycle.end(), [&](const auto& entry) {
+      return o.disturbed.contains(entry.first.pid);
+    });
+    if (seen.contains(cycle) || disturbed) {
       ++it;
       continue;
     }
@@ -177,9 +191,13 @@ IncidentTracker::CycleKey IncidentTracker::keyOf(const Incident& incident) {
 
 bool IncidentTracker::leftCycle(const ProcessObservation& o, const CycleKey& cycle,
                                 const OpenDeadlock& d) {
+  std::unordered_map<std::int32_t, const ThreadSample*> by_tid;
+  by_tid.reserve(o.threads.size());
+  for (const auto& t : o.threads) by_tid.emplace(t.id.tid.value, &t);
   for (const auto& [identity, tid] : cycle) {
     if (identity != o.process) continue;
-    const auto* t = findSample(o.threads, Tid{tid});
+    const auto found = by_tid.find(tid);
+    const ThreadSample* t = found == by_tid.end() ? nullptr : found->second;
     if (t == nullptr || t->status != ObjectStatus::kBlocked || !t->wait) return true;
     if (isStopped(*t)) continue;
     auto w = d.waits.find(t->id);

@@ -1,5 +1,7 @@
 #include "core/incident_building.h"
 
+#include <unordered_set>
+
 #include "model/format.h"
 
 namespace wctmon::incident_building {
@@ -21,8 +23,9 @@ std::string hangSignature(Tid tid, const WaitObject& wait) {
 std::vector<WaitChain> chainsOf(const ProcessObservation& o,
                                 const std::vector<ThreadRef>& threads) {
   std::vector<WaitChain> out;
+  const std::unordered_set<ThreadRef> wanted(threads.begin(), threads.end());
   for (const auto& c : o.chains) {
-    if (std::find(threads.begin(), threads.end(), c.start) == threads.end()) continue;
+    if (!wanted.contains(c.start)) continue;
     out.push_back(c);
     for (auto& node : out.back().nodes) {
       if (!node.isThread()) continue;
@@ -68,11 +71,9 @@ bool isStopped(const ThreadSample& t) {
 
 void recordWaits(std::map<ThreadRef, std::pair<ObjectType, std::uint64_t>>& waits,
                  const ProcessObservation& o, const std::vector<ThreadRef>& threads) {
+  const std::unordered_set<ThreadRef> wanted(threads.begin(), threads.end());
   for (const auto& t : o.threads) {
-    if (!t.wait || isStopped(t) ||
-        std::find(threads.begin(), threads.end(), t.id) == threads.end()) {
-      continue;
-    }
+    if (!t.wait || isStopped(t) || !wanted.contains(t.id)) continue;
     waits[t.id] = {t.wait->type, t.wait->key};
   }
 }

@@ -3,8 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
-#include <span>
 #include <string>
 
 namespace wctmon {
@@ -30,6 +30,7 @@ IncidentEffects::IncidentEffects(Dependencies deps, const Config::Alerts& limits
 
 void IncidentEffects::push(std::vector<IncidentChange> changes) {
   if (changes.empty()) return;
+  for (const auto& change : changes) disturbing(stoppedBy(change), +1);
   {
     MutexLock lock(mutex_);
     pending_ += changes.size();
@@ -70,7 +71,7 @@ IncidentEffects::Counters IncidentEffects::counters() const {
 void IncidentEffects::run() {
   {
     MutexLock lock(mutex_);
-    if (running_ || queue_.empty()) return;
+    if (running_ || (queue_.empty() && taken_.empty())) return;
     running_ = true;
   }
   if (deps_.executor) {
@@ -83,21 +84,61 @@ void IncidentEffects::run() {
 void IncidentEffects::drain() {
   for (;;) {
     std::vector<IncidentChange> batch;
+    std::optional<Taking> evidence;
     {
       MutexLock lock(mutex_);
-      if (queue_.empty()) {
+      if (!taken_.empty()) {
+        // Evidence that came back goes first: the changes of its incident wait for it.
+        evidence.emplace(std::move(taken_.front()));
+        taken_.pop_front();
+      } else if (queue_.empty()) {
         running_ = false;
         return;
+      } else {
+        batch = std::move(queue_.front());
+        queue_.pop_front();
       }
-      batch = std::move(queue_.front());
-      queue_.pop_front();
+    }
+    if (evidence) {
+      evidenceTaken(std::move(*evidence));
+      continue;
     }
     if (batch.empty()) recorder_.checkStore();
-    for (auto& change : batch) {
-      apply(change);
-      --pending_;
-    }
+    for (auto& change : batch) apply(change);
   }
+}
+
+std::set<Pid> IncidentEffects::stoppedBy(const IncidentChange& change) {
+  std::set<Pid> out;
+  if (change.capture) {
+    for (const auto& t : evidenceThreads(change.incident)) out.insert(t.pid);
+  }
+  if (change.capture || change.dump) out.insert(change.incident.process.pid);
+  return out;
+}
+
+void IncidentEffects::disturbing(const std::set<Pid>& pids, int delta) {
+  if (pids.empty()) return;
+  const auto now = deps_.clock.steadyNow();
+  MutexLock lock(mutex_);
+  for (const auto pid : pids) {
+    auto& d = disturbed_[pid];
+    d.in_flight += delta;
+    if (delta < 0) d.ended = now;
+  }
+  // Long over: no sample still running began before it ended.
+  std::erase_if(disturbed_, [&](const auto& entry) {
+    return entry.second.in_flight == 0 && now - entry.second.ended > std::chrono::minutes(10);
+  });
+}
+
+std::set<Pid> IncidentEffects::disturbedSince(Clock::SteadyTimePoint since) const {
+  std::set<Pid> out;
+  MutexLock lock(mutex_);
+  for (const auto& [pid, d] : disturbed_) {
+    if (d.in_flight > 0 || d.ended > since) out.insert(pid);
+  }
+  return out;
 }
 
 std::set<std::int64_t> IncidentEffects::openIds() const {
@@ -122,36 +163,94 @@ Result<DumpRecord> IncidentEffects::dumpNow(Pid pid, std::string diagnosis) cons
 }
 
 void IncidentEffects::apply(IncidentChange& change) {
-  auto incident = recorder_.record(std::move(change.incident), change.type);
+  const auto id = change.incident.id;
+  if (auto held = held_.find(id); held != held_.end()) {
+    // Its evidence is still being taken: what happened to it since comes after.
+    held->second.push_back(std::move(change));
+    return;
+  }
+  const bool taking = change.capture || (change.dump && deps_.dumps != nullptr);
+  Taking job{.type = change.type,
+             .stopped = stoppedBy(change),
+             .capture = change.capture,
+             .dump = change.dump && deps_.dumps != nullptr,
+             .runtime_stacks = std::move(change.runtime_stacks),
+             .incident = recorder_.record(std::move(change.incident), change.type)};
+  if (!taking) {
+    alert(job.type, std::move(job.incident), /*captured=*/false);
+    --pending_;
+    return;
+  }
   // Recorded and told first, the evidence and the dump after: a capture stops the threads one by
-  // one and unwinds their stacks (a few hundred milliseconds), a dump reads all of the process's
-  // memory (seconds), and the incident must not wait for either.
-  if (change.capture) {
-    const auto threads = evidenceThreads(incident);
-    const auto taken = std::min(threads.size(), kMaxCapturedThreads);
-    incident.evidence = deps_.inspector->capture(std::span<const ThreadRef>(threads.data(), taken));
-    for (std::size_t i = taken; i < threads.size(); ++i) {
-      ThreadCapture named;
-      named.thread = threads[i];
-      named.error = "not captured: the evidence of an incident is taken from its first " +
-                    std::to_string(kMaxCapturedThreads) + " threads";
-      incident.evidence.push_back(std::move(named));
+  // one and unwinds their stacks (up to kCaptureTimeBudget), a dump reads all of the process's
+  // memory (seconds). Neither holds up the incident, nor the changes of any other incident: they
+  // are taken beside the recording (the evidence lane), and the changes of this incident that
+  // come meanwhile wait for its evidence.
+  held_[id];
+  if (!deps_.executor) {
+    take(job);
+    evidenceTaken(std::move(job));
+    return;
+  }
+  {
+    MutexLock lock(mutex_);
+    lane_.push_back(std::move(job));
+    if (lane_running_) return;
+    lane_running_ = true;
+  }
+  deps_.executor([this] { drainLane(); });
+}
+
+void IncidentEffects::drainLane() {
+  for (;;) {
+    std::optional<Taking> job;
+    {
+      MutexLock lock(mutex_);
+      if (lane_.empty()) {
+        lane_running_ = false;
+        return;
+      }
+      job.emplace(std::move(lane_.front()));
+      lane_.pop_front();
     }
-    attachRuntimeStacks(incident.evidence, change.runtime_stacks);
+    take(*job);
+    {
+      MutexLock lock(mutex_);
+      taken_.push_back(std::move(*job));
+    }
+    run();
+  }
+}
+
+void IncidentEffects::take(Taking& job) {
+  if (job.capture) {
+    const auto threads = evidenceThreads(job.incident);
+    job.incident.evidence = captureBounded(*deps_.inspector, threads, deps_.clock);
+    attachRuntimeStacks(job.incident.evidence, job.runtime_stacks);
     ++captures_;
   }
-  if (change.dump && deps_.dumps != nullptr) {
-    incident.dump = deps_.dumps->dumpIncident(incident, openIds());
-    ++(incident.dump->path.empty() ? dumps_failed_ : dumps_);
+  if (job.dump) {
+    job.incident.dump = deps_.dumps->dumpIncident(job.incident, openIds());
+    ++(job.incident.dump->path.empty() ? dumps_failed_ : dumps_);
   }
-  if (change.capture || change.dump) {
-    incident = recorder_.record(std::move(incident), IncidentEvent::Type::kUpdated);
-  }
+  disturbing(job.stopped, -1);
+}
+
+void IncidentEffects::evidenceTaken(Taking job) {
+  const auto id = job.incident.id;
+  auto incident = recorder_.record(std::move(job.incident), IncidentEvent::Type::kUpdated);
+  alert(job.type, std::move(incident), job.capture);
+  --pending_;
+  auto held = held_.extract(id);
+  for (auto& later : held.mapped()) apply(later);
+}
+
+void IncidentEffects::alert(IncidentEvent::Type type, Incident incident, bool captured) {
   if (deps_.alerts == nullptr) return;
   // The alert carries the whole incident, its evidence included.
   const auto whole = std::make_shared<const Incident>(std::move(incident));
-  if (auto alert = alerts_.forEvent(change.type, whole)) (void)deps_.alerts->send(*alert);
-  if (change.capture) {
+  if (auto sent = alerts_.forEvent(type, whole)) (void)deps_.alerts->send(*sent);
+  if (captured) {
     if (auto failed = alerts_.forFailedCapture(whole)) (void)deps_.alerts->send(*failed);
   }
 }

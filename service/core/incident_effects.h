@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <vector>
 
+#include "core/bounded_capture.h"
 #include "core/config.h"
 #include "core/dump_keeper.h"
 #include "core/executor.h"
@@ -34,11 +36,6 @@ struct IncidentChange {
   /// The runtime stacks (Java frames) the sample gave the threads to capture.
   std::vector<RuntimeStackOf> runtime_stacks{};
 };
-
-/// The most threads of one incident whose evidence is captured: each is stopped and unwound in
-/// turn (up to about 0.1 s each), so that a deadlock of thousands of threads would hold the
-/// threads and the service's memory for minutes. The rest are named in the evidence, not taken.
-inline constexpr std::size_t kMaxCapturedThreads = 32;
 
 /// The threads whose evidence an incident carries: a deadlock's cycle; a hang's thread and the
 /// threads its chains lead to (the owners it waits on), each once.
@@ -105,6 +102,13 @@ class IncidentEffects {
   /// being written).
   [[nodiscard]] Result<DumpRecord> dumpNow(Pid pid, std::string diagnosis) const;
 
+  /// The processes whose threads were being stopped for evidence (a capture or a dump, from the
+  /// decision to take it until it is done) at some time since `since`: a sample of them that
+  /// began then may have seen threads of a cycle stopped, or restarting their wait, and cannot
+  /// tell that the cycle is gone.
+  [[nodiscard]] std::set<Pid> disturbedSince(Clock::SteadyTimePoint since) const
+      WCTMON_EXCLUDES(mutex_);
+
   /// The open incidents as recorded, shared rather than copied; never waits for an effect.
   [[nodiscard]] std::shared_ptr<const std::vector<Incident>> openIncidents() const {
     return recorder_.feed().openIncidents();
@@ -116,7 +120,27 @@ class IncidentEffects {
  private:
   void run() WCTMON_EXCLUDES(mutex_);
   void drain() WCTMON_EXCLUDES(mutex_);
+  /// Records a change, or holds it while its incident's evidence is taken; queues the taking of
+  /// its evidence. Only on the draining thread.
   void apply(IncidentChange& change) WCTMON_EXCLUDES(mutex_);
+
+  /// The evidence of one incident being taken, on the evidence lane.
+  struct Taking {
+    IncidentEvent::Type type;
+    std::set<Pid> stopped;
+    bool capture;
+    bool dump;
+    std::vector<RuntimeStackOf> runtime_stacks;
+    /// As recorded, then with its evidence and dump.
+    Incident incident;
+  };
+  /// Captures and dumps: on the lane, never on the draining thread when there is an executor.
+  void take(Taking& job) WCTMON_EXCLUDES(mutex_);
+  /// Records the incident with its evidence, alerts it, and applies the changes held for it.
+  void evidenceTaken(Taking job) WCTMON_EXCLUDES(mutex_);
+  /// Takes the evidence queued on the lane, in order, handing each back to the drain.
+  void drainLane() WCTMON_EXCLUDES(mutex_);
+  void alert(IncidentEvent::Type type, Incident incident, bool captured);
   /// The ids of the open incidents, whose dumps are never deleted to make room.
   [[nodiscard]] std::set<std::int64_t> openIds() const;
 
@@ -127,6 +151,24 @@ class IncidentEffects {
   mutable Mutex mutex_;  // the queue, never held while doing a change
   std::deque<std::vector<IncidentChange>> queue_ WCTMON_GUARDED_BY(mutex_);
   bool running_ WCTMON_GUARDED_BY(mutex_) = false;
+  /// Evidence to take, one incident at a time (each capture stops threads and unwinds stacks).
+  std::deque<Taking> lane_ WCTMON_GUARDED_BY(mutex_);
+  bool lane_running_ WCTMON_GUARDED_BY(mutex_) = false;
+  /// Evidence taken and not yet recorded.
+  std::deque<Taking> taken_ WCTMON_GUARDED_BY(mutex_);
+  /// By incident id, while its evidence is taken: its changes that came meanwhile, in order.
+  /// Only on the draining thread.
+  std::map<std::int64_t, std::vector<IncidentChange>> held_;
+  /// Per process whose threads evidence is taken from: how many captures or dumps are decided
+  /// and not done, and when the last one ended.
+  struct Disturbance {
+    int in_flight = 0;
+    Clock::SteadyTimePoint ended{};
+  };
+  std::map<Pid, Disturbance> disturbed_ WCTMON_GUARDED_BY(mutex_);
+  /// The processes whose threads the evidence of `change` stops.
+  [[nodiscard]] static std::set<Pid> stoppedBy(const IncidentChange& change);
+  void disturbing(const std::set<Pid>& pids, int delta) WCTMON_EXCLUDES(mutex_);
   std::atomic<std::size_t> pending_{0};
   std::atomic<std::uint64_t> captures_{0};
   std::atomic<std::uint64_t> dumps_{0};

@@ -40,6 +40,9 @@ struct ProcessObservation {
   /// The other processes whose threads appear in `deadlocks` (start time and current name); one
   /// missing here is known by its pid alone.
   std::vector<IncidentProcess> peers;
+  /// The processes whose threads were being stopped for evidence while this sample ran
+  /// (IncidentEffects::disturbedSince): the sample cannot tell that a cycle of theirs is gone.
+  std::set<Pid> disturbed;
 };
 
 /// A wait as people read it: "Mutex 0x55d0c0".

@@ -156,10 +156,11 @@ void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, Sam
     executor([done = std::move(done)] { done(false); });
     return;
   }
+  const auto started = deps_.clock.steadyNow();
   analyzer_.asyncAnalyze(
       std::move(session), sampleOptions(target), executor,
-      [this, process, target, executor, done = std::move(done)](Result<Analysis> a) {
-        done(takeSample(process, target, std::move(a), executor));
+      [this, process, target, started, executor, done = std::move(done)](Result<Analysis> a) {
+        done(takeSample(process, target, std::move(a), started, executor));
       });
 }
 
@@ -203,7 +204,8 @@ std::vector<IncidentProcess> Monitor::peersOf(const ProcessIdentity& process,
 }
 
 bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const TargetConfig> target,
-                         Result<Analysis> analysis, const Executor& executor) {
+                         Result<Analysis> analysis, Clock::SteadyTimePoint started,
+                         const Executor& executor) {
   // The other processes of its deadlocks, as the sample read them.
   auto peers = analysis ? peersOf(process, *analysis) : std::vector<IncidentProcess>{};
 
@@ -260,6 +262,7 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
   o.deadlocks = std::move(result.deadlocks);
   o.chains = std::move(result.chains);
   o.peers = std::move(peers);
+  o.disturbed = deps_.effects.disturbedSince(started);
   handle(tracker_.observe(o), o.threads);
   handle(tracker_.settleBusy(o));
   std::vector<std::pair<ThreadRef, std::string>> to_profile;

@@ -175,12 +175,12 @@ class Monitor {
   [[nodiscard]] bool shouldCapture(const Incident& incident) WCTMON_REQUIRES(mutex_);
   /// Whether an incident of `kind` gets a dump of its process (capture.dump).
   [[nodiscard]] bool wantsDump(IncidentKind kind) const WCTMON_REQUIRES(mutex_);
-  /// Takes one finished analysis of `process` into the tracker and queues what follows;
-  /// returns whether the process is still watched.
+  /// Takes one finished analysis of `process`, begun at `started`, into the tracker and queues
+  /// what follows; returns whether the process is still watched.
   [[nodiscard]] bool takeSample(const ProcessIdentity& process,
                                 std::shared_ptr<const TargetConfig> target,
-                                Result<Analysis> analysis, const Executor& executor)
-      WCTMON_EXCLUDES(mutex_);
+                                Result<Analysis> analysis, Clock::SteadyTimePoint started,
+                                const Executor& executor) WCTMON_EXCLUDES(mutex_);
   /// Takes the profile of a busy thread: a busy incident when it spins in place.
   void takeProfile(const ProcessIdentity& process, ThreadRef thread, std::string thread_name,
                    std::shared_ptr<const TargetConfig> target, Result<ThreadProfile> profile,

@@ -309,12 +309,23 @@ std::string holderSummary(const ProcessSample& process) {
 /// Builds chains. Each chain is walked only up to the node limit; the length of the whole chain
 /// comes from lengths remembered per thread, so that n threads in one long chain cost O(n), not
 /// O(n^2).
+///
+/// A cycle too long for one chain to show whole (a ring of thousands of threads) is walked once,
+/// from its first thread, up to the node limit: every other chain that reaches it ends at the
+/// first of its threads it meets, cut there, instead of walking the same ring again. Otherwise
+/// a ring of n threads would cost n chains of the whole node limit each, in every sample and in
+/// its incident.
 class ChainBuilder {
  public:
-  ChainBuilder(const SnapshotIndex& index, const Edges& stuck, const GraphOptions& options)
+  ChainBuilder(const SnapshotIndex& index, const Edges& stuck, const GraphOptions& options,
+               const std::vector<Deadlock>& deadlocks)
       : index_(index), stuck_(stuck), options_(options) {
     next_.resize(index.threads().size());
     extents_.resize(index.threads().size());
+    for (const auto& d : deadlocks) {
+      if (2 * d.threads.size() + 1 <= options.max_nodes) continue;
+      for (const auto& t : d.threads) long_cycle_of_.emplace(t, d.threads.front());
+    }
   }
 
   WaitChain build(ThreadRef start) {
@@ -335,6 +346,7 @@ class ChainBuilder {
         break;
       }
       chain.nodes.push_back(threadNode(*sample, process));
+      if (cur != start && meetsLongCycle(cur, start)) break;
       if (std::find(visited.begin(), visited.end(), cur) != visited.end()) break;
       visited.push_back(cur);
       if (!isWaiting(*sample) || chain.nodes.size() >= options_.max_nodes) break;
@@ -379,6 +391,13 @@ class ChainBuilder {
       out += (out.empty() ? "holder " : "; holder ") + it->second;
     }
     return out;
+  }
+
+  /// Whether `t` is a thread of a cycle too long to show whole that the chain from `start` does
+  /// not walk (it is walked by the chain of its first thread).
+  [[nodiscard]] bool meetsLongCycle(ThreadRef t, ThreadRef start) const {
+    const auto it = long_cycle_of_.find(t);
+    return it != long_cycle_of_.end() && it->second != start;
   }
 
   [[nodiscard]] static ObjectStatus placeholderStatus(ThreadRef t, ThreadRef start) {
@@ -461,6 +480,8 @@ class ChainBuilder {
   std::vector<std::optional<std::optional<ThreadRef>>> next_;
   std::vector<std::optional<Extent>> extents_;
   std::unordered_map<Pid, std::string> holder_summaries_;
+  /// Each thread of a cycle too long to show whole, and the first thread of its cycle.
+  std::unordered_map<ThreadRef, ThreadRef> long_cycle_of_;
 };
 
 }  // namespace
@@ -473,7 +494,7 @@ GraphAnalysis analyzeWaitGraph(const Snapshot& snapshot, std::span<const Pid> ro
 
   GraphAnalysis out;
   out.deadlocks = findDeadlocks(stuck, root_set);
-  ChainBuilder builder(index, stuck, options);
+  ChainBuilder builder(index, stuck, options, out.deadlocks);
   std::size_t root_threads = 0;
   for (const auto& process : snapshot.processes) {
     if (root_set.contains(process.pid)) root_threads += process.threads.size();

@@ -84,9 +84,38 @@ TEST_F(IncidentEffectsTest, ThreadsPastTheFirst32OfALargeDeadlockAreNamedNotCapt
   EXPECT_FALSE(stored.evidence[kMaxCapturedThreads].captured);
   EXPECT_EQ(stored.evidence[4999].thread, T(10, 5099));
   EXPECT_EQ(stored.evidence[4999].error,
-            "not captured: the evidence of an incident is taken from its first 32 threads");
+            "not captured: the evidence is taken from the first 32 threads");
   // Not a failed capture: the threads it took were taken.
   ASSERT_EQ(alerts_.sent.size(), 1U);
+}
+
+TEST_F(IncidentEffectsTest, AProcessIsDisturbedFromTheDecisionToCaptureUntilTheCaptureEnds) {
+  std::vector<Task> tasks;
+  auto effects = make([&](Task t) { tasks.push_back(std::move(t)); });
+  const auto before = clock_.steadyNow();
+  EXPECT_TRUE(effects.disturbedSince(before).empty());
+  auto cross = deadlock(1);
+  cross.threads = {T(10, 11), T(20, 21)};
+  effects.push({change(IncidentEvent::Type::kOpened, cross, /*capture=*/true)});
+  // Queued, not yet taken: a sample now may already race the capture.
+  EXPECT_EQ(effects.disturbedSince(before), (std::set<Pid>{Pid{10}, Pid{20}}));
+  clock_.advance(std::chrono::seconds(3));
+  // Recorded, then captured on the evidence lane, then recorded with it.
+  while (!tasks.empty()) {
+    auto task = std::move(tasks.front());
+    tasks.erase(tasks.begin());
+    task();
+  }
+  ASSERT_EQ(inspector_.requested.size(), 2U);
+  EXPECT_EQ(store_.get(1)->value().evidence.size(), 2U);
+  // A sample begun before the capture ended may have seen its threads stopped; one begun after
+  // has not.
+  EXPECT_EQ(effects.disturbedSince(before), (std::set<Pid>{Pid{10}, Pid{20}}));
+  clock_.advance(std::chrono::milliseconds(1));
+  EXPECT_TRUE(effects.disturbedSince(clock_.steadyNow()).empty());
+  // Without a capture or a dump, nothing is disturbed.
+  effects.push({change(IncidentEvent::Type::kOpened, deadlock(2), /*capture=*/false)});
+  EXPECT_TRUE(effects.disturbedSince(clock_.steadyNow()).empty());
 }
 
 TEST_F(IncidentEffectsTest, ACaptureThatTookNothingIsAlertedToo) {
@@ -98,7 +127,8 @@ TEST_F(IncidentEffectsTest, ACaptureThatTookNothingIsAlertedToo) {
   EXPECT_EQ(alerts_.sent[1].kind, AlertKind::kCaptureFailed);
 }
 
-TEST_F(IncidentEffectsTest, ChangesAreDoneInTheOrderDecidedOnTheirOwnThread) {
+TEST_F(IncidentEffectsTest,
+       ChangesOfAnIncidentAreDoneInTheOrderDecidedAndOthersDoNotWaitForItsCapture) {
   testing::ThreadExecutor thread;
   thread.hold();
   auto effects = make(thread.executor());
@@ -118,11 +148,13 @@ TEST_F(IncidentEffectsTest, ChangesAreDoneInTheOrderDecidedOnTheirOwnThread) {
   for (int i = 0; i < 500 && effects.counters().pending > 0; ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(effects.counters().pending, 0U);
   using Type = IncidentEvent::Type;
+  // Incident 1 is recorded, then its evidence taken beside the recording: incident 2's changes
+  // go on meanwhile, and incident 1's resolution waits for its evidence.
   EXPECT_EQ(told, (std::vector<std::pair<Type, std::int64_t>>{{Type::kOpened, 1},
-                                                              {Type::kUpdated, 1},
                                                               {Type::kOpened, 2},
-                                                              {Type::kResolved, 1},
-                                                              {Type::kUpdated, 2}}));
+                                                              {Type::kUpdated, 2},
+                                                              {Type::kUpdated, 1},
+                                                              {Type::kResolved, 1}}));
   // Resolved with the evidence its capture took before.
   EXPECT_EQ(store_.get(1)->value().state, IncidentState::kResolved);
   EXPECT_EQ(store_.get(1)->value().evidence.size(), 2U);

@@ -97,6 +97,33 @@ TEST(IncidentTracker, OneDeadlockIsOneIncidentFromOpenToResolve) {
   EXPECT_TRUE(tracker.openIncidents().empty());
 }
 
+// A ring of 5,000 threads was resolved ("the cycle is gone") and opened again as a second
+// incident: its capture stops 32 threads in turn over seconds, and samples meanwhile saw a thread
+// of it stopped or restarting its wait.
+TEST(IncidentTracker, SamplesTakenWhileItsThreadsAreStoppedForEvidenceNeverEndADeadlock) {
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  ASSERT_EQ(types(tracker.observe(observe(abba()))), std::vector<Type>{Type::kOpened});
+  for (int i = 0; i < 5; ++i) {
+    clock.advance(1s);
+    auto o = observe(healthy());
+    o.disturbed = {Pid{10}};
+    EXPECT_TRUE(tracker.observe(o).empty()) << i;
+  }
+  // Another process's evidence is no excuse.
+  clock.advance(1s);
+  auto other = observe(healthy());
+  other.disturbed = {Pid{20}};
+  EXPECT_TRUE(tracker.observe(other).empty());
+  clock.advance(1s);
+  other = observe(healthy());
+  other.disturbed = {Pid{20}};
+  const auto events = tracker.observe(other);
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the cycle is gone");
+}
+
 TEST(IncidentTracker, WaitTimesAreWhatTheSamplesSawOrThePlatformReadNeverAMadeUpZero) {
   FakeClock clock;
   IncidentIds ids;

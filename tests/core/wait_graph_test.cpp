@@ -208,6 +208,52 @@ TEST(WaitGraph, LongCycleIsFoundWithoutRecursionLimits) {
   EXPECT_EQ(g.deadlocks[0].threads.size(), static_cast<std::size_t>(kLength));
 }
 
+TEST(WaitGraph, ARingTooLongToShowIsWalkedOnceAndEveryOtherChainEndsAtIt) {
+  // A ring of 1,000 threads and a spur into it: one chain (its first thread's) walks the ring up
+  // to the node limit; every other ends at the first ring thread it meets, so that the chains
+  // cost O(n) nodes, not n times the limit.
+  SnapshotBuilder b;
+  b.process(10);
+  constexpr int kLength = 1000;
+  for (int i = 0; i < kLength; ++i) b.waitsOnThread(i + 1, T(10, (i + 1) % kLength + 1));
+  b.waitsOnThread(5000, T(10, 500));
+  const auto g = analyze(b.build(), {Pid{10}}, GraphOptions{.max_nodes = 64});
+  ASSERT_EQ(g.deadlocks.size(), 1U);
+  EXPECT_EQ(g.deadlocks[0].spurs, (std::vector<ThreadRef>{T(10, 5000)}));
+  ASSERT_EQ(g.chains.size(), static_cast<std::size_t>(kLength + 1));
+  std::size_t nodes = 0;
+  for (const auto& c : g.chains) {
+    nodes += c.nodes.size();
+    EXPECT_TRUE(c.truncated);
+    EXPECT_FALSE(c.is_cycle);
+  }
+  EXPECT_EQ(nodes, 64U + 3U * (kLength - 1) + 3U);
+
+  const auto& first = chainOf(g, T(10, 1));
+  ASSERT_EQ(first.nodes.size(), 64U);
+  EXPECT_EQ(first.nodes[62].thread, T(10, 32));
+  EXPECT_EQ(first.node_count, 2U * kLength + 1);
+
+  const auto& member = chainOf(g, T(10, 7));
+  ASSERT_EQ(member.nodes.size(), 3U);
+  EXPECT_EQ(member.nodes[2].thread, T(10, 8));
+  EXPECT_EQ(member.node_count, 2U * kLength + 1);
+
+  const auto& spur = chainOf(g, T(10, 5000));
+  ASSERT_EQ(spur.nodes.size(), 3U);
+  EXPECT_EQ(spur.nodes[2].thread, T(10, 500));
+  EXPECT_EQ(spur.node_count, 2U * kLength + 3);
+
+  // A cycle short enough to show whole is still shown whole from each of its threads.
+  SnapshotBuilder small;
+  small.process(10);
+  for (int i = 0; i < 31; ++i) small.waitsOnThread(i + 1, T(10, (i + 1) % 31 + 1));
+  for (const auto& c : analyze(small.build(), {Pid{10}}, GraphOptions{.max_nodes = 64}).chains) {
+    EXPECT_EQ(c.nodes.size(), 63U);
+    EXPECT_TRUE(c.is_cycle);
+  }
+}
+
 TEST(WaitGraph, ACycleClosedByAWaitThatTimesOutBeforeTheBoundIsNoDeadlock) {
   using std::chrono::milliseconds;
   const auto cycle = [](milliseconds left) {

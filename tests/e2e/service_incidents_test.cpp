@@ -259,6 +259,70 @@ TEST(ServiceIncidents, APriorityInheritanceAbbaHeldByADebuggerIsOneIncidentThrou
   }
 }
 
+// A ring of 5,000 threads took the service past 1.8 GB (each thread's chain walked the ring to
+// the node limit, in every sample and in the incident), its capture ran for minutes holding up
+// every other incident, and samples taken while its threads were stopped for the capture resolved
+// it and opened it again.
+TEST(ServiceIncidents,
+     ARingOfAThousandThreadsIsOneIncidentOfBoundedSizeWithTheFirstThreadsCaptured) {
+  Service service(R"([{"name": "ring", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  constexpr int kThreads = 1000;
+  FixtureProcess ring("ring", std::to_string(kThreads), service.tag());
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const auto found = service.deadlocksOf(ring.pid());
+        return !found.empty() && !found[0].value("evidence", json()).empty();
+      },
+      60s))
+      << service.logText();
+  // Sampled many times over, during its capture and after.
+  std::this_thread::sleep_for(std::chrono::milliseconds(10 * kIntervalMs));
+
+  const auto all = service.incidents();
+  const auto found = service.deadlocksOf(ring.pid());
+  ASSERT_EQ(found.size(), 1U) << "resolved and opened again: " << service.logText().substr(0, 4000);
+  for (const auto& i : all) {
+    EXPECT_FALSE(i["pid"] == ring.pid() && i["kind"] != "INCIDENT_KIND_DEADLOCK")
+        << "a thread of the ring is no incident of its own: " << i["summary"];
+  }
+  const json& i = found[0];
+  EXPECT_EQ(i["state"], "INCIDENT_STATE_OPEN");
+  EXPECT_EQ(i["threads"].size(), static_cast<std::size_t>(kThreads));
+  const auto summary = i["summary"].get<std::string>();
+  EXPECT_NE(summary.find("and 984 more"), std::string::npos) << summary.substr(0, 400);
+
+  // Each thread has its chain; one walks the ring to the node limit, the others end at the
+  // next thread of the ring.
+  ASSERT_EQ(i["chains"].size(), static_cast<std::size_t>(kThreads));
+  std::size_t nodes = 0;
+  for (const auto& c : i["chains"]) {
+    nodes += c["nodes"].size();
+    EXPECT_EQ(c["node_count"], 2 * kThreads + 1);
+  }
+  EXPECT_EQ(nodes, 64U + 3U * (kThreads - 1));
+
+  // The first 32 threads are captured; the rest are named.
+  const auto& evidence = i["evidence"];
+  ASSERT_EQ(evidence.size(), static_cast<std::size_t>(kThreads));
+  int captured = 0;
+  for (const auto& e : evidence) {
+    if (e.value("captured", false)) {
+      ++captured;
+    } else {
+      EXPECT_EQ(e["error"], "not captured: the evidence is taken from the first 32 threads");
+    }
+  }
+  EXPECT_EQ(captured, 32);
+  // No thread of it left stopped.
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(ring.pid()) + "/task")) {
+    const auto status = readFile(entry.path() / "status");
+    EXPECT_EQ(status.find("State:\tt"), std::string::npos) << entry.path();
+    EXPECT_NE(status.find("TracerPid:\t0\n"), std::string::npos) << entry.path();
+  }
+}
+
 TEST(ServiceIncidents, LocksThatRecordNoOwnerOpenHangsNamingThemAndIdleConditionWaitsNone) {
   Service service(R"([{"name": "locks", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
   ASSERT_TRUE(service.started()) << service.logText();
