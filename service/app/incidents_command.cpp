@@ -1,8 +1,11 @@
 #include "app/incidents_command.h"
 
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "core/config.h"
@@ -110,27 +113,43 @@ void writeEvidenceSummary(std::ostream& out, const std::vector<ThreadCapture>& e
   }
 }
 
-void writeList(std::ostream& out, const std::vector<Incident>& incidents) {
-  if (incidents.empty()) {
-    out << "no incidents\n";
-    return;
-  }
-  bool any_evidence = false;
-  for (const auto& i : incidents) {
-    out << "#" << i.id << " " << toString(i.kind) << " " << toString(i.state) << "  "
-        << (i.processes.size() > 1 ? "pids " : "pid ") << processList(i) << "  opened "
-        << wire::localTimeText(i.opened_at);
-    if (i.resolved_at)
-      out << ", resolved " << wire::localTimeText(*i.resolved_at) << " (" << i.resolution << ")";
-    out << "\n    " << i.summary << "\n";
-    for (const auto& chain : i.chains) wire::writeChain(out, chain, 4);
-    if (!i.evidence.empty()) {
-      writeEvidenceSummary(out, i.evidence);
-      any_evidence = true;
+/// One incident of the list; returns whether it carries evidence.
+bool writeListed(std::ostream& out, const Incident& i) {
+  out << "#" << i.id << " " << toString(i.kind) << " " << toString(i.state) << "  "
+      << (i.processes.size() > 1 ? "pids " : "pid ") << processList(i) << "  opened "
+      << wire::localTimeText(i.opened_at);
+  if (i.resolved_at)
+    out << ", resolved " << wire::localTimeText(*i.resolved_at) << " (" << i.resolution << ")";
+  out << "\n    " << i.summary << "\n";
+  for (const auto& chain : i.chains) wire::writeChain(out, chain, 4);
+  if (i.evidence.empty()) return false;
+  writeEvidenceSummary(out, i.evidence);
+  return true;
+}
+
+/// Incidents read from the store per page: a store of 50,000 incidents (a ring's incident alone
+/// is megabytes) is listed without ever holding more than a page of them.
+constexpr std::size_t kPage = 100;
+
+/// Lists what `query` selects, a page at a time, handing each incident to `each`; says the
+/// store's warnings (records that could not be read) once each.
+Result<std::size_t> forEachListed(IncidentStore& store, IncidentQuery query,
+                                  const std::function<void(const Incident&)>& each) {
+  const std::size_t wanted = query.limit;
+  std::size_t listed = 0;
+  std::set<std::string> warned;
+  for (;;) {
+    query.limit = wanted == 0 ? kPage : std::min(kPage, wanted - listed);
+    auto page = store.list(query);
+    if (!page) return page.error();
+    if (!page->warning.empty() && warned.insert(page->warning).second) {
+      std::cerr << "wctmon: warning: " << page->warning << "\n";
     }
-  }
-  if (any_evidence) {
-    out << "(wctmon incidents --id ID shows one incident whole: every frame and register)\n";
+    for (const auto& i : page->incidents) each(i);
+    listed += page->incidents.size();
+    if (page->incidents.size() < query.limit || (wanted != 0 && listed >= wanted)) return listed;
+    const auto& last = page->incidents.back();
+    query.after = IncidentQuery::Position{last.opened_at, last.id};
   }
 }
 
@@ -173,19 +192,30 @@ int runIncidents(const IncidentsArgs& args) {
   if (args.state == "open") query.state = IncidentState::kOpen;
   if (args.state == "resolved") query.state = IncidentState::kResolved;
   query.limit = args.limit;
-  auto listed = (*store)->list(query);
+  // The incidents that could be read are listed; the others are said, not hidden.
+  Result<std::size_t> listed = std::size_t{0};
+  if (args.json) {
+    wire::IncidentsJsonStream stream(stdout);
+    listed = forEachListed(**store, query, [&](const Incident& i) { stream.add(i); });
+    if (listed) stream.finish();
+  } else {
+    bool any_evidence = false;
+    listed = forEachListed(**store, query, [&](const Incident& i) {
+      // Names in an incident are what the processes chose: escaped, as wctctl does.
+      std::ostringstream text;
+      any_evidence = writeListed(text, i) || any_evidence;
+      std::cout << wire::terminalSafe(text.str());
+    });
+    if (listed && *listed == 0) std::cout << "no incidents\n";
+    if (listed && any_evidence) {
+      std::cout
+          << "(wctmon incidents --id ID shows one incident whole: every frame and register)\n";
+    }
+  }
   if (!listed) {
+    std::cout.flush();
     std::cerr << "wctmon: " << listed.error().message << "\n";
     return kExitError;
-  }
-  // The incidents that could be read are listed; the others are said, not hidden.
-  if (!listed->warning.empty()) std::cerr << "wctmon: warning: " << listed->warning << "\n";
-  if (args.json) {
-    std::cout << wire::incidentsToJson(listed->incidents);
-  } else {
-    std::ostringstream text;
-    writeList(text, listed->incidents);
-    std::cout << wire::terminalSafe(text.str());
   }
   return kExitOk;
 }

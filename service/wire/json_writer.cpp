@@ -562,6 +562,28 @@ std::string incidentsToJson(const std::vector<Incident>& incidents) {
   return j.take();
 }
 
+struct IncidentsJsonStream::Writer {
+  explicit Writer(std::FILE* out) : j(out) {}
+  Json j;
+};
+
+IncidentsJsonStream::IncidentsJsonStream(std::FILE* out) : writer_(std::make_unique<Writer>(out)) {
+  writer_->j.beginObject();
+  writer_->j.key("incidents");
+  writer_->j.beginArray();
+}
+
+IncidentsJsonStream::~IncidentsJsonStream() = default;
+
+void IncidentsJsonStream::add(const Incident& incident) { writeIncident(writer_->j, incident); }
+
+void IncidentsJsonStream::finish() {
+  writer_->j.endArray();
+  writer_->j.endObject();
+  writer_->j.terminate();
+  writer_->j.flush();
+}
+
 std::string incidentToJson(const Incident& incident) {
   Json j;
   writeIncident(j, incident);

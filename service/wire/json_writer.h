@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,23 @@ void writeAnalysisJson(const AnalysisResult& result, std::FILE* out);
 [[nodiscard]] std::string incidentsToJson(const std::vector<Incident>& incidents);
 /// The proto3 JSON mapping of one wctmon.v1.Incident, as an element of the list above.
 [[nodiscard]] std::string incidentToJson(const Incident& incident);
+
+/// The same list as incidentsToJson, written to `out` one incident at a time as they come, in
+/// blocks: a store of 50,000 incidents is gigabytes of JSON that need never be held at once.
+class IncidentsJsonStream {
+ public:
+  explicit IncidentsJsonStream(std::FILE* out);
+  ~IncidentsJsonStream();
+  IncidentsJsonStream(const IncidentsJsonStream&) = delete;
+  IncidentsJsonStream& operator=(const IncidentsJsonStream&) = delete;
+  void add(const Incident& incident);
+  /// Closes the list and writes out what is left; nothing may be added after.
+  void finish();
+
+ private:
+  struct Writer;
+  std::unique_ptr<Writer> writer_;
+};
 
 /// The proto3 JSON names of the domain enums ("OBJECT_TYPE_MUTEX", "OBJECT_STATUS_OWNED"), from
 /// the table of model/enum_names.h.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +109,57 @@ class StateDir {
   std::string tag_;
   pid_t pid_ = -1;
 };
+
+/// The peak resident memory, in KiB, of the children this process has waited for.
+long childrenPeakKib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_CHILDREN, &usage);
+  return usage.ru_maxrss;
+}
+
+// `wctmon incidents --json` peaked at 6.0 GB on a store of 51,000 incidents: it read them all,
+// then built the whole text, before writing a byte.
+TEST(Incidents, AListOfManyLargeIncidentsIsWrittenAsItIsReadNeverHeldWhole) {
+#ifndef WCTMON_STORE_FILL_PATH
+  GTEST_SKIP() << "built without the benchmark helpers (WCTMON_BUILD_BENCHMARKS)";
+#else
+  StateDir dir;
+  std::filesystem::create_directories(dir.state());
+  std::filesystem::permissions(dir.state(), std::filesystem::perms::owner_all);
+  constexpr int kIncidents = 300;
+  // Each of 40 chains of 25 named nodes: some 370 KB of JSON.
+  const auto filled =
+      runCommand({WCTMON_STORE_FILL_PATH, dir.store().string(), std::to_string(kIncidents)});
+  ASSERT_EQ(filled.exit_code, 0) << filled.err;
+  const long before = childrenPeakKib();
+  const auto listed = dir.incidents({"--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const long peak = childrenPeakKib();
+  const auto list = json::parse(listed.out)["incidents"];
+  ASSERT_EQ(list.size(), static_cast<std::size_t>(kIncidents));
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    EXPECT_EQ(list[k]["id"], std::to_string(kIncidents - k)) << "the most recent first";
+  }
+  // Some 140 MB of JSON from some 110 MB of incidents, written a page of incidents at a time.
+  EXPECT_GT(listed.out.size(), 100'000'000U);
+  EXPECT_LT(peak, 80 * 1024) << "KiB at the peak of `wctmon incidents --json`; before: " << before;
+
+  // A limit across pages, and the text form, page by page too.
+  const auto limited = dir.incidents({"--json", "--limit", "150"});
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  const auto some = json::parse(limited.out)["incidents"];
+  ASSERT_EQ(some.size(), 150U);
+  EXPECT_EQ(some.back()["id"], std::to_string(kIncidents - 149));
+  const auto text = dir.incidents();
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::size_t headers = 0;
+  for (std::size_t at = text.out.find("\n#"); at != std::string::npos;
+       at = text.out.find("\n#", at + 1)) {
+    ++headers;
+  }
+  EXPECT_EQ(headers + (text.out.starts_with("#") ? 1 : 0), static_cast<std::size_t>(kIncidents));
+#endif
+}
 
 TEST(Incidents, WithoutAStoreItSaysSoWithThePathAndExitsOne) {
   StateDir dir;
