@@ -441,6 +441,35 @@ public class ServicePool {
   EXPECT_LE(threadDumpsIn((dir / "ServicePool.safepoints").string()), 1);
 }
 
+// A JVM in a container numbers its threads as its PID namespace does: its thread dump's `nid`s
+// were taken for the host's thread ids, and its Java frames were put on no thread (or another's).
+TEST(ServiceIncidents, AJavaDeadlockInsideAPidNamespaceHasItsJavaFramesOnTheHostsThreads) {
+  Service service(R"([{"name": "jvm", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  testing::TempDir dir("jvm-ns");
+  auto abba = startJava(dir, "ServiceAbba", kJavaAbba, service.tag(),
+                        {"unshare", "--pid", "--fork", "--mount-proc"});
+  // The report's pid is the namespace's; the JVM is the child of unshare.
+  const int pid = std::stoi(readFile("/proc/" + std::to_string(abba->pid()) + "/task/" +
+                                     std::to_string(abba->pid()) + "/children"));
+  const auto withEvidence = [&] {
+    int n = 0;
+    for (const auto& i : service.deadlocksOf(pid)) {
+      n += i.value("evidence", json()).empty() ? 0 : 1;
+    }
+    return n;
+  };
+  ASSERT_TRUE(waitFor([&] { return withEvidence() == 2; }, 30s)) << service.logText();
+  for (const auto& i : service.deadlocksOf(pid)) {
+    EXPECT_TRUE(hasJavaFrames(i)) << i.dump(1);
+    for (const auto& t : i["threads"]) {
+      EXPECT_TRUE(std::filesystem::exists("/proc/" + std::to_string(pid) + "/task/" +
+                                          std::to_string(t["tid"].get<int>())))
+          << i.dump(1);
+    }
+  }
+}
+
 /// The capabilities the systemd unit gives its account (AmbientCapabilities=), in setpriv's form.
 std::string unitCapabilities() {
   std::istringstream unit(readFile(WCTMON_UNIT_FILE));

@@ -4,14 +4,40 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <string_view>
 
 #include "model/format.h"
 #include "os/unique_fd.h"
 #include "platform/linux/call_sites.h"
+#include "platform/linux/proc_text.h"
 #include "platform/linux/task_reader.h"
 
 namespace wctmon::linux_platform {
 namespace {
+
+/// A JVM in a container numbers its threads (a dump's `nid`) as its PID namespace does: they are
+/// renumbered as the service numbers them, from the NSpid of each of the process's threads
+/// (the last number is the innermost namespace's). A thread not found keeps its number: in the
+/// service's own namespace the two are the same.
+void toHostTids(Pid pid, JavaDump& dump) {
+  const UniqueFd task_fd(::open(procPath(pid, "task").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!task_fd.valid()) return;
+  std::map<std::int32_t, std::int32_t> host_of;
+  for (const auto host : listTasks(task_fd.get())) {
+    std::array<char, 4096> buf{};
+    const long n = readSmallFile(task_fd.get(), (std::to_string(host) + "/status").c_str(), buf);
+    if (n <= 0) continue;
+    const auto status = std::string_view(buf.data(), static_cast<std::size_t>(n));
+    const auto inner = numberAt(statusValue(status, "NSpid"), -1);
+    if (inner && *inner != host) host_of.emplace(static_cast<std::int32_t>(*inner), host);
+  }
+  if (host_of.empty()) return;
+  for (auto& t : dump.threads) {
+    if (auto it = host_of.find(t.tid); it != host_of.end()) t.tid = it->second;
+  }
+}
 
 /// How long a thread dump may take before the JVM is given up on for this sample.
 constexpr std::chrono::milliseconds kDumpTimeout{5000};
@@ -317,7 +343,11 @@ void JvmLocks::apply(ProcessSample& process, bool on_demand) {
   if (ask) {
     auto answer = request_(process.pid, process.start_time);
     std::shared_ptr<const JavaDump> dump;
-    if (answer) dump = std::make_shared<const JavaDump>(parseJavaThreadDump(answer->text));
+    if (answer) {
+      auto parsed = parseJavaThreadDump(answer->text);
+      toHostTids(process.pid, parsed);
+      dump = std::make_shared<const JavaDump>(std::move(parsed));
+    }
     std::lock_guard lock(mutex_);
     auto& entry = entries_[process.pid.value];
     entry.asking = false;
