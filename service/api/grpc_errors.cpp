@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "lenient/unreadable_requests.h"
+
 namespace wctmon::api {
 
 grpc::Status toGrpcStatus(const Error& error) {
@@ -41,6 +43,14 @@ grpc::Status refusalStatus(Refusal refusal, Role required) {
   return {grpc::StatusCode::UNAUTHENTICATED,
           "this call needs the " + role +
               " token as \"authorization: Bearer TOKEN\" metadata; none matched"};
+}
+
+std::optional<grpc::Status> unreadableRequest(const google::protobuf::Message& request) {
+  if (!lenient::unreadable(request)) return std::nullopt;
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      "the request could not be read as a " + request.GetTypeName() +
+                          ": not a valid message of that type (cut short, a field of the wrong "
+                          "wire type, or nested deeper than 100 levels)");
 }
 
 }  // namespace wctmon::api

@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "api/grpc_errors.h"
+
 namespace wctmon::api {
 
 using grpc::health::v1::HealthCheckRequest;
@@ -118,6 +120,10 @@ grpc::ServerUnaryReactor* HealthService::Check(grpc::CallbackServerContext* cont
                                                const HealthCheckRequest* request,
                                                HealthCheckResponse* response) {
   auto* reactor = context->DefaultReactor();
+  if (auto unreadable = unreadableRequest(*request)) {
+    reactor->Finish(*unreadable);
+    return reactor;
+  }
   if (!names_.contains(request->service())) {
     reactor->Finish(grpc::Status(grpc::StatusCode::NOT_FOUND,
                                  "no service \"" + request->service() + "\" here"));
@@ -133,6 +139,7 @@ grpc::ServerUnaryReactor* HealthService::Check(grpc::CallbackServerContext* cont
 
 grpc::ServerWriteReactor<HealthCheckResponse>* HealthService::Watch(
     grpc::CallbackServerContext* /*context*/, const HealthCheckRequest* request) {
+  if (auto unreadable = unreadableRequest(*request)) return new RefusedWatch(*unreadable);
   const bool known = names_.contains(request->service());
   std::shared_ptr<HealthWatch> watch;
   {

@@ -115,7 +115,15 @@ class AnalysisReactor final : public grpc::ServerUnaryReactor {
 MonitorService::MonitorService(Dependencies deps) : deps_(std::move(deps)) {}
 
 std::optional<grpc::Status> MonitorService::refusal(grpc::CallbackServerContext* context,
-                                                    Role required) {
+                                                    Role required,
+                                                    const google::protobuf::Message& request) {
+  auto status = tokenRefusal(context, required);
+  if (!status) status = unreadableRequest(request);
+  return status;
+}
+
+std::optional<grpc::Status> MonitorService::tokenRefusal(grpc::CallbackServerContext* context,
+                                                         Role required) {
   const auto& metadata = context->client_metadata();
   std::optional<std::string_view> authorization;
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
@@ -140,8 +148,9 @@ std::string MonitorService::peerName(const grpc::CallbackServerContext& context)
 }
 
 grpc::ServerUnaryReactor* MonitorService::refuse(grpc::CallbackServerContext* context,
-                                                 Role required) {
-  auto status = refusal(context, required);
+                                                 Role required,
+                                                 const google::protobuf::Message& request) {
+  auto status = refusal(context, required, request);
   if (!status) return nullptr;
   auto* reactor = context->DefaultReactor();
   reactor->Finish(*status);
@@ -156,9 +165,9 @@ grpc::ServerUnaryReactor* MonitorService::onPool(grpc::CallbackServerContext* co
 }
 
 grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext* context,
-                                                    const v1::GetStatusRequest* /*request*/,
+                                                    const v1::GetStatusRequest* request,
                                                     v1::ServiceStatus* response) {
-  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  if (auto* refused = refuse(context, Role::kReader, *request)) return refused;
   const auto facts = deps_.control.facts();
   const auto stats = deps_.monitor.stats();
   response->set_version(facts.version);
@@ -213,9 +222,9 @@ grpc::ServerUnaryReactor* MonitorService::GetStatus(grpc::CallbackServerContext*
 }
 
 grpc::ServerUnaryReactor* MonitorService::ListTargets(grpc::CallbackServerContext* context,
-                                                      const v1::ListTargetsRequest* /*request*/,
+                                                      const v1::ListTargetsRequest* request,
                                                       v1::ListTargetsResponse* response) {
-  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  if (auto* refused = refuse(context, Role::kReader, *request)) return refused;
   const auto runtime = deps_.targets.runtime();
   for (const auto& t : deps_.targets.all()) {
     const bool added = std::any_of(runtime.begin(), runtime.end(),
@@ -230,7 +239,7 @@ grpc::ServerUnaryReactor* MonitorService::ListTargets(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* MonitorService::AddTarget(grpc::CallbackServerContext* context,
                                                     const v1::AddTargetRequest* request,
                                                     v1::Target* response) {
-  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  if (auto* refused = refuse(context, Role::kAdmin, *request)) return refused;
   return onPool(context, [this, target = request->target(), response] {
     auto parsed = targetOf(target, deps_.monitor.config());
     if (!parsed) return toGrpcStatus(parsed.error());
@@ -246,7 +255,7 @@ grpc::ServerUnaryReactor* MonitorService::AddTarget(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* MonitorService::RemoveTarget(grpc::CallbackServerContext* context,
                                                        const v1::RemoveTargetRequest* request,
                                                        v1::RemoveTargetResponse* /*response*/) {
-  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  if (auto* refused = refuse(context, Role::kAdmin, *request)) return refused;
   return onPool(context, [this, name = request->name()] {
     auto removed = deps_.targets.remove(name);
     if (!removed) return toGrpcStatus(removed.error());
@@ -263,7 +272,7 @@ grpc::ServerUnaryReactor* MonitorService::RemoveTarget(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* MonitorService::AnalyzeProcess(grpc::CallbackServerContext* context,
                                                          const v1::AnalyzeProcessRequest* request,
                                                          v1::AnalyzeResult* response) {
-  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  if (auto* refused = refuse(context, Role::kAdmin, *request)) return refused;
   auto asked = analysisOf(*request);
   if (!asked) {
     auto* reactor = context->DefaultReactor();
@@ -292,7 +301,7 @@ grpc::ServerUnaryReactor* MonitorService::AnalyzeProcess(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* MonitorService::DumpProcess(grpc::CallbackServerContext* context,
                                                       const v1::DumpProcessRequest* request,
                                                       v1::Dump* response) {
-  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  if (auto* refused = refuse(context, Role::kAdmin, *request)) return refused;
   if (request->pid() <= 0) {
     auto* reactor = context->DefaultReactor();
     reactor->Finish(
@@ -336,9 +345,9 @@ grpc::ServerUnaryReactor* MonitorService::DumpProcess(grpc::CallbackServerContex
 }
 
 grpc::ServerUnaryReactor* MonitorService::ListProcesses(grpc::CallbackServerContext* context,
-                                                        const v1::ListProcessesRequest* /*request*/,
+                                                        const v1::ListProcessesRequest* request,
                                                         v1::ListProcessesResponse* response) {
-  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  if (auto* refused = refuse(context, Role::kReader, *request)) return refused;
   const auto probes = deps_.control.probes();
   for (const auto& w : deps_.monitor.watched()) {
     auto* p = response->add_processes();
@@ -367,7 +376,7 @@ grpc::ServerUnaryReactor* MonitorService::ListProcesses(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* MonitorService::ListIncidents(grpc::CallbackServerContext* context,
                                                         const v1::ListIncidentsRequest* request,
                                                         v1::ListIncidentsResponse* response) {
-  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  if (auto* refused = refuse(context, Role::kReader, *request)) return refused;
   auto* reactor = context->DefaultReactor();
   auto asked = incidentPageOf(*request);
   if (!asked) {
@@ -407,7 +416,7 @@ grpc::ServerUnaryReactor* MonitorService::ListIncidents(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* MonitorService::GetIncident(grpc::CallbackServerContext* context,
                                                       const v1::GetIncidentRequest* request,
                                                       v1::Incident* response) {
-  if (auto* refused = refuse(context, Role::kReader)) return refused;
+  if (auto* refused = refuse(context, Role::kReader, *request)) return refused;
   return onPool(context, [this, id = request->id(), response] {
     std::optional<Incident> found;
     if (deps_.store != nullptr) {
@@ -428,14 +437,14 @@ grpc::ServerUnaryReactor* MonitorService::GetIncident(grpc::CallbackServerContex
 }
 
 grpc::ServerWriteReactor<v1::IncidentEvent>* MonitorService::WatchIncidents(
-    grpc::CallbackServerContext* context, const v1::WatchIncidentsRequest* /*request*/) {
+    grpc::CallbackServerContext* context, const v1::WatchIncidentsRequest* request) {
   /// A call that ends before its first write.
   class Refused final : public grpc::ServerWriteReactor<v1::IncidentEvent> {
    public:
     explicit Refused(const grpc::Status& status) { Finish(status); }
     void OnDone() override { delete this; }
   };
-  if (auto status = refusal(context, Role::kReader)) return new Refused(*status);
+  if (auto status = refusal(context, Role::kReader, *request)) return new Refused(*status);
   auto* watch = watchers_.start(deps_.incidents.feed(), deps_.watch_queue, deps_.work);
   if (watch == nullptr) {
     return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the service is stopping"));
@@ -444,9 +453,9 @@ grpc::ServerWriteReactor<v1::IncidentEvent>* MonitorService::WatchIncidents(
 }
 
 grpc::ServerUnaryReactor* MonitorService::ReloadConfig(grpc::CallbackServerContext* context,
-                                                       const v1::ReloadConfigRequest* /*request*/,
+                                                       const v1::ReloadConfigRequest* request,
                                                        v1::ReloadConfigResponse* response) {
-  if (auto* refused = refuse(context, Role::kAdmin)) return refused;
+  if (auto* refused = refuse(context, Role::kAdmin, *request)) return refused;
   return onPool(context, [this, response] {
     const auto outcome = deps_.control.reload();
     if (!outcome.errors.empty()) {

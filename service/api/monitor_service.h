@@ -90,10 +90,14 @@ class MonitorService final : public v1::Monitor::CallbackService {
   void endStreams() { watchers_.endAll(); }
 
  private:
-  /// Why a call is refused for its token (logged, rate-limited), or nothing.
-  std::optional<grpc::Status> refusal(grpc::CallbackServerContext* context, Role required);
-  /// The reactor of a unary call refused for its token, or nullptr when the caller may go on.
-  grpc::ServerUnaryReactor* refuse(grpc::CallbackServerContext* context, Role required);
+  /// Why a call is refused: for its token (logged, rate-limited), or for a request that could
+  /// not be read; or nothing.
+  std::optional<grpc::Status> refusal(grpc::CallbackServerContext* context, Role required,
+                                      const google::protobuf::Message& request);
+  std::optional<grpc::Status> tokenRefusal(grpc::CallbackServerContext* context, Role required);
+  /// The reactor of a unary call refused (refusal), or nullptr when the caller may go on.
+  grpc::ServerUnaryReactor* refuse(grpc::CallbackServerContext* context, Role required,
+                                   const google::protobuf::Message& request);
   /// Who made the call, for the log.
   [[nodiscard]] std::string peerName(const grpc::CallbackServerContext& context) const;
   /// Runs `body` on the pool and finishes the call with its status.

@@ -530,17 +530,34 @@ TEST(ApiSecurity, OversizeMalformedUnknownAndLateCallsGetTheirStatusAndTheServic
   EXPECT_EQ(judged["code"], "INVALID_ARGUMENT") << judged.dump().substr(0, 300);
 
   // Bytes that are no AddTargetRequest: a field number 0, a length past the end, a varint that
-  // never ends, and a proto3 string (Target.name) that is not UTF-8. They never reach the
-  // handler: gRPC (1.51) answers a request its callback API cannot decode with UNIMPLEMENTED and
-  // no message, where its synchronous API says INTERNAL; either is a refusal, never OK, never a
-  // dropped connection.
-  for (const std::string hex : {"00", "0a05", "08ffffffffffffffffffff01", "0a040a02c0af"}) {
-    SCOPED_TRACE(hex);
+  // never ends, a proto3 string (Target.name) that is not UTF-8, and groups nested 101 deep (one
+  // more than protobuf reads). gRPC (1.51) answered these with UNIMPLEMENTED and no message, as
+  // though the method did not exist: the service reads its requests itself and says what is
+  // wrong.
+  std::string nested;
+  for (int i = 0; i < 101; ++i) nested += "7b";  // field 15, start group
+  for (int i = 0; i < 101; ++i) nested += "7c";  // field 15, end group
+  for (const std::string& hex :
+       {std::string("00"), std::string("0a05"), std::string("08ffffffffffffffffffff01"),
+        std::string("0a040a02c0af"), nested}) {
+    SCOPED_TRACE(hex.substr(0, 24));
     const auto malformed = admin(service, "AddTarget", {}, {"--raw=" + hex});
-    const auto code = malformed.value("code", "");
-    EXPECT_TRUE(code == "UNIMPLEMENTED" || code == "INTERNAL" || code == "INVALID_ARGUMENT")
+    EXPECT_EQ(malformed.value("code", ""), "INVALID_ARGUMENT") << malformed.dump();
+    EXPECT_NE(
+        malformed.value("details", "").find("could not be read as a wctmon.v1.AddTargetRequest"),
+        std::string::npos)
         << malformed.dump();
   }
+  for (const std::string method : {"GetStatus", "ListIncidents", "GetIncident", "WatchIncidents",
+                                   "/grpc.health.v1.Health/Check"}) {
+    SCOPED_TRACE(method);
+    const auto deep = admin(service, method, {}, {"--raw=" + nested});
+    EXPECT_EQ(deep.value("code", ""), "INVALID_ARGUMENT") << deep.dump();
+  }
+  // Without a token, the token is what is wrong.
+  const auto stranger =
+      call(service, service.unixTarget(), "-", "GetStatus", {}, {"--raw=" + nested});
+  EXPECT_EQ(stranger.value("code", ""), "UNAUTHENTICATED") << stranger.dump();
   EXPECT_EQ(admin(service, "ListTargets")["response"]["targets"].size(), 1U);
   // A list filter with an enum value this service does not know (a newer client's state 7, kind
   // 99) is refused, not read as "any".
