@@ -1,20 +1,28 @@
 // In-process cost of each phase of an analysis of a live process, next to the bare /proc floor
-// read in the same process: where the time of `wctmon analyze` goes.
+// read in the same process: where the time of `wctmon analyze` goes; and the high-water mark of
+// the heap in each stage of the service's handling of one sample (every C++ allocation of this
+// program is counted): the sample, its chains and cycles, its incidents, their JSON.
 // Usage: wctmon-phases-bench PID [ROUNDS]
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/analyzer.h"
+#include "core/incident_ids.h"
+#include "core/incident_tracker.h"
+#include "core/ports/clock.h"
 #include "core/run_loop.h"
 #include "core/wait_graph.h"
 #include "platform/linux/code_map.h"
@@ -22,9 +30,50 @@
 #include "platform/linux/process_reader.h"
 #include "wire/json_writer.h"
 
+namespace heap {
+
+/// The bytes of C++ allocations live now, and the most there were since the last reset.
+std::atomic<std::size_t> live{0};
+std::atomic<std::size_t> peak{0};
+
+void allocated(std::size_t bytes) {
+  const auto now = live += bytes;
+  auto was = peak.load();
+  while (now > was && !peak.compare_exchange_weak(was, now)) {
+  }
+}
+
+/// How far the heap rose above where it stood while `body` ran (what it keeps included).
+std::size_t highWater(const std::function<void()>& body) {
+  const auto base = live.load();
+  peak = base;
+  body();
+  return peak.load() - base;
+}
+
+}  // namespace heap
+
+void* operator new(std::size_t bytes) {
+  void* p = std::malloc(bytes == 0 ? 1 : bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  heap::allocated(::malloc_usable_size(p));
+  return p;
+}
+void* operator new[](std::size_t bytes) { return operator new(bytes); }
+void operator delete(void* p) noexcept {
+  if (p == nullptr) return;
+  heap::live -= ::malloc_usable_size(p);
+  std::free(p);
+}
+void operator delete[](void* p) noexcept { operator delete(p); }
+void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+void operator delete[](void* p, std::size_t) noexcept { operator delete(p); }
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double mib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 double medianMicros(int rounds, const std::function<void()>& body) {
   std::vector<double> samples;
@@ -177,6 +226,35 @@ int main(int argc, char** argv) {
   std::sort(per_thread.begin(), per_thread.end());
   const double per_thread_sweep = per_thread[per_thread.size() / 2];
 
+  // The heap's high-water mark of each stage of one sample's handling, as the service goes.
+  std::optional<wctmon::Result<wctmon::Snapshot>> kept_sample;
+  const auto sample_heap = heap::highWater([&] { kept_sample.emplace(sampleFresh()); });
+  wctmon::GraphAnalysis kept_graph;
+  const auto graph_heap = heap::highWater(
+      [&] { kept_graph = wctmon::analyzeWaitGraph(kept_sample->value(), roots, {}); });
+  wctmon::SystemClock clock;
+  wctmon::IncidentIds ids;
+  wctmon::IncidentTracker tracker(clock, ids);
+  std::vector<wctmon::IncidentEvent> events;
+  const auto incident_heap = heap::highWater([&] {
+    wctmon::ProcessObservation o;
+    o.process = wctmon::ProcessIdentity{wctmon::Pid{pid},
+                                        kept_sample->value().processes.front().start_time};
+    o.process_name = kept_sample->value().processes.front().name;
+    o.target = std::make_shared<wctmon::TargetConfig>();
+    o.threads = kept_sample->value().processes.front().threads;
+    o.deadlocks = kept_graph.deadlocks;
+    o.chains = kept_graph.chains;
+    events = tracker.observe(o);
+  });
+  std::size_t incident_json_bytes = 0;
+  const auto incident_json_heap = heap::highWater([&] {
+    for (const auto& e : events)
+      incident_json_bytes += wctmon::wire::incidentToJson(e.incident).size();
+  });
+  const auto analysis_json_heap =
+      heap::highWater([&] { (void)wctmon::wire::analysisToJson(result); });
+
   std::printf("threads                 %zu\n", threads);
   std::printf("/proc floor (stat+syscall) %9.0f us  %6.2f us/thread\n", floor, floor / threads);
   std::printf("code map, first read       %9.0f us  (module symbols read)\n", code_first);
@@ -193,5 +271,13 @@ int main(int argc, char** argv) {
               sweep, sweep / threads, sweep / kept_full);
   std::printf("sweep, per-thread counts   %9.0f us  %6.2f us/thread  (%.2fx the full re-read)\n",
               per_thread_sweep, per_thread_sweep / threads, per_thread_sweep / kept_full);
+  std::printf("heap high-water: sample       %8.1f MiB\n", mib(sample_heap));
+  std::printf("heap high-water: wait graph   %8.1f MiB  (%zu chains, %zu cycles)\n",
+              mib(graph_heap), kept_graph.chains.size(), kept_graph.deadlocks.size());
+  std::printf("heap high-water: incidents    %8.1f MiB  (%zu events)\n", mib(incident_heap),
+              events.size());
+  std::printf("heap high-water: incident JSON %7.1f MiB  (%.1f MiB of text)\n",
+              mib(incident_json_heap), mib(incident_json_bytes));
+  std::printf("heap high-water: analysis JSON %7.1f MiB\n", mib(analysis_json_heap));
   return 0;
 }
