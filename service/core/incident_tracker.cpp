@@ -95,6 +95,12 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
     }
   }
 
+  // A capture stops the hung thread and those its chain leads to, and they are scheduled to
+  // stop: a sample that ran meanwhile, and the next one (which compares with it), cannot tell
+  // that a thread still in the same wait has run.
+  const bool disturbed = o.disturbed.contains(o.process.pid);
+  const bool cannot_tell = disturbed || state.disturbed;
+  state.disturbed = disturbed;
   std::set<std::string> current;
   for (const auto& t : o.threads) {
     if (t.status != ObjectStatus::kBlocked || !t.wait || isIgnored(o, t.wait->type) ||
@@ -106,7 +112,7 @@ void IncidentTracker::trackHangs(const ProcessObservation& o, ProcessState& stat
     if (state.open.contains(signature)) {
       // An open hang goes on while the thread stays in that wait without running; an adopted
       // one (open when the service stopped) has nothing to compare with on its first sample.
-      if (h.continued || h.first) current.insert(signature);
+      if (h.continued || h.first || cannot_tell) current.insert(signature);
       continue;
     }
     const auto waited = steady_now - h.since;

@@ -178,6 +178,8 @@ class IncidentTracker {
     std::map<std::string, Incident> open;
     std::unordered_map<std::int32_t, WaitHistory> history;  // by tid
     std::unordered_map<std::int32_t, CpuHistory> cpu;       // by tid
+    /// Its latest sample ran while its threads were stopped for evidence.
+    bool disturbed = false;
   };
   /// A deadlock's identity: its cycle threads with their processes, in order. A start time of
   /// 0 stands for a process known by its pid alone (see sameCycle()).

@@ -262,6 +262,32 @@ TEST(IncidentTracker, AThreadInTheSameWaitPastTheThresholdIsAHang) {
   EXPECT_EQ(events[0].incident.resolution, "the thread moved on");
 }
 
+// The capture of a hang's evidence stops its thread: the stop counts as the thread being
+// scheduled, and the hang was resolved ("the thread moved on") and opened again a threshold later.
+TEST(IncidentTracker, AHangIsNotEndedByTheStopThatTookItsEvidence) {
+  FakeClock clock;
+  IncidentIds ids;
+  IncidentTracker tracker(clock, ids);
+  EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(7))).empty());
+  clock.advance(30s);
+  ASSERT_EQ(types(tracker.observe(observe(blockedOnMutex(7)))), std::vector<Type>{Type::kOpened});
+  // Sampled while the capture stopped it, then once after: scheduled each time, same wait.
+  clock.advance(1s);
+  auto during = observe(blockedOnMutex(8));
+  during.disturbed = {Pid{10}};
+  EXPECT_TRUE(tracker.observe(during).empty());
+  clock.advance(1s);
+  EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(9))).empty());
+  clock.advance(1s);
+  EXPECT_TRUE(tracker.observe(observe(blockedOnMutex(9))).empty());
+  EXPECT_EQ(tracker.openIncidents().size(), 1U);
+  // Scheduled with nothing stopping it: it ran.
+  clock.advance(1s);
+  const auto events = tracker.observe(observe(blockedOnMutex(10)));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the thread moved on");
+}
+
 TEST(IncidentTracker, AWallClockStepForwardDoesNotOpenAHangEarly) {
   FakeClock clock;
   IncidentIds ids;
