@@ -11,14 +11,13 @@
 // be seen by every translation unit that (de)serializes the request types, that is the
 // generated gRPC code, which is compiled with this header included first (proto/CMakeLists.txt).
 
+#include <google/protobuf/message.h>
+#include <google/protobuf/unknown_field_set.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/status.h>
 
 #include <string>
-
-#include <google/protobuf/message.h>
-#include <google/protobuf/unknown_field_set.h>
 
 namespace wctmon::lenient {
 
@@ -31,13 +30,11 @@ inline constexpr const char* kUnreadableMark = "wctmon: this request could not b
 /// mark. Never fails: the method says what was wrong.
 template <class Message>
 grpc::Status deserialize(grpc::ByteBuffer* buffer, Message* message) {
-  const auto status =
-      grpc::GenericDeserialize<grpc::ProtoBufferReader, Message>(buffer, message);
+  const auto status = grpc::GenericDeserialize<grpc::ProtoBufferReader, Message>(buffer, message);
   if (status.ok()) return status;
   message->Clear();
-  message->GetReflection()
-      ->MutableUnknownFields(message)
-      ->AddLengthDelimited(kUnreadableField, kUnreadableMark);
+  message->GetReflection()->MutableUnknownFields(message)->AddLengthDelimited(kUnreadableField,
+                                                                              kUnreadableMark);
   return grpc::Status::OK;
 }
 
@@ -58,16 +55,15 @@ inline bool unreadable(const google::protobuf::Message& request) {
 }  // namespace wctmon::lenient
 
 /// Makes `Type` a request parsed leniently (see above); written once per request type.
-#define WCTMON_LENIENT_REQUEST(Type)                                                      \
-  template <>                                                                             \
-  class grpc::SerializationTraits<Type, void> {                                           \
-   public:                                                                                \
-    static grpc::Status Serialize(const grpc::protobuf::MessageLite& message,             \
-                                  grpc::ByteBuffer* buffer, bool* own_buffer) {           \
-      return grpc::GenericSerialize<grpc::ProtoBufferWriter, Type>(message, buffer,       \
-                                                                   own_buffer);           \
-    }                                                                                     \
-    static grpc::Status Deserialize(grpc::ByteBuffer* buffer, Type* message) {            \
-      return wctmon::lenient::deserialize(buffer, message);                              \
-    }                                                                                     \
+#define WCTMON_LENIENT_REQUEST(Type)                                                             \
+  template <>                                                                                    \
+  class grpc::SerializationTraits<Type, void> {                                                  \
+   public:                                                                                       \
+    static grpc::Status Serialize(const grpc::protobuf::MessageLite& message,                    \
+                                  grpc::ByteBuffer* buffer, bool* own_buffer) {                  \
+      return grpc::GenericSerialize<grpc::ProtoBufferWriter, Type>(message, buffer, own_buffer); \
+    }                                                                                            \
+    static grpc::Status Deserialize(grpc::ByteBuffer* buffer, Type* message) {                   \
+      return wctmon::lenient::deserialize(buffer, message);                                      \
+    }                                                                                            \
   }
