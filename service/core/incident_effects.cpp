@@ -108,12 +108,16 @@ void IncidentEffects::drain() {
   }
 }
 
-std::set<Pid> IncidentEffects::stoppedBy(const IncidentChange& change) {
+bool IncidentEffects::takesEvidence(const IncidentChange& change) const {
+  return change.capture || (change.dump && deps_.dumps != nullptr);
+}
+
+std::set<Pid> IncidentEffects::stoppedBy(const IncidentChange& change) const {
   std::set<Pid> out;
   if (change.capture) {
     for (const auto& t : evidenceThreads(change.incident)) out.insert(t.pid);
   }
-  if (change.capture || change.dump) out.insert(change.incident.process.pid);
+  if (takesEvidence(change)) out.insert(change.incident.process.pid);
   return out;
 }
 
@@ -169,7 +173,7 @@ void IncidentEffects::apply(IncidentChange& change) {
     held->second.push_back(std::move(change));
     return;
   }
-  const bool taking = change.capture || (change.dump && deps_.dumps != nullptr);
+  const bool taking = takesEvidence(change);
   Taking job{.type = change.type,
              .stopped = stoppedBy(change),
              .capture = change.capture,

@@ -166,8 +166,10 @@ class IncidentEffects {
     Clock::SteadyTimePoint ended{};
   };
   std::map<Pid, Disturbance> disturbed_ WCTMON_GUARDED_BY(mutex_);
+  /// Whether `change` has evidence or a dump to take.
+  [[nodiscard]] bool takesEvidence(const IncidentChange& change) const;
   /// The processes whose threads the evidence of `change` stops.
-  [[nodiscard]] static std::set<Pid> stoppedBy(const IncidentChange& change);
+  [[nodiscard]] std::set<Pid> stoppedBy(const IncidentChange& change) const;
   void disturbing(const std::set<Pid>& pids, int delta) WCTMON_EXCLUDES(mutex_);
   std::atomic<std::size_t> pending_{0};
   std::atomic<std::uint64_t> captures_{0};

@@ -113,8 +113,12 @@ TEST_F(IncidentEffectsTest, AProcessIsDisturbedFromTheDecisionToCaptureUntilTheC
   EXPECT_EQ(effects.disturbedSince(before), (std::set<Pid>{Pid{10}, Pid{20}}));
   clock_.advance(std::chrono::milliseconds(1));
   EXPECT_TRUE(effects.disturbedSince(clock_.steadyNow()).empty());
-  // Without a capture or a dump, nothing is disturbed.
+  // Without a capture or a dump, nothing is disturbed; nor by a dump where none are taken.
   effects.push({change(IncidentEvent::Type::kOpened, deadlock(2), /*capture=*/false)});
+  EXPECT_TRUE(effects.disturbedSince(clock_.steadyNow()).empty());
+  auto dumping = change(IncidentEvent::Type::kOpened, deadlock(3));
+  dumping.dump = true;
+  effects.push({dumping});
   EXPECT_TRUE(effects.disturbedSince(clock_.steadyNow()).empty());
 }
 
