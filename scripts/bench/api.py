@@ -44,9 +44,11 @@ class ApiService:
     """A service with its API on a Unix socket and loopback TCP (port chosen by the system) and
     its metrics on loopback, in a state directory of its own."""
 
-    def __init__(self, build, state, tag, interval_ms=1000, service_build=None, cpus=None):
+    def __init__(self, build, state, tag, interval_ms=1000, service_build=None, cpus=None,
+                 target=None):
         """build: where wctctl is; service_build (default: build): where the service is; cpus:
-        the CPUs it may run on (taskset's list), default any."""
+        the CPUs it may run on (taskset's list), default any; target: more keys of the one
+        target (selecting `tag` in command lines), {"out_of_proc": True} say."""
         self.build = build
         self.state = state
         self.socket = os.path.join(state, "api.sock")
@@ -60,7 +62,7 @@ class ApiService:
                 "log": {"level": "info", "console": False, "file": os.path.basename(log)},
                 "metrics": {"listen": "127.0.0.1:0"},
                 "api": {"listen": ["unix:" + self.socket, "127.0.0.1:0"]},
-                "targets": [{"name": "bench", "cmdline": tag}],
+                "targets": [dict({"name": "bench", "cmdline": tag}, **(target or {}))],
             }, f)
         pin = ["taskset", "-c", cpus] if cpus else []
         self.proc = subprocess.Popen(pin + [os.path.join(service_build or build, "service/wctmon"),

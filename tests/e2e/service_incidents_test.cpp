@@ -323,6 +323,46 @@ TEST(ServiceIncidents,
   }
 }
 
+// flock(1) in a ring of 60: each holds its lock file and waits for its child, which waits for the
+// next lock file. /proc/locks gives a page per read, and only its first page was read: past some
+// 60 locks the waits were unresolved and the cycle of 120 processes never seen.
+TEST(ServiceIncidents, ARingOfSixtyFlockCommandsIsOneDeadlockOfAllTheirProcesses) {
+  Service service(R"([{"name": "flock", "cmdline": "TAG", "out_of_proc": true}])");
+  ASSERT_TRUE(service.started()) << service.logText();
+  testing::TempDir locks("flock-ring");
+  constexpr int kLinks = 60;
+  std::vector<pid_t> ring;
+  for (int i = 0; i < kLinks; ++i) {
+    const auto mine = (locks / std::to_string(i)).string();
+    const auto next = (locks / std::to_string((i + 1) % kLinks)).string();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setsid();
+      const std::string waits = "sleep 1; exec flock -x " + next + " true " + service.tag();
+      ::execlp("flock", "flock", "-x", mine.c_str(), "sh", "-c", waits.c_str(),
+               service.tag().c_str(), nullptr);
+      _exit(127);
+    }
+    ring.push_back(pid);
+  }
+  const auto killRing = [&] {
+    for (const pid_t pid : ring) ::kill(-pid, SIGKILL);
+    for (const pid_t pid : ring) ::waitpid(pid, nullptr, 0);
+  };
+  const bool found = waitFor(
+      [&] {
+        for (const auto& i : service.incidents()) {
+          if (i["kind"] == "INCIDENT_KIND_DEADLOCK" && i["threads"].size() == 2U * kLinks) {
+            return true;
+          }
+        }
+        return false;
+      },
+      60s);
+  killRing();
+  EXPECT_TRUE(found) << service.logText().substr(0, 4000);
+}
+
 TEST(ServiceIncidents, LocksThatRecordNoOwnerOpenHangsNamingThemAndIdleConditionWaitsNone) {
   Service service(R"([{"name": "locks", "cmdline": "TAG", "hang_threshold_ms": 1000}])");
   ASSERT_TRUE(service.started()) << service.logText();

@@ -24,10 +24,11 @@ namespace wctmon::linux_platform {
 
 const std::vector<LockEntry>& SampleContext::locks() {
   if (!locks_) {
-    std::vector<char> buf(1 << 20);
-    const long n = readSmallFile(AT_FDCWD, "/proc/locks", buf);
-    locks_ = n > 0 ? parseLocks(std::string_view(buf.data(), static_cast<std::size_t>(n)))
-                   : std::vector<LockEntry>{};
+    // Read to its end: /proc/locks gives a page per read, and what lies past the first page
+    // (past some 60 locks) was missing, the waits there unresolved ("not in /proc/locks").
+    constexpr std::size_t kMostLockText = 64 << 20;
+    const auto text = readWholeFile("/proc/locks", kMostLockText);
+    locks_ = text ? parseLocks(*text) : std::vector<LockEntry>{};
   }
   return *locks_;
 }
