@@ -205,11 +205,15 @@ std::string readWchan(int task_fd, std::int32_t tid) {
 
 std::vector<Pid> readChildren(int task_fd, std::span<const std::int32_t> tids) {
   std::vector<Pid> out;
-  std::array<char, 4096> buf{};
+  // Read to its end: a children file gives a page per read (some 700 children), and a server
+  // that forked more had the rest, and the last one's number, cut off.
+  constexpr std::size_t kMostChildrenText = 8 << 20;
   for (const auto tid : tids) {
-    const long n = readSmallFile(task_fd, TaskPath(tid, "children").text.data(), buf);
-    if (n <= 0) continue;
-    auto text = textOf(buf, n);
+    const UniqueFd fd(
+        ::openat(task_fd, TaskPath(tid, "children").text.data(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) continue;
+    const std::string whole = readAll(fd.get(), kMostChildrenText);
+    std::string_view text = whole;
     while (!text.empty()) {
       const auto sp = text.find(' ');
       if (auto child = parseInt(text.substr(0, sp))) {

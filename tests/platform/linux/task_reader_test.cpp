@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,6 +168,31 @@ TEST_F(TaskReaderTest, ChildrenOfEveryThreadSortedWithoutRepeats) {
   const UniqueFd task(tree_.openDirectory("4242/task"));
   const std::vector<std::int32_t> tids{4242, 4243, 4244};
   EXPECT_EQ(readChildren(task.get(), tids), (std::vector<Pid>{Pid{4999}, Pid{5001}, Pid{5200}}));
+}
+
+// A children file gives a page per read: a process with more children than fit in one (some
+// 700) had the rest cut off, the last one's number with them.
+TEST(TaskReader, EveryChildOfAProcessWithAThousandIsRead) {
+  constexpr int kChildren = 1000;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kChildren; ++i) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::pause();
+      _exit(0);
+    }
+    ASSERT_GT(pid, 0);
+    children.push_back(pid);
+  }
+  const UniqueFd task(::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const std::vector<std::int32_t> tids{static_cast<std::int32_t>(::getpid())};
+  const auto read = readChildren(task.get(), tids);
+  for (const pid_t pid : children) ::kill(pid, SIGKILL);
+  for (const pid_t pid : children) ::waitpid(pid, nullptr, 0);
+  std::vector<Pid> expected;
+  for (const pid_t pid : children) expected.push_back(Pid{pid});
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(read, expected);
 }
 
 TEST_F(TaskReaderTest, TheProcessHeaderAndItsErrors) {
