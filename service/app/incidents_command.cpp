@@ -147,7 +147,9 @@ Result<std::size_t> forEachListed(IncidentStore& store, IncidentQuery query,
     }
     for (const auto& i : page->incidents) each(i);
     listed += page->incidents.size();
-    if (page->incidents.size() < query.limit || (wanted != 0 && listed >= wanted)) return listed;
+    // A page short of its limit may only have skipped a record it could not read: the list ends
+    // with an empty page.
+    if (page->incidents.empty() || (wanted != 0 && listed >= wanted)) return listed;
     const auto& last = page->incidents.back();
     query.after = IncidentQuery::Position{last.opened_at, last.id};
   }
