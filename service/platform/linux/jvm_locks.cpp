@@ -4,9 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <map>
-#include <string_view>
 
 #include "model/format.h"
 #include "os/unique_fd.h"
@@ -25,13 +23,8 @@ void toHostTids(Pid pid, JavaDump& dump) {
   const UniqueFd task_fd(::open(procPath(pid, "task").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!task_fd.valid()) return;
   std::map<std::int32_t, std::int32_t> host_of;
-  for (const auto host : listTasks(task_fd.get())) {
-    std::array<char, 4096> buf{};
-    const long n = readSmallFile(task_fd.get(), (std::to_string(host) + "/status").c_str(), buf);
-    if (n <= 0) continue;
-    const auto status = std::string_view(buf.data(), static_cast<std::size_t>(n));
-    const auto inner = numberAt(statusValue(status, "NSpid"), -1);
-    if (inner && *inner != host) host_of.emplace(static_cast<std::int32_t>(*inner), host);
+  for (const auto& [inner, host] : namespaceTids(task_fd.get())) {
+    if (inner != host) host_of.emplace(inner, host);
   }
   if (host_of.empty()) return;
   for (auto& t : dump.threads) {

@@ -64,16 +64,7 @@ void SampleContext::readNamespaceThreads(Namespace& ns, Pid pid) {
   if (!ns.processes_read.insert(pid.value).second) return;
   UniqueFd task_fd(::open(procPath(pid, "task").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!task_fd.valid()) return;
-  for (const auto host : listTasks(task_fd.get())) {
-    std::array<char, 4096> buf{};
-    const long n = readSmallFile(task_fd.get(), (std::to_string(host) + "/status").c_str(), buf);
-    if (n <= 0) continue;
-    const auto status = std::string_view(buf.data(), static_cast<std::size_t>(n));
-    // NSpid lists the thread's number in each namespace from the service's down to its own.
-    if (const auto inner = numberAt(statusValue(status, "NSpid"), -1)) {
-      ns.host_of.emplace(static_cast<std::int32_t>(*inner), host);
-    }
-  }
+  for (const auto& [inner, host] : namespaceTids(task_fd.get())) ns.host_of.emplace(inner, host);
 }
 
 std::optional<std::int32_t> SampleContext::hostTid(std::uint64_t ns_id, Pid pid, std::int32_t tid) {

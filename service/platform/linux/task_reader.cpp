@@ -228,6 +228,21 @@ std::vector<Pid> readChildren(int task_fd, std::span<const std::int32_t> tids) {
   return out;
 }
 
+std::vector<std::pair<std::int32_t, std::int32_t>> namespaceTids(int task_fd) {
+  std::vector<std::pair<std::int32_t, std::int32_t>> out;
+  for (const auto host : listTasks(task_fd)) {
+    std::array<char, 4096> buf{};
+    const long n = readSmallFile(task_fd, (std::to_string(host) + "/status").c_str(), buf);
+    if (n <= 0) continue;
+    const auto status = std::string_view(buf.data(), static_cast<std::size_t>(n));
+    // NSpid lists the thread's number in each namespace from the service's down to its own.
+    if (const auto inner = numberAt(statusValue(status, "NSpid"), -1)) {
+      out.emplace_back(static_cast<std::int32_t>(*inner), host);
+    }
+  }
+  return out;
+}
+
 std::vector<std::int32_t> listTasks(int task_fd) {
   std::vector<std::int32_t> out;
   DIR* dir = ::fdopendir(::dup(task_fd));

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "model/ids.h"
@@ -58,6 +59,10 @@ struct TaskReading {
 
 /// The thread ids in a task directory, sorted.
 [[nodiscard]] std::vector<std::int32_t> listTasks(int task_fd);
+
+/// Each thread of a task directory as its own PID namespace numbers it (the last number of its
+/// NSpid) and as the service does: {inner, host}, the same in the service's own namespace.
+[[nodiscard]] std::vector<std::pair<std::int32_t, std::int32_t>> namespaceTids(int task_fd);
 
 /// The threads of one process: listed in full when the whole process is read, probed one by one
 /// when only a few are asked about (listing thousands of threads to confirm two is waste).
