@@ -21,14 +21,14 @@ std::vector<ThreadRef> cycleThreads(const std::vector<Deadlock>& deadlocks) {
   return out;
 }
 
-ThreadSample* findThread(Snapshot& snapshot, ThreadRef ref) {
+/// Every thread of `snapshot` by its id: a confirmation looks up each thread of its cycles,
+/// which may span a thousand processes.
+std::unordered_map<ThreadRef, ThreadSample*> threadsOf(Snapshot& snapshot) {
+  std::unordered_map<ThreadRef, ThreadSample*> out;
   for (auto& process : snapshot.processes) {
-    if (process.pid != ref.pid) continue;
-    for (auto& thread : process.threads) {
-      if (thread.id == ref) return &thread;
-    }
+    for (auto& thread : process.threads) out.emplace(thread.id, &thread);
   }
-  return nullptr;
+  return out;
 }
 
 /// One analysis in flight: each step is the completion of the previous one.
@@ -114,8 +114,10 @@ class AnalysisRun : public std::enable_shared_from_this<AnalysisRun> {
     }
     if (endIfCancelled()) return;
     std::set<ThreadRef> changed;
+    const auto by_id = threadsOf(snapshot_);
     for (auto& sample : *again) {
-      ThreadSample* old = findThread(snapshot_, sample.id);
+      const auto found = by_id.find(sample.id);
+      ThreadSample* old = found != by_id.end() ? found->second : nullptr;
       if (old == nullptr || sameBlockedWait(*old, sample)) continue;
       changed.insert(sample.id);
       *old = std::move(sample);

@@ -26,6 +26,7 @@ using incident_building::laterOf;
 using incident_building::nameOf;
 using incident_building::newIncident;
 using incident_building::processesText;
+using incident_building::ProcessIndex;
 using incident_building::processLabel;
 using incident_building::recordWaits;
 using incident_building::sameCycle;
@@ -61,9 +62,11 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
       annotateWaitTimes(o.process, incident.chains);
       (void)setProcesses(incident, deadlockProcesses(incident, cycle, incident.spurs, &o));
       std::vector<IncidentProcess> members;
+      std::set<Pid> listed;
+      const ProcessIndex known(incident.processes);
       for (const auto& [identity, tid] : cycle) {
-        if (findProcess(members, identity.pid) != nullptr) continue;
-        const auto* p = findProcess(incident.processes, identity.pid);
+        if (!listed.insert(identity.pid).second) continue;
+        const auto* p = known.find(identity.pid);
         members.push_back(p != nullptr ? *p : IncidentProcess{identity, "?"});
       }
       // A ring of thousands of threads is named by its first ones: the rest are in its threads.

@@ -1,5 +1,7 @@
 #include "core/incident_building.h"
 
+#include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "model/format.h"
@@ -31,10 +33,8 @@ std::vector<WaitChain> chainsOf(const ProcessObservation& o,
       if (!node.isThread()) continue;
       if (node.thread.pid == o.process.pid) {
         node.process_name = o.process_name;
-      } else {
-        for (const auto& p : o.peers) {
-          if (p.identity.pid == node.thread.pid) node.process_name = p.name;
-        }
+      } else if (const auto* p = peerOf(o, node.thread.pid)) {
+        node.process_name = p->name;
       }
     }
   }
@@ -106,10 +106,27 @@ const IncidentProcess* findProcess(const std::vector<IncidentProcess>& processes
   return nullptr;
 }
 
+const IncidentProcess* peerOf(const ProcessObservation& o, Pid pid) {
+  const auto it = std::lower_bound(
+      o.peers.begin(), o.peers.end(), pid,
+      [](const IncidentProcess& p, Pid wanted) { return p.identity.pid < wanted; });
+  return it != o.peers.end() && it->identity.pid == pid ? &*it : nullptr;
+}
+
 std::optional<IncidentProcess> processOf(const ProcessObservation& o, Pid pid) {
   if (pid == o.process.pid) return IncidentProcess{o.process, o.process_name, o.process_title};
-  if (const auto* p = findProcess(o.peers, pid)) return *p;
+  if (const auto* p = peerOf(o, pid)) return *p;
   return std::nullopt;
+}
+
+ProcessIndex::ProcessIndex(const std::vector<IncidentProcess>& processes) {
+  by_pid_.reserve(processes.size());
+  for (const auto& p : processes) by_pid_.emplace(p.identity.pid.value, &p);
+}
+
+const IncidentProcess* ProcessIndex::find(Pid pid) const {
+  const auto it = by_pid_.find(pid.value);
+  return it != by_pid_.end() ? it->second : nullptr;
 }
 
 std::string processLabel(const IncidentProcess& p) {
@@ -196,8 +213,10 @@ std::vector<IncidentProcess> deadlockProcesses(const Incident& incident, const C
                                                const std::vector<ThreadRef>& spurs,
                                                const ProcessObservation* o) {
   std::vector<IncidentProcess> out;
+  std::unordered_set<std::int32_t> added;
+  const ProcessIndex known(incident.processes);
   const auto add = [&](Pid pid, std::optional<ProcessIdentity> identity) {
-    if (findProcess(out, pid) != nullptr) return;
+    if (!added.insert(pid.value).second) return;
     if (o != nullptr) {
       auto p = processOf(*o, pid);
       if (p && (!identity || identity->start_time == 0 || p->identity == *identity)) {
@@ -205,7 +224,11 @@ std::vector<IncidentProcess> deadlockProcesses(const Incident& incident, const C
         return;
       }
     }
-    if (const auto* p = findProcess(incident.processes, pid)) out.push_back(*p);
+    if (const auto* p = known.find(pid)) {
+      out.push_back(*p);
+    } else {
+      added.erase(pid.value);  // a later thread of it may name it
+    }
   };
   add(incident.process.pid, incident.process);
   for (const auto& [identity, tid] : cycle) add(identity.pid, identity);

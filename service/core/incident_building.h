@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -57,8 +58,23 @@ void recordWaits(std::map<ThreadRef, std::pair<ObjectType, std::uint64_t>>& wait
 [[nodiscard]] const IncidentProcess* findProcess(const std::vector<IncidentProcess>& processes,
                                                  Pid pid);
 
+/// The peer `pid` of the observation; null when it is not one.
+[[nodiscard]] const IncidentProcess* peerOf(const ProcessObservation& o, Pid pid);
+
 /// The process `pid` as the observation knows it: itself, or one of its peers.
 [[nodiscard]] std::optional<IncidentProcess> processOf(const ProcessObservation& o, Pid pid);
+
+/// findProcess for many lookups in one list (a cycle through a thousand processes).
+class ProcessIndex {
+ public:
+  /// `processes` must outlive the index, unchanged.
+  explicit ProcessIndex(const std::vector<IncidentProcess>& processes);
+  /// The process `pid`; null when it is not there.
+  [[nodiscard]] const IncidentProcess* find(Pid pid) const;
+
+ private:
+  std::unordered_map<std::int32_t, const IncidentProcess*> by_pid_;
+};
 
 /// "server (pid 10)"
 [[nodiscard]] std::string processLabel(const IncidentProcess& p);

@@ -37,8 +37,8 @@ struct ProcessObservation {
   std::vector<Deadlock> deadlocks;
   /// The chains of the process's threads.
   std::vector<WaitChain> chains;
-  /// The other processes whose threads appear in `deadlocks` (start time and current name); one
-  /// missing here is known by its pid alone.
+  /// The other processes whose threads appear in `deadlocks` (start time and current name),
+  /// sorted by pid; one missing here is known by its pid alone.
   std::vector<IncidentProcess> peers;
   /// The processes whose threads were being stopped for evidence while this sample ran
   /// (IncidentEffects::disturbedSince): the sample cannot tell that a cycle of theirs is gone.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/busy_verdict.h"
 #include "model/format.h"
@@ -178,28 +180,29 @@ void Monitor::cancelSample(const ProcessIdentity& process) {
 std::vector<IncidentProcess> Monitor::peersOf(const ProcessIdentity& process,
                                               const Analysis& analysis) {
   std::vector<IncidentProcess> peers;
-  const auto& seen = analysis.result.other_processes;
+  std::unordered_map<std::int32_t, const ProcessSeen*> seen;
+  for (const auto& s : analysis.result.other_processes) seen.emplace(s.pid.value, &s);
+  std::unordered_set<std::int32_t> named{process.pid.value};
   for (const auto& d : analysis.result.deadlocks) {
     for (const auto* list : {&d.threads, &d.spurs}) {
       for (const auto& t : *list) {
-        if (t.pid == process.pid ||
-            std::any_of(peers.begin(), peers.end(),
-                        [&](const IncidentProcess& p) { return p.identity.pid == t.pid; })) {
-          continue;
-        }
-        const auto p = std::find_if(seen.begin(), seen.end(),
-                                    [&](const ProcessSeen& s) { return s.pid == t.pid; });
-        if (p != seen.end() && p->start_time != 0) {
+        if (!named.insert(t.pid.value).second) continue;
+        const auto found = seen.find(t.pid.value);
+        const ProcessSeen* p = found != seen.end() ? found->second : nullptr;
+        if (p != nullptr && p->start_time != 0) {
           peers.push_back(IncidentProcess{{p->pid, p->start_time}, p->name, p->title});
         } else if (auto info = deps_.catalog.get(t.pid, false)) {
           // A platform whose sample does not identify the other processes (WCT names only
           // their threads): the catalog does, read outside the lock like the analysis.
-          peers.push_back(IncidentProcess{info->identity, info->comm,
-                                          p != seen.end() ? p->title : std::string()});
+          peers.push_back(
+              IncidentProcess{info->identity, info->comm, p != nullptr ? p->title : std::string()});
         }
       }
     }
   }
+  std::sort(peers.begin(), peers.end(), [](const IncidentProcess& a, const IncidentProcess& b) {
+    return a.identity.pid < b.identity.pid;
+  });
   return peers;
 }
 

@@ -573,6 +573,9 @@ ProcessObservation observeFrom(const ProcessIdentity& self, const Snapshot& s,
       }
     }
   }
+  std::sort(o.peers.begin(), o.peers.end(), [](const IncidentProcess& a, const IncidentProcess& b) {
+    return a.identity.pid < b.identity.pid;
+  });
   return o;
 }
 

@@ -159,11 +159,11 @@ std::optional<std::uint64_t> unixPeerFromReply(std::span<const std::byte> reply,
   return std::nullopt;
 }
 
-void FdHolderIndex::build() {
-  built_ = true;
+std::shared_ptr<const FdLinks> readFdLinks() {
+  auto links = std::make_shared<FdLinks>();
   UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   DIR* dir = proc.valid() ? ::fdopendir(::dup(proc.get())) : nullptr;
-  if (dir == nullptr) return;
+  if (dir == nullptr) return links;
   while (const dirent* entry = ::readdir(dir)) {
     auto pid = parseInt(entry->d_name);
     if (!pid) continue;
@@ -175,18 +175,31 @@ void FdHolderIndex::build() {
       if (!fd) continue;
       auto link = readLink(fd_dir + "/" + fd_entry->d_name);
       if (!link) continue;
-      by_link_[*link].push_back(Entry{Pid{static_cast<std::int32_t>(*pid)}, static_cast<int>(*fd)});
+      (*links)[*link].push_back(
+          FdEntry{Pid{static_cast<std::int32_t>(*pid)}, static_cast<int>(*fd)});
     }
     ::closedir(fds);
   }
   ::closedir(dir);
+  return links;
 }
 
-std::vector<FdHolderIndex::Entry> FdHolderIndex::matching(const FdTarget& target) {
-  if (!built_) build();
-  std::vector<Entry> out;
-  auto it = by_link_.find(target.link);
-  if (it == by_link_.end()) return out;
+std::shared_ptr<const FdLinks> SharedFdLinks::get() {
+  // Held while the table is read: a sample that comes meanwhile waits for it, not reads another.
+  std::lock_guard lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (links_ == nullptr || now - read_at_ >= kReadAgainAfter) {
+    links_ = readFdLinks();
+    read_at_ = std::chrono::steady_clock::now();
+  }
+  return links_;
+}
+
+std::vector<FdEntry> FdHolderIndex::matching(const FdTarget& target) {
+  if (links_ == nullptr) links_ = shared_ != nullptr ? shared_->get() : readFdLinks();
+  std::vector<FdEntry> out;
+  auto it = links_->find(target.link);
+  if (it == links_->end()) return out;
   const bool by_inode =
       target.kind == FdTarget::Kind::kFifo || target.kind == FdTarget::Kind::kFile;
   for (const auto& e : it->second) {
@@ -197,6 +210,8 @@ std::vector<FdHolderIndex::Entry> FdHolderIndex::matching(const FdTarget& target
           st.st_ino != target.inode) {
         continue;
       }
+    } else if (readLink(fdPath(e.pid, e.fd)) != target.link) {
+      continue;  // closed since the table was read (its number may name something else now)
     }
     out.push_back(e);
   }

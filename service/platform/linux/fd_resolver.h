@@ -2,7 +2,10 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -55,23 +58,50 @@ class FdHolders {
                                                      const LockEntry& lock) = 0;
 };
 
-/// FdHolders from /proc/*/fd, indexed on first use and kept for one sample.
+/// A descriptor of a process.
+struct FdEntry {
+  Pid pid;
+  int fd = 0;
+};
+
+/// Every descriptor of every process, by what it names (the readlink of /proc/PID/fd/N).
+using FdLinks = std::unordered_map<std::string, std::vector<FdEntry>>;
+
+/// Reads FdLinks from /proc/*/fd: a readlink per descriptor of the system.
+[[nodiscard]] std::shared_ptr<const FdLinks> readFdLinks();
+
+/// FdLinks that the samples of one moment share, read again when a second old: a ring of a
+/// thousand processes waiting on each other's locks has each of its samples ask who holds a
+/// file, and reading every descriptor of the system for each was most of their cost. A
+/// descriptor opened since the table was read is missed until the next one (a chain ends short
+/// of its holder for a moment); one closed since is not named (each is read again at use).
+class SharedFdLinks {
+ public:
+  static constexpr std::chrono::seconds kReadAgainAfter{1};
+
+  [[nodiscard]] std::shared_ptr<const FdLinks> get();
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<const FdLinks> links_;
+  std::chrono::steady_clock::time_point read_at_{};
+};
+
+/// FdHolders from /proc/*/fd, indexed on first use and kept for one sample; from `shared` when
+/// given.
 class FdHolderIndex final : public FdHolders {
  public:
+  explicit FdHolderIndex(SharedFdLinks* shared = nullptr) : shared_(shared) {}
+
   [[nodiscard]] std::vector<Pid> holders(const FdTarget& target, Access access) override;
   [[nodiscard]] std::vector<Pid> lockHolders(const FdTarget& target,
                                              const LockEntry& lock) override;
 
  private:
-  struct Entry {
-    Pid pid;
-    int fd;
-  };
-  void build();
-  [[nodiscard]] std::vector<Entry> matching(const FdTarget& target);
+  [[nodiscard]] std::vector<FdEntry> matching(const FdTarget& target);
 
-  bool built_ = false;
-  std::unordered_map<std::string, std::vector<Entry>> by_link_;
+  SharedFdLinks* shared_;
+  std::shared_ptr<const FdLinks> links_;
 };
 
 /// What a blocked flock/fcntl call asks for, as /proc/locks prints it: the kind (FLOCK, POSIX,

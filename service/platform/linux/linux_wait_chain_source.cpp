@@ -17,6 +17,7 @@
 #include "platform/linux/jvm_locks.h"
 #include "platform/linux/pg_locks.h"
 #include "platform/linux/process_reader.h"
+#include "platform/linux/read_history.h"
 #include "platform/linux/task_reader.h"
 
 namespace wctmon::linux_platform {
@@ -54,12 +55,21 @@ void addRuntimeViews(ProcessSample& process, const SampleScope& scope, RuntimeVi
   if (scope.on_demand) applyGoRuntime(process);
 }
 
-/// Samples `pid` (reusing `cache` when given) and, with out_of_proc, the processes its waits
-/// lead to.
+/// How old a read of a process another sample made may be when a sample follows a chain into
+/// that process: what the process's own sample or another's read within the last interval.
+constexpr std::chrono::seconds kPeerReadsReusedFor{1};
+
+/// Samples `pid` (reusing `cache` when given) and, with out_of_proc, every process its waits
+/// lead to, however many. With `shared` (periodic samples), the processes followed into are
+/// taken from other samples' recent reads, and the reads made are kept for theirs.
 Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* cache,
-                               TaskstatsClient* taskstats, RuntimeViews& views) {
-  SampleContext context;
+                               TaskstatsClient* taskstats, RuntimeViews& views,
+                               SharedReads* shared) {
+  using Steady = std::chrono::steady_clock;
+  SampleContext context(shared != nullptr ? &shared->descriptors : nullptr);
+  ReadHistory* history = shared != nullptr ? &shared->processes : nullptr;
   ProcessReader reader(context);
+  const auto started = Steady::now();
   auto first = cache != nullptr ? reader.readCached(pid, *cache, taskstats) : reader.read(pid);
   if (!first) return first.error();
   addRuntimeViews(*first, scope, views);
@@ -67,30 +77,40 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
   Snapshot snapshot;
   std::set<Pid> seen{pid};
   std::deque<Pid> todo;
-  auto enqueueOwners = [&](const ProcessSample& p) {
-    for (const auto owner : ownerProcesses(p)) {
+  auto enqueue = [&](const std::vector<Pid>& owners) {
+    for (const auto owner : owners) {
       if (seen.insert(owner).second) todo.push_back(owner);
     }
   };
-  if (scope.out_of_proc) enqueueOwners(*first);
+  if (scope.out_of_proc) {
+    const auto owners = ownerProcesses(*first);
+    // Its own read is worth keeping when its chains leave it, or when others' lead into it.
+    if (history != nullptr && (!owners.empty() || history->followed(pid))) {
+      history->keep(*first, started, Steady::now());
+    }
+    enqueue(owners);
+  }
   snapshot.processes.push_back(std::move(first).value());
 
   while (!todo.empty()) {
     const Pid next = todo.front();
     todo.pop_front();
-    if (snapshot.processes.size() >= LinuxWaitChainSource::kMaxFollowedProcesses) {
-      snapshot.warnings.push_back("stopped following chains after " +
-                                  std::to_string(LinuxWaitChainSource::kMaxFollowedProcesses) +
-                                  " processes");
-      break;
+    if (history != nullptr) {
+      if (auto kept = history->recent(next, Steady::now() - kPeerReadsReusedFor)) {
+        enqueue(ownerProcesses(*kept));
+        snapshot.processes.push_back(std::move(kept).value());
+        continue;
+      }
     }
+    const auto began = Steady::now();
     auto process = reader.read(next);
     if (!process) {
       snapshot.warnings.push_back(process.error().message);
       continue;
     }
     addRuntimeViews(*process, scope, views);
-    enqueueOwners(*process);
+    if (history != nullptr) history->keep(*process, began, Steady::now());
+    enqueue(ownerProcesses(*process));
     snapshot.processes.push_back(std::move(process).value());
   }
   return snapshot;
@@ -126,13 +146,22 @@ Result<Snapshot> sampleSystem(const SampleScope& scope, RuntimeViews& views) {
   return snapshot;
 }
 
-std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads, RuntimeViews& views) {
+/// The threads read again. With `shared` (periodic samples), a cycle that reads already made
+/// prove whole (ReadHistory::provenBlocked) is not read again, and what is read is kept.
+std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads, RuntimeViews& views,
+                                          SharedReads* shared) {
+  using Steady = std::chrono::steady_clock;
+  ReadHistory* history = shared != nullptr ? &shared->processes : nullptr;
+  if (history != nullptr) {
+    if (auto proven = history->provenBlocked(threads)) return std::move(proven).value();
+  }
   std::map<Pid, std::vector<Tid>> by_process;
   for (const auto& t : threads) by_process[t.pid].push_back(t.tid);
-  SampleContext context;
+  SampleContext context(shared != nullptr ? &shared->descriptors : nullptr);
   ProcessReader reader(context);
   std::vector<ThreadSample> out;
   for (const auto& [pid, tids] : by_process) {
+    const auto began = Steady::now();
     auto process = reader.read(pid, tids);
     if (!process) {
       for (const auto tid : tids) {
@@ -147,6 +176,7 @@ std::vector<ThreadSample> resampleThreads(std::span<const ThreadRef> threads, Ru
     // The same answers as the sample's, for the threads that did not move since.
     views.jvm.apply(*process, /*on_demand=*/false);
     views.postgres.apply(*process, /*on_demand=*/false);
+    if (history != nullptr) history->keepThreads(*process, began, Steady::now());
     for (auto& t : process->threads) out.push_back(std::move(t));
   }
   return out;
@@ -158,6 +188,11 @@ struct SessionState {
   Pid pid;
   std::shared_ptr<TaskstatsClient> taskstats;
   std::shared_ptr<RuntimeViews> views;
+  /// What the periodic samples of every session share.
+  std::shared_ptr<SharedReads> shared;
+  /// Whether the last sample shared its reads: a periodic one (an analysis a person asks for
+  /// reads everything itself, at the moment asked).
+  bool shares_reads = false;
   OperationSlot slot;
   /// Used by one read at a time (the slot sees to it); absent for a system session.
   std::unique_ptr<ThreadCache> cache;
@@ -167,14 +202,17 @@ struct SessionState {
   std::uint64_t samples = 0;
 
   Result<Snapshot> sample(const SampleScope& scope) {
+    shares_reads = cache != nullptr && !scope.on_demand;
     if (cache == nullptr) return sampleSystem(scope, *views);
     // The cache is filled from the second sample on: filling it (a kept-open descriptor per
     // thread) costs more than a plain read, which a one-shot analysis would pay for nothing.
-    if (samples++ == 0) return sampleProcess(pid, scope, nullptr, nullptr, *views);
+    if (samples++ == 0) return sampleProcess(pid, scope, nullptr, nullptr, *views, sharedReads());
     if (!kernel) kernel = ProcessReader::isKernelThread(pid);
     return sampleProcess(pid, scope, *kernel ? nullptr : cache.get(),
-                         taskstats->available() ? taskstats.get() : nullptr, *views);
+                         taskstats->available() ? taskstats.get() : nullptr, *views, sharedReads());
   }
+
+  [[nodiscard]] SharedReads* sharedReads() const { return shares_reads ? shared.get() : nullptr; }
 };
 
 /// "sample of pid 42": the name of an operation of `state`'s session, made only when an error
@@ -214,10 +252,10 @@ class LinuxWaitChainSession final : public WaitChainSession {
         Completion<std::vector<ThreadSample>>::make(std::move(executor), std::move(done));
     if (!beginOperation(state_->slot, completion, operationOf("re-read", *state_))) return;
     work_([state = state_, completion, threads = std::move(threads)] {
-      auto result =
-          completion->completed()
-              ? Result<std::vector<ThreadSample>>(cancelledError("re-read"))
-              : Result<std::vector<ThreadSample>>(resampleThreads(threads, *state->views));
+      auto result = completion->completed()
+                        ? Result<std::vector<ThreadSample>>(cancelledError("re-read"))
+                        : Result<std::vector<ThreadSample>>(
+                              resampleThreads(threads, *state->views, state->sharedReads()));
       state->slot.end();
       completion->completeFromWork(std::move(result));
     });
@@ -240,13 +278,15 @@ class LinuxWaitChainSession final : public WaitChainSession {
 LinuxWaitChainSource::LinuxWaitChainSource(Executor work)
     : work_(std::move(work)),
       taskstats_(std::make_shared<TaskstatsClient>()),
-      views_(std::make_shared<RuntimeViews>()) {}
+      views_(std::make_shared<RuntimeViews>()),
+      shared_(std::make_shared<SharedReads>()) {}
 
 Result<std::unique_ptr<WaitChainSession>> LinuxWaitChainSource::open(Pid pid) {
   auto state = std::make_shared<SessionState>();
   state->pid = pid;
   state->taskstats = taskstats_;
   state->views = views_;
+  state->shared = shared_;
   state->cache = std::make_unique<ThreadCache>();
   return std::unique_ptr<WaitChainSession>(
       std::make_unique<LinuxWaitChainSession>(work_, std::move(state)));

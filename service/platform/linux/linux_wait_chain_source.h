@@ -8,7 +8,8 @@
 
 namespace wctmon::linux_platform {
 struct RuntimeViews;
-}
+struct SharedReads;
+}  // namespace wctmon::linux_platform
 
 namespace wctmon::linux_platform {
 
@@ -17,9 +18,6 @@ namespace wctmon::linux_platform {
 /// service's pool, the one-shot command's loop) and completes to the caller's executor.
 class LinuxWaitChainSource final : public WaitChainSource {
  public:
-  /// The most processes one out-of-process sample follows into.
-  static constexpr std::size_t kMaxFollowedProcesses = 256;
-
   explicit LinuxWaitChainSource(Executor work);
 
   /// A session keeps what makes the next sample of its process cheap: kept-open descriptors and
@@ -33,6 +31,9 @@ class LinuxWaitChainSource final : public WaitChainSource {
   std::shared_ptr<TaskstatsClient> taskstats_;
   /// What runtimes (the JVM, PostgreSQL) say of their threads, kept across sessions.
   std::shared_ptr<RuntimeViews> views_;
+  /// What periodic samples share: the latest reads of processes that chains lead to, the table
+  /// of every descriptor.
+  std::shared_ptr<SharedReads> shared_;
 };
 
 }  // namespace wctmon::linux_platform

@@ -20,6 +20,10 @@ namespace wctmon::linux_platform {
 /// them (a pipe, socket or file lock) and at most once.
 class SampleContext {
  public:
+  /// With `shared_fds`, the table of every descriptor of the system is the one the samples of
+  /// the moment share.
+  explicit SampleContext(SharedFdLinks* shared_fds = nullptr) : fds_(shared_fds) {}
+
   [[nodiscard]] FdHolderIndex& fds() { return fds_; }
   [[nodiscard]] const std::vector<LockEntry>& locks();
   /// The process a thread id belongs to, from /proc/TID/status; nullopt when no such thread.
