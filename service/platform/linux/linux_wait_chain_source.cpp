@@ -55,8 +55,8 @@ void addRuntimeViews(ProcessSample& process, const SampleScope& scope, RuntimeVi
   if (scope.on_demand) applyGoRuntime(process);
 }
 
-/// How old a read of a process another sample made may be when a sample follows a chain into
-/// that process: what the process's own sample or another's read within the last interval.
+/// How old another sample's read of a process may be for a sample that follows a chain into it
+/// to take it as read: about an interval (a watched process's own sample reads it once each).
 constexpr std::chrono::seconds kPeerReadsReusedFor{1};
 
 /// Samples `pid` (reusing `cache` when given) and, with out_of_proc, every process its waits
