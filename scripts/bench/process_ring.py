@@ -3,7 +3,8 @@
 holds lock file i and waits for its child, which waits for lock file i + 1 (the last for lock
 file 0): a cycle through 2 x N processes, file locks and waitpid, every process watched by one
 `out_of_proc` target. For each N: whether the deadlock is stored within --seconds, after how long,
-the service's CPU (% of one core) and its samples overdue over that time. A fresh service each.
+the service's CPU (% of one core) and its samples overdue over that time and over its second half
+(the ring's steady cost, once its incident is open). A fresh service each.
 
 Run from the repository, with a build that has the service and wctctl:
     scripts/bench/process_ring.py --build build/default [--processes 10,100,300,1000]
@@ -61,12 +62,19 @@ def once(args, n):
             found = wait_for(lambda: [i for i in stored(args.build, state)
                                       if i.get("kind") == "INCIDENT_KIND_DEADLOCK"], args.seconds)
             took = time.monotonic() - start if found else None
+            # The second half of the time on its own: the ring's steady cost, once it is open.
+            time.sleep(max(0.0, start + args.seconds / 2 - time.monotonic()))
+            half, cpu_half, overdue_half = (time.monotonic(), cpu_seconds(service.pid),
+                                            overdue(service.metrics))
             time.sleep(max(0.0, start + args.seconds - time.monotonic()))
-            elapsed = time.monotonic() - start
+            end = time.monotonic()
+            cpu_end, overdue_end = cpu_seconds(service.pid), overdue(service.metrics)
             return {"processes": 2 * n, "stored_after_s": took,
                     "threads_in_incident": len(found[0].get("threads", [])) if found else 0,
-                    "cpu_percent": 100 * (cpu_seconds(service.pid) - cpu0) / elapsed,
-                    "samples_overdue": overdue(service.metrics) - overdue0}
+                    "cpu_percent": 100 * (cpu_end - cpu0) / (end - start),
+                    "samples_overdue": overdue_end - overdue0,
+                    "second_half_cpu_percent": 100 * (cpu_end - cpu_half) / (end - half),
+                    "second_half_samples_overdue": overdue_end - overdue_half}
         finally:
             for p in procs:
                 os.killpg(p.pid, signal.SIGKILL)

@@ -144,7 +144,8 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
     std::optional<std::string> why;
     if (member && isWithin(cycle, o.process.pid)) {
       why = "the cycle is gone";
-    } else if (member && o.target->out_of_proc && (leftCycle(o, cycle, open) || !shown_elsewhere)) {
+    } else if (member && o.target->out_of_proc &&
+               (leftCycle(o, cycle, open) || (!o.others_left_out && !shown_elsewhere))) {
       why = "the cycle is gone";
     } else if (!member && observer && !shown_elsewhere) {
       // Only a process whose samples showed the cycle can tell it is gone: every other one
@@ -163,6 +164,20 @@ void IncidentTracker::trackDeadlocks(const ProcessObservation& o,
       ++it;
     }
   }
+}
+
+bool IncidentTracker::leadsElsewhere(const ProcessIdentity& process) const {
+  bool member = false;
+  for (const auto& [cycle, open] : deadlocks_) {
+    if (isWithin(cycle, process.pid) || !isMember(cycle, process)) continue;
+    member = true;
+    // Observers are ordered: the first of them leads; any other leaves the cycle to it.
+    const auto lead = std::find_if(open.observers.begin(), open.observers.end(),
+                                   [&](const ProcessIdentity& p) { return p != process; });
+    if (lead == open.observers.end()) return false;
+    if (open.observers.contains(process) && process < *lead) return false;
+  }
+  return member;
 }
 
 IncidentTracker::Deadlocks::iterator IncidentTracker::findDeadlock(const CycleKey& cycle) {

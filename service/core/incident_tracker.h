@@ -43,6 +43,11 @@ struct ProcessObservation {
   /// The processes whose threads were being stopped for evidence while this sample ran
   /// (IncidentEffects::disturbedSince): the sample cannot tell that a cycle of theirs is gone.
   std::set<Pid> disturbed;
+  /// The sample did not follow chains into other processes though its target does: every cycle
+  /// across processes it is in was shown by another one's samples
+  /// (IncidentTracker::leadsElsewhere). It tells that such a cycle is gone only when one of its own
+  /// threads left it.
+  bool others_left_out = false;
 };
 
 /// A wait as people read it: "Mutex 0x55d0c0".
@@ -136,6 +141,13 @@ class IncidentTracker {
   /// The most severe kind of incident open whose first process is `process` (a deadlock over a
   /// stall over the others); none when none is. Cheap: it copies no incident.
   [[nodiscard]] std::optional<IncidentKind> openKindOf(const ProcessIdentity& process) const;
+
+  /// Whether the next sample of `process` may leave other processes out: every open cycle across
+  /// processes that it is in is followed by another process's samples, the one of its latest
+  /// observers that comes first. A ring of a thousand watched processes is then read whole by
+  /// one sample an interval, not by each member's (each of those was as costly as the ring is
+  /// long); the others' samples still see their own threads leave it.
+  [[nodiscard]] bool leadsElsewhere(const ProcessIdentity& process) const;
   [[nodiscard]] std::vector<Incident> openIncidents() const;
 
   /// Processes with history or open incidents, every known process of an open deadlock

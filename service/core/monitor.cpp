@@ -146,12 +146,14 @@ Monitor::Discovery Monitor::discover() {
 void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, SampleDone done) {
   std::shared_ptr<const TargetConfig> target;
   std::shared_ptr<WaitChainSession> session;
+  bool left_out = false;
   {
     MutexLock lock(mutex_);
     auto it = watched_.find(process);
     if (it != watched_.end()) {
       target = it->second.target;
       session = it->second.session;
+      left_out = target->out_of_proc && tracker_.leadsElsewhere(process);
     }
   }
   if (session == nullptr) {
@@ -159,10 +161,13 @@ void Monitor::asyncSample(const ProcessIdentity& process, Executor executor, Sam
     return;
   }
   const auto started = deps_.clock.steadyNow();
+  auto options = sampleOptions(target);
+  if (left_out) options.out_of_proc = false;
   analyzer_.asyncAnalyze(
-      std::move(session), sampleOptions(target), executor,
-      [this, process, target, started, executor, done = std::move(done)](Result<Analysis> a) {
-        done(takeSample(process, target, std::move(a), started, executor));
+      std::move(session), options, executor,
+      [this, process, target, started, left_out, executor,
+       done = std::move(done)](Result<Analysis> a) {
+        done(takeSample(process, target, std::move(a), started, left_out, executor));
       });
 }
 
@@ -208,7 +213,7 @@ std::vector<IncidentProcess> Monitor::peersOf(const ProcessIdentity& process,
 
 bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const TargetConfig> target,
                          Result<Analysis> analysis, Clock::SteadyTimePoint started,
-                         const Executor& executor) {
+                         bool others_left_out, const Executor& executor) {
   // The other processes of its deadlocks, as the sample read them.
   auto peers = analysis ? peersOf(process, *analysis) : std::vector<IncidentProcess>{};
 
@@ -266,6 +271,7 @@ bool Monitor::takeSample(const ProcessIdentity& process, std::shared_ptr<const T
   o.chains = std::move(result.chains);
   o.peers = std::move(peers);
   o.disturbed = deps_.effects.disturbedSince(started);
+  o.others_left_out = others_left_out;
   handle(tracker_.observe(o), o.threads);
   handle(tracker_.settleBusy(o));
   std::vector<std::pair<ThreadRef, std::string>> to_profile;

@@ -176,11 +176,13 @@ class Monitor {
   /// Whether an incident of `kind` gets a dump of its process (capture.dump).
   [[nodiscard]] bool wantsDump(IncidentKind kind) const WCTMON_REQUIRES(mutex_);
   /// Takes one finished analysis of `process`, begun at `started`, into the tracker and queues
-  /// what follows; returns whether the process is still watched.
+  /// what follows; returns whether the process is still watched. `others_left_out`: the sample
+  /// did not follow chains into other processes (IncidentTracker::leadsElsewhere).
   [[nodiscard]] bool takeSample(const ProcessIdentity& process,
                                 std::shared_ptr<const TargetConfig> target,
                                 Result<Analysis> analysis, Clock::SteadyTimePoint started,
-                                const Executor& executor) WCTMON_EXCLUDES(mutex_);
+                                bool others_left_out, const Executor& executor)
+      WCTMON_EXCLUDES(mutex_);
   /// Takes the profile of a busy thread: a busy incident when it spins in place.
   void takeProfile(const ProcessIdentity& process, ThreadRef thread, std::string thread_name,
                    std::shared_ptr<const TargetConfig> target, Result<ThreadProfile> profile,

@@ -111,8 +111,10 @@ class BasicScheduler {
     Timer timer;
     std::atomic<bool> running{false};
     std::atomic<bool> stopped{false};
-    // The sample in flight (guarded by the scheduler's mutex): when it started, its deadline,
+    // The sample in flight (guarded by the scheduler's mutex): whether it has begun (a turn
+    // waits in its strand's queue between its tick and its start), when it began, its deadline,
     // and whether it was cancelled already.
+    bool begun = false;
     typename TimerClock::time_point started{};
     std::chrono::milliseconds deadline{0};
     bool cancelled = false;

@@ -243,6 +243,7 @@ void BasicScheduler<TimerClock>::runSample(const std::shared_ptr<Job>& job,
   {
     std::lock_guard lock(mutex_);
     ++stats_.samples_started;
+    job->begun = true;
     job->started = TimerClock::now();
     job->deadline = options_.deadline.count() > 0 ? options_.deadline : interval;
     job->cancelled = false;
@@ -257,6 +258,7 @@ void BasicScheduler<TimerClock>::sampleDone(const std::shared_ptr<Job>& job, boo
   {
     std::lock_guard lock(mutex_);
     took = std::chrono::duration_cast<std::chrono::microseconds>(TimerClock::now() - job->started);
+    job->begun = false;
     stats_.last_sample = took;
     if (recent_.size() < kRecentSamples) {
       recent_.push_back(took);
@@ -297,7 +299,11 @@ void BasicScheduler<TimerClock>::checkHealth() {
     deadline = stuckAfter();
     const auto now = TimerClock::now();
     for (const auto& [id, job] : jobs_) {
-      if (!job->running || job->cancelled || now - job->started <= job->deadline) continue;
+      // A turn still queued has the previous sample's start time: it is not late (it was taken
+      // for one, and cancelled, when a thousand turns came due at once).
+      if (!job->running || !job->begun || job->cancelled || now - job->started <= job->deadline) {
+        continue;
+      }
       job->cancelled = true;
       ++stats_.samples_overdue;
       overdue.emplace_back(

@@ -624,6 +624,49 @@ TEST_P(CrossProcessDeadlock, IsOneIncidentListingBothProcessesWhicheverSampleSee
   EXPECT_EQ(tracker_.openIncidents()[0].process, first());
 }
 
+/// A sample of `self` that leaves the other processes out (IncidentTracker::leadsElsewhere): its
+/// own process alone, read from `s`.
+ProcessObservation leftOut(const ProcessIdentity& self, Snapshot s) {
+  s.processes.resize(1);
+  auto o = observeFrom(self, s);
+  o.others_left_out = true;
+  return o;
+}
+
+TEST_P(CrossProcessDeadlock, TheFirstObserverFollowsItAndTheOthersLeaveItOutWithoutEndingIt) {
+  (void)tracker_.observe(sampleOf(first()));
+  EXPECT_FALSE(tracker_.leadsElsewhere(first())) << "the only one that shows it";
+  EXPECT_TRUE(tracker_.leadsElsewhere(second()));
+  EXPECT_FALSE(tracker_.leadsElsewhere(kGamma)) << "not in it";
+  for (int i = 0; i < 20; ++i) {
+    clock_.advance(1s);
+    EXPECT_TRUE(tracker_.observe(leftOut(second(), crossCycle(second()))).empty()) << i;
+    EXPECT_TRUE(tracker_.observe(sampleOf(first())).empty()) << i;
+  }
+  ASSERT_EQ(tracker_.openIncidents().size(), 1U);
+  // Both show it: the first of them in order leads.
+  (void)tracker_.observe(sampleOf(second()));
+  EXPECT_FALSE(tracker_.leadsElsewhere(kAlpha));
+  EXPECT_TRUE(tracker_.leadsElsewhere(kBeta));
+  // The lead's sample misses it once: the other one follows it again.
+  clock_.advance(1s);
+  EXPECT_TRUE(tracker_.observe(observeFrom(kAlpha, alone(kAlpha))).empty());
+  (void)tracker_.observe(sampleOf(kBeta));
+  EXPECT_TRUE(tracker_.leadsElsewhere(kAlpha));
+  EXPECT_FALSE(tracker_.leadsElsewhere(kBeta));
+  EXPECT_EQ(tracker_.openIncidents().size(), 1U);
+}
+
+TEST_P(CrossProcessDeadlock, ASampleThatLeftItOutEndsItWhenItsOwnThreadLeftIt) {
+  (void)tracker_.observe(sampleOf(first()));
+  clock_.advance(1s);
+  EXPECT_TRUE(tracker_.observe(leftOut(second(), alone(second()))).empty()) << "once more";
+  clock_.advance(1s);
+  const auto events = tracker_.observe(leftOut(second(), alone(second())));
+  ASSERT_EQ(types(events), std::vector<Type>{Type::kResolved});
+  EXPECT_EQ(events[0].incident.resolution, "the cycle is gone");
+}
+
 TEST_P(CrossProcessDeadlock, ResolvesWhenASampleOfAProcessOfTheCycleNoLongerShowsIt) {
   (void)tracker_.observe(sampleOf(first()));
   (void)tracker_.observe(sampleOf(second()));

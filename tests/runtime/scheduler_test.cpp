@@ -256,6 +256,26 @@ TEST(Scheduler, OverdueSamplesOfOneTargetAreOneLogLineAMinute) {
   EXPECT_NE(text.find("(target \""), std::string::npos) << text;
 }
 
+// A turn waits in its strand's queue between its tick and its start, holding the previous
+// sample's start time: a health check in between took it for a sample past its deadline, and
+// cancelled it. A ring of a thousand watched processes, whose turns all come due together, had
+// a hundred such samples a second.
+TEST(Scheduler, ATurnStillQueuedIsNotASampleRunningLate) {
+  Watching w({}, {processInfo(10, "a"), processInfo(20, "b"), processInfo(30, "c")});
+  auto& [pool, source, catalog, clock, units, monitor] = w;
+  TestScheduler::Options options;
+  options.discovery_interval = 100ms;
+  options.deadline = 20ms;  // shorter than the 50 ms interval; every sample ends at once
+  options.health_interval = 10ms;
+  TestScheduler scheduler(monitor, pool, options);
+  scheduler.start();
+  pass(pool, 1000ms);
+  EXPECT_GE(source.calls(10), 19);
+  EXPECT_EQ(scheduler.stats().samples_overdue, 0U);
+  EXPECT_EQ(monitor.stats().samples_cancelled, 0U);
+  scheduler.stop();
+}
+
 TEST(Scheduler, ATurnWhoseSampleStillRunsIsSkipped) {
   Watching w({10}, {processInfo(10, "a")});
   auto& [pool, source, catalog, clock, units, monitor] = w;

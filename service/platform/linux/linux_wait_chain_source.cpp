@@ -82,14 +82,13 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
       if (seen.insert(owner).second) todo.push_back(owner);
     }
   };
-  if (scope.out_of_proc) {
-    const auto owners = ownerProcesses(*first);
-    // Its own read is worth keeping when its chains leave it, or when others' lead into it.
-    if (history != nullptr && (!owners.empty() || history->followed(pid))) {
-      history->keep(*first, started, Steady::now());
-    }
-    enqueue(owners);
+  const auto owners = ownerProcesses(*first);
+  // Its own read is worth keeping when its chains are followed out of it, or when others' lead
+  // into it (a sample that leaves the other processes of its cycle to another's).
+  if (history != nullptr && ((scope.out_of_proc && !owners.empty()) || history->followed(pid))) {
+    history->keep(*first, started, Steady::now());
   }
+  if (scope.out_of_proc) enqueue(owners);
   snapshot.processes.push_back(std::move(first).value());
 
   while (!todo.empty()) {
