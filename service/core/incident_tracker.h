@@ -148,6 +148,7 @@ class IncidentTracker {
   /// one sample an interval, not by each member's (each of those was as costly as the ring is
   /// long); the others' samples still see their own threads leave it.
   [[nodiscard]] bool leadsElsewhere(const ProcessIdentity& process) const;
+
   [[nodiscard]] std::vector<Incident> openIncidents() const;
 
   /// Processes with history or open incidents, every known process of an open deadlock
