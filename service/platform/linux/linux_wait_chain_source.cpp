@@ -85,8 +85,9 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
   const auto owners = ownerProcesses(*first);
   // Its own read is worth keeping when its chains are followed out of it, or when others' lead
   // into it (a sample that leaves the other processes of its cycle to another's).
-  if (history != nullptr && ((scope.out_of_proc && !owners.empty()) || history->followed(pid))) {
-    history->keep(*first, started, Steady::now());
+  if (history != nullptr &&
+      ((scope.out_of_proc && !owners.empty()) || history->followed(pid, Steady::now()))) {
+    history->keep(*first, started, Steady::now(), ReadHistory::ReadBy::kItself);
   }
   if (scope.out_of_proc) enqueue(owners);
   snapshot.processes.push_back(std::move(first).value());
@@ -95,7 +96,8 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
     const Pid next = todo.front();
     todo.pop_front();
     if (history != nullptr) {
-      if (auto kept = history->recent(next, Steady::now() - kPeerReadsReusedFor)) {
+      const auto now = Steady::now();
+      if (auto kept = history->recent(next, now - kPeerReadsReusedFor, now)) {
         enqueue(ownerProcesses(*kept));
         snapshot.processes.push_back(std::move(kept).value());
         continue;
@@ -108,7 +110,9 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
       continue;
     }
     addRuntimeViews(*process, scope, views);
-    if (history != nullptr) history->keep(*process, began, Steady::now());
+    if (history != nullptr) {
+      history->keep(*process, began, Steady::now(), ReadHistory::ReadBy::kFollower);
+    }
     enqueue(ownerProcesses(*process));
     snapshot.processes.push_back(std::move(process).value());
   }

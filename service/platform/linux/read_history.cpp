@@ -4,10 +4,12 @@
 
 namespace wctmon::linux_platform {
 
-std::optional<ProcessSample> ReadHistory::recent(Pid pid, TimePoint not_before) const {
+std::optional<ProcessSample> ReadHistory::recent(Pid pid, TimePoint not_before, TimePoint now) {
   std::lock_guard lock(mutex_);
   const auto it = entries_.find(pid.value);
-  if (it == entries_.end() || it->second.read < not_before) return std::nullopt;
+  if (it == entries_.end()) return std::nullopt;
+  it->second.followed = now;
+  if (it->second.read < not_before) return std::nullopt;
   const Entry& entry = it->second;
   ProcessSample out{.pid = entry.pid,
                     .name = entry.name,
@@ -19,9 +21,10 @@ std::optional<ProcessSample> ReadHistory::recent(Pid pid, TimePoint not_before) 
   return out;
 }
 
-bool ReadHistory::followed(Pid pid) const {
+bool ReadHistory::followed(Pid pid, TimePoint now) const {
   std::lock_guard lock(mutex_);
-  return entries_.contains(pid.value);
+  const auto it = entries_.find(pid.value);
+  return it != entries_.end() && it->second.followed && now - *it->second.followed <= kKeptFor;
 }
 
 ReadHistory::Thread ReadHistory::update(const Thread* before, ThreadSample sample,
@@ -35,12 +38,17 @@ ReadHistory::Thread ReadHistory::update(const Thread* before, ThreadSample sampl
   return out;
 }
 
-void ReadHistory::keep(const ProcessSample& process, TimePoint started, TimePoint ended) {
+void ReadHistory::keep(const ProcessSample& process, TimePoint started, TimePoint ended,
+                       ReadBy by) {
   std::lock_guard lock(mutex_);
   sweep(ended);
   auto& entry = entries_[process.pid.value];
   // Another process under the same pid: nothing of the old one's threads carries over.
-  if (entry.start_time != process.start_time) entry.threads.clear();
+  if (entry.start_time != process.start_time) {
+    entry.threads.clear();
+    entry.followed.reset();
+  }
+  if (by == ReadBy::kFollower) entry.followed = ended;
   std::unordered_map<std::int32_t, Thread> threads;
   threads.reserve(process.threads.size());
   entry.order.clear();

@@ -33,14 +33,24 @@ class ReadHistory {
   /// How long a read is kept without being read again.
   static constexpr std::chrono::seconds kKeptFor{10};
 
-  /// The latest whole read of `pid`, when it began at `not_before` or later.
-  [[nodiscard]] std::optional<ProcessSample> recent(Pid pid, TimePoint not_before) const;
+  /// Who read a process.
+  enum class ReadBy {
+    /// Its own sample.
+    kItself,
+    /// A sample that followed a chain into it.
+    kFollower,
+  };
 
-  /// Whether `pid` was read whole within kKeptFor: some sample follows chains into it.
-  [[nodiscard]] bool followed(Pid pid) const;
+  /// The latest whole read of `pid`, when it began at `not_before` or later; asked `now` by a
+  /// sample that follows a chain into it.
+  [[nodiscard]] std::optional<ProcessSample> recent(Pid pid, TimePoint not_before, TimePoint now);
 
-  /// Keeps `process`, read whole between `started` and `ended`, as its latest read.
-  void keep(const ProcessSample& process, TimePoint started, TimePoint ended);
+  /// Whether a sample followed a chain into `pid` within kKeptFor before `now`: its own samples
+  /// then keep their reads for the followers.
+  [[nodiscard]] bool followed(Pid pid, TimePoint now) const;
+
+  /// Keeps `process`, read whole by `by` between `started` and `ended`, as its latest read.
+  void keep(const ProcessSample& process, TimePoint started, TimePoint ended, ReadBy by);
 
   /// Keeps some threads of `process` read again between `started` and `ended` (a confirmation's
   /// read): their latest reads, when the process's read is kept.
@@ -70,6 +80,8 @@ class ReadHistory {
     std::string title;
     /// When its latest whole read began.
     TimePoint read;
+    /// When a sample last followed a chain into it.
+    std::optional<TimePoint> followed;
     /// By tid.
     std::unordered_map<std::int32_t, Thread> threads;
     /// In the order the read gave them.
