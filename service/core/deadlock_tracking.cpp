@@ -172,10 +172,7 @@ bool IncidentTracker::leadsElsewhere(const ProcessIdentity& process) const {
     if (isWithin(cycle, process.pid) || !isMember(cycle, process)) continue;
     member = true;
     // Observers are ordered: the first of them leads; any other leaves the cycle to it.
-    const auto lead = std::find_if(open.observers.begin(), open.observers.end(),
-                                   [&](const ProcessIdentity& p) { return p != process; });
-    if (lead == open.observers.end()) return false;
-    if (open.observers.contains(process) && process < *lead) return false;
+    if (open.observers.empty() || *open.observers.begin() == process) return false;
   }
   return member;
 }

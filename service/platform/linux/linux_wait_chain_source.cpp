@@ -82,14 +82,13 @@ Result<Snapshot> sampleProcess(Pid pid, const SampleScope& scope, ThreadCache* c
       if (seen.insert(owner).second) todo.push_back(owner);
     }
   };
-  const auto owners = ownerProcesses(*first);
+  const auto owners = scope.out_of_proc ? ownerProcesses(*first) : std::vector<Pid>{};
   // Its own read is worth keeping when its chains are followed out of it, or when others' lead
   // into it (a sample that leaves the other processes of its cycle to another's).
-  if (history != nullptr &&
-      ((scope.out_of_proc && !owners.empty()) || history->followed(pid, Steady::now()))) {
+  if (history != nullptr && (!owners.empty() || history->followed(pid, Steady::now()))) {
     history->keep(*first, started, Steady::now(), ReadHistory::ReadBy::kItself);
   }
-  if (scope.out_of_proc) enqueue(owners);
+  enqueue(owners);
   snapshot.processes.push_back(std::move(first).value());
 
   while (!todo.empty()) {
